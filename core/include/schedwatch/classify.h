@@ -1,0 +1,95 @@
+// Classification of one role at one refresh (DESIGN.md section 4): a pure function of the
+// job's spec, what its source saw, and `now`.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedwatch/spec.h"
+
+namespace schedwatch {
+
+enum class Condition {
+  kUnknown,
+  kMissing,
+  kInactive,
+  kDuplicate,
+  kDrift,
+  kNotStarted,
+  kHung,
+  kFailing,
+  kStale,
+  kStalled,
+  kOk,
+};
+inline constexpr int kConditionCount = 11;
+// Metric label values, in enum order: "unknown", "missing", ..., "ok".
+const std::array<std::string_view, kConditionCount>& ConditionNames();
+std::string_view ConditionName(Condition condition);
+
+// One object a scheduler holds for a role (a crontab line, a CronJob, a workflow).
+struct LiveObject {
+  std::string id;  // unique within the source: "/etc/cron.d/app:12", "batch/retry", "61234567"
+  std::string role;
+  std::string schedule;      // as the scheduler holds it
+  std::string timezone;      // empty when the scheduler does not say
+  std::string spec_version;  // empty when the object carries none
+  bool enabled = true;
+};
+
+// A run as a scheduler reports it.
+struct Run {
+  enum class Outcome { kRunning, kSucceeded, kFailed };
+  std::int64_t started = 0;
+  std::optional<std::int64_t> finished;
+  Outcome outcome = Outcome::kRunning;
+};
+
+// What the run history says about a role. Sources that keep only summaries (a CronJob's
+// lastSuccessfulTime) fill these directly; others use Summarize().
+struct RunHistory {
+  std::optional<std::int64_t> last_started;
+  std::optional<std::int64_t> last_success;   // end time of the latest successful run
+  std::optional<std::int64_t> last_failure;   // end time of the latest failed run
+  std::optional<std::int64_t> running_since;  // start of the oldest run still going
+
+  void Add(const Run& run);
+  void Merge(const RunHistory& other);
+};
+
+struct RoleObservation {
+  bool source_up = false;           // false: the list failed, the role is unknown
+  std::vector<LiveObject> objects;  // the latest read's objects for the role
+  // The role had no object in the first read and none in the confirming re-read either.
+  bool absence_confirmed = false;
+  RunHistory history;
+  std::optional<std::int64_t> last_progress;  // checkpoint time, for jobs with progress
+  std::optional<std::string> ledger_id;       // what the ledger last verified
+  std::int64_t desired_since = 0;             // when the exporter first saw the role desired
+};
+
+struct RoleStatus {
+  std::bitset<kConditionCount> conditions;
+  // Absent while the source is unknown.
+  std::optional<int> registered_objects, active_objects, drifted_objects;
+  std::optional<std::int64_t> last_scheduled, next_scheduled;
+  RunHistory history;  // absent values stay absent while unknown
+  std::optional<std::int64_t> last_progress;
+  std::optional<bool> ledger_mismatch;
+
+  bool Has(Condition condition) const { return conditions.test(static_cast<int>(condition)); }
+  // "missing,stale" or "ok".
+  std::string ConditionList() const;
+};
+
+// Whether `object` differs from the job's spec in schedule, time zone or spec version.
+bool Drifted(const JobSpec& job, const LiveObject& object);
+
+RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now);
+
+}  // namespace schedwatch

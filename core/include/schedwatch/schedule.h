@@ -1,0 +1,101 @@
+// Cron expressions and their fire times in an IANA time zone. Pure: no clock, no I/O
+// (the tz database is read through Howard Hinnant's date/tz, which uses the system zoneinfo).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "schedwatch/result.h"
+
+namespace date {
+class time_zone;
+}
+
+namespace schedwatch {
+
+class CronCalendar;  // schedule.cc: calendar search over a CronExpression's bitsets
+
+// What a scheduler does when DST skips or repeats a wall-clock time.
+enum class DstPolicy {
+  // Debian's Vixie cron 3.0pl1: after a forward jump (< 3 h), fixed-time jobs (neither the
+  // minute nor the hour field starts with '*') whose times were skipped run once right after
+  // the jump; wildcard jobs skip them. In a repeated hour fixed-time jobs run only the first
+  // time, wildcard jobs run both times.
+  kVixieCron,
+  // Kubernetes CronJob (robfig/cron): fires at every real minute whose local wall clock
+  // matches, so skipped wall times never fire and repeated ones fire twice.
+  kWallClock,
+};
+
+// The five cron fields, parsed. No time zone.
+class CronExpression {
+ public:
+  // Accepts the 5-field syntax of Debian cron and Kubernetes: `*`, lists, ranges, steps
+  // (`*/n`, `a-b/n`, `a/n`), 3-letter month and weekday names (any case, not in ranges),
+  // 0 and 7 for Sunday, and the macros @yearly @annually @monthly @weekly @daily @midnight
+  // @hourly. `@reboot` only with allow_reboot. The error names the field, e.g.
+  // `minute field "61": 61 is out of range 0-59`.
+  static Result<CronExpression> Parse(std::string_view text, bool allow_reboot = false);
+
+  const std::string& text() const { return text_; }
+  bool is_reboot() const { return reboot_; }
+  // Neither the minute nor the hour field starts with '*' (Vixie cron's "fixed-time" job).
+  bool fixed_time() const { return !minute_star_ && !hour_star_; }
+  // Same set of fire times (`*/15` and `0,15,30,45` are equivalent).
+  bool Equivalent(const CronExpression& other) const;
+
+  bool MatchesMinute(int minute) const { return (minutes_ >> minute) & 1; }
+  bool MatchesHour(int hour) const { return (hours_ >> hour) & 1; }
+  // Day-of-month / day-of-week OR rule: when both fields are restricted (first character not
+  // '*'), a match of either runs the job. weekday: 0 = Sunday.
+  bool MatchesDay(int month, int day_of_month, int weekday) const;
+
+ private:
+  friend class CronCalendar;
+
+  std::string text_;
+  bool reboot_ = false;
+  bool fires_ = false;  // some real calendar day matches (false for `0 0 30 2 *`)
+  bool minute_star_ = false, hour_star_ = false, dom_star_ = false, dow_star_ = false;
+  std::uint64_t minutes_ = 0;  // bits 0-59
+  std::uint32_t hours_ = 0;    // bits 0-23
+  std::uint32_t days_ = 0;     // bits 1-31
+  std::uint16_t months_ = 0;   // bits 1-12
+  std::uint8_t weekdays_ = 0;  // bits 0-6, Sunday = 0
+};
+
+// A cron expression evaluated in a time zone under one scheduler's DST policy.
+// All times are Unix seconds.
+class Schedule {
+ public:
+  Schedule() = default;  // never fires, until assigned
+  Schedule(CronExpression expression, const date::time_zone* zone, DstPolicy policy);
+
+  const CronExpression& expression() const { return expression_; }
+  const date::time_zone* zone() const { return zone_; }
+  DstPolicy policy() const { return policy_; }
+
+  // First fire time strictly after `after`; nullopt for @reboot or when it never fires
+  // (`0 0 30 2 *`).
+  std::optional<std::int64_t> Next(std::int64_t after) const;
+  // Last fire time at or before `at_or_before`.
+  std::optional<std::int64_t> Previous(std::int64_t at_or_before) const;
+  // The longest gap between consecutive fire times over the year that starts at `from`
+  // (the gap that crosses the year's end included), DST included. Schedules that fire
+  // fewer than twice a year (`0 0 29 2 *`) look as many years ahead as they need.
+  // nullopt for @reboot or a schedule that never fires.
+  std::optional<std::int64_t> Period(std::int64_t from) const;
+
+ private:
+  CronExpression expression_;
+  const date::time_zone* zone_ = nullptr;
+  DstPolicy policy_ = DstPolicy::kWallClock;
+};
+
+// Resolves an IANA zone name ("Asia/Seoul", "UTC") through the system tz database;
+// nullptr when unknown.
+const date::time_zone* FindZone(std::string_view name);
+
+}  // namespace schedwatch

@@ -1,0 +1,86 @@
+// The desired-state spec of DESIGN.md section 2: which roles must exist, where, on which
+// schedule and spec version. Loaded strictly: every problem is reported with file, line,
+// column and field path, and nothing runs on a bad spec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedwatch/result.h"
+#include "schedwatch/schedule.h"
+
+namespace schedwatch {
+
+// Fire times and periods are computed from this fixed instant (2026-01-01T00:00:00Z) so that
+// generated thresholds and rules do not change with the day they are generated.
+inline constexpr std::int64_t kPeriodReference = 1767225600;
+
+// Specs larger than this are refused before parsing (a 100,000-job spec is about 13 MiB).
+inline constexpr std::size_t kMaxSpecBytes = 32u << 20;
+
+struct SourceSpec {
+  std::string name;
+  std::string type;  // crontab | kubernetes | github_actions | file
+  // Type-specific settings, checked against the type's known keys. A scalar is a list of one.
+  std::map<std::string, std::vector<std::string>> settings;
+  int line = 0;
+
+  // The first value of a setting, or `fallback`.
+  std::string Get(const std::string& key, const std::string& fallback = "") const;
+  const std::vector<std::string>& GetList(const std::string& key) const;
+  bool GetBool(const std::string& key) const;  // "true" / "yes" / "1"
+};
+
+struct ProgressSpec {
+  std::string file;
+  std::int64_t stale_after = 0;
+};
+
+struct JobSpec {
+  std::string role;
+  std::string source;  // a key of Spec::sources
+  std::string source_type;
+  Schedule schedule;
+  std::string timezone;
+  std::string spec_version;
+  std::int64_t start_grace = 0;
+  std::int64_t max_runtime = 0;
+  int missed_starts = 2;
+  std::int64_t alert_for = 0;
+  std::optional<std::int64_t> period;  // nullopt for @reboot
+  // In force: the override, else 2 x period + max_runtime; nullopt when neither exists.
+  std::optional<std::int64_t> stale_after;
+  bool stale_after_overridden = false;
+  std::optional<ProgressSpec> progress;
+  std::string template_path;  // resolved against the spec's directory
+  std::string workflow;
+  std::string success_metric;
+  int line = 0;
+};
+
+struct Spec {
+  std::string file;  // as given
+  int version = 1;
+  std::map<std::string, SourceSpec> sources;
+  std::vector<JobSpec> jobs;  // in file order
+
+  const JobSpec* FindJob(std::string_view role) const;
+};
+
+// Parses spec text. `file` names it in messages and anchors relative paths.
+// Errors read "FILE:LINE:COLUMN: FIELD.PATH: what is wrong".
+Result<Spec> ParseSpec(std::string_view text, const std::string& file);
+
+// Reads and parses a spec file (the one I/O the core does).
+Result<Spec> LoadSpecFile(const std::string& path);
+
+// The known setting keys of a source type, or nullptr for an unknown type. A new scheduler
+// source adds its line in spec_sources.cc.
+const std::vector<std::string>* SourceTypeKeys(std::string_view type);
+std::vector<std::string> SourceTypes();
+
+}  // namespace schedwatch

@@ -1,0 +1,74 @@
+// A compact, read-only YAML tree with line and column for every node, built from libyaml's
+// event stream. yaml-cpp's YAML::Load took 6.4 s and 613 MiB for a 100,000-job spec here;
+// this takes a fraction of that, and aliases share nodes instead of copying them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedwatch/result.h"
+
+namespace schedwatch {
+
+class YamlDocument;
+
+// A handle to one node of a YamlDocument; cheap to copy, valid while the document lives.
+class YamlNode {
+ public:
+  enum class Kind : std::uint8_t { kNull, kScalar, kSequence, kMapping };
+
+  Kind kind() const;
+  bool IsNull() const { return kind() == Kind::kNull; }
+  bool IsScalar() const { return kind() == Kind::kScalar; }
+  bool IsSequence() const { return kind() == Kind::kSequence; }
+  bool IsMapping() const { return kind() == Kind::kMapping; }
+  // 1-based position of the node's first character.
+  int line() const;
+  int column() const;
+  // The scalar's text ("" for null and collections).
+  std::string_view scalar() const;
+  // True when the scalar was written without quotes (so `null`, `true`, `5` keep their meaning).
+  bool plain() const;
+
+  // Sequences: items. Mappings: number of entries, keys and values.
+  std::size_t size() const;
+  YamlNode item(std::size_t i) const;
+  YamlNode key(std::size_t i) const;
+  YamlNode value(std::size_t i) const;
+
+  // A short description for error messages: "a mapping", "a list", "the string \"x\"".
+  std::string Describe() const;
+
+ private:
+  friend class YamlDocument;
+  YamlNode(const YamlDocument* document, std::uint32_t index)
+      : document_(document), index_(index) {}
+  const YamlDocument* document_;
+  std::uint32_t index_;
+};
+
+class YamlDocument {
+ public:
+  // Parses the first document of `text`. Errors read "LINE:COLUMN: message" (1-based).
+  static Result<YamlDocument> Parse(std::string_view text);
+
+  YamlNode root() const { return YamlNode(this, root_); }
+
+ private:
+  friend class YamlNode;
+  struct Node {
+    YamlNode::Kind kind;
+    bool plain;
+    std::uint32_t line, column;
+    std::uint32_t first;  // scalar: offset in scalars_; collection: offset in children_
+    std::uint32_t count;  // scalar: length; sequence: items; mapping: 2 x entries
+  };
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> children_;
+  std::string scalars_;
+  std::uint32_t root_ = 0;
+};
+
+}  // namespace schedwatch

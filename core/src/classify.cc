@@ -1,0 +1,153 @@
+#include "schedwatch/classify.h"
+
+#include <algorithm>
+
+namespace schedwatch {
+namespace {
+
+void KeepLatest(std::optional<std::int64_t>& slot, std::optional<std::int64_t> value) {
+  if (value && (!slot || *value > *slot)) slot = value;
+}
+
+void KeepEarliest(std::optional<std::int64_t>& slot, std::optional<std::int64_t> value) {
+  if (value && (!slot || *value < *slot)) slot = value;
+}
+
+// The system tz database keeps "UTC" and its aliases as separate files: one zone, many names.
+bool IsUtc(std::string_view name) {
+  if (name.rfind("Etc/", 0) == 0) name.remove_prefix(4);
+  return name == "UTC" || name == "UCT" || name == "Universal" || name == "Zulu";
+}
+
+bool SameZone(const std::string& a, const std::string& b) {
+  if (a == b || (IsUtc(a) && IsUtc(b))) return true;
+  const auto* zone_a = FindZone(a);
+  return zone_a != nullptr && zone_a == FindZone(b);
+}
+
+// `missed_starts` consecutive fire times, each with its grace passed, and no start seen since
+// the first of them. A role with no start at all only counts fire times since it was desired,
+// so a role just added to the spec is not flagged before it had its chances.
+bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
+  std::optional<std::int64_t> fire = job.schedule.Previous(now - job.start_grace);
+  for (int i = 1; fire && i < job.missed_starts; ++i) fire = job.schedule.Previous(*fire - 1);
+  if (!fire) return false;
+  const auto& started = observation.history.last_started;
+  if (!started) return *fire >= observation.desired_since;
+  return *started < *fire;
+}
+
+// No success within `limit`; a role that never succeeded counts from when it became desired.
+bool OlderThan(std::optional<std::int64_t> last, std::int64_t desired_since, std::int64_t limit,
+               std::int64_t now) {
+  return now - last.value_or(desired_since) > limit;
+}
+
+}  // namespace
+
+const std::array<std::string_view, kConditionCount>& ConditionNames() {
+  static constexpr std::array<std::string_view, kConditionCount> kNames = {
+      "unknown", "missing", "inactive", "duplicate", "drift", "not_started",
+      "hung",    "failing", "stale",    "stalled",   "ok"};
+  return kNames;
+}
+
+std::string_view ConditionName(Condition condition) {
+  return ConditionNames()[static_cast<int>(condition)];
+}
+
+void RunHistory::Add(const Run& run) {
+  KeepLatest(last_started, run.started);
+  std::int64_t end = run.finished.value_or(run.started);
+  switch (run.outcome) {
+    case Run::Outcome::kRunning:
+      KeepEarliest(running_since, run.started);
+      break;
+    case Run::Outcome::kSucceeded:
+      KeepLatest(last_success, end);
+      break;
+    case Run::Outcome::kFailed:
+      KeepLatest(last_failure, end);
+      break;
+  }
+}
+
+void RunHistory::Merge(const RunHistory& other) {
+  KeepLatest(last_started, other.last_started);
+  KeepLatest(last_success, other.last_success);
+  KeepLatest(last_failure, other.last_failure);
+  KeepEarliest(running_since, other.running_since);
+}
+
+std::string RoleStatus::ConditionList() const {
+  std::string out;
+  for (int i = 0; i < kConditionCount; ++i) {
+    if (!conditions.test(i)) continue;
+    if (!out.empty()) out += ',';
+    out += ConditionNames()[i];
+  }
+  return out;
+}
+
+bool Drifted(const JobSpec& job, const LiveObject& object) {
+  if (object.spec_version != job.spec_version) return true;
+  if (!object.timezone.empty() && !SameZone(object.timezone, job.timezone)) return true;
+  const CronExpression& desired = job.schedule.expression();
+  if (object.schedule == desired.text()) return false;
+  auto live = CronExpression::Parse(object.schedule, /*allow_reboot=*/true);
+  return !live || !live->Equivalent(desired);
+}
+
+RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
+  RoleStatus status;
+  status.last_scheduled = job.schedule.Previous(now);
+  status.next_scheduled = job.schedule.Next(now);
+  auto set = [&status](Condition condition) { status.conditions.set(static_cast<int>(condition)); };
+  if (!observation.source_up) {
+    set(Condition::kUnknown);
+    return status;
+  }
+
+  const auto& objects = observation.objects;
+  int registered = static_cast<int>(objects.size());
+  int active = static_cast<int>(
+      std::count_if(objects.begin(), objects.end(), [](const LiveObject& o) { return o.enabled; }));
+  int drifted = static_cast<int>(std::count_if(
+      objects.begin(), objects.end(), [&job](const LiveObject& o) { return Drifted(job, o); }));
+  status.registered_objects = registered;
+  status.active_objects = active;
+  status.drifted_objects = drifted;
+  status.history = observation.history;
+  status.last_progress = observation.last_progress;
+  if (observation.ledger_id) {
+    status.ledger_mismatch = std::none_of(objects.begin(), objects.end(), [&](const LiveObject& o) {
+      return o.id == *observation.ledger_id;
+    });
+  }
+
+  const RunHistory& history = observation.history;
+  if (registered == 0 && observation.absence_confirmed) set(Condition::kMissing);
+  if (registered > 0 && active == 0) set(Condition::kInactive);
+  if (registered > 1) set(Condition::kDuplicate);
+  if (drifted > 0) set(Condition::kDrift);
+  if (NotStarted(job, observation, now)) set(Condition::kNotStarted);
+  if (history.running_since && now - *history.running_since > job.max_runtime) {
+    set(Condition::kHung);
+  }
+  if (history.last_failure &&
+      (!history.last_success || *history.last_failure > *history.last_success)) {
+    set(Condition::kFailing);
+  }
+  bool stale = job.stale_after &&
+               OlderThan(history.last_success, observation.desired_since, *job.stale_after, now);
+  if (stale) set(Condition::kStale);
+  if (job.progress && !stale &&
+      OlderThan(observation.last_progress, observation.desired_since, job.progress->stale_after,
+                now)) {
+    set(Condition::kStalled);
+  }
+  if (status.conditions.none()) set(Condition::kOk);
+  return status;
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,830 @@
+// Cron expressions (Debian cron / Kubernetes syntax) and their fire times in a time zone.
+//
+// Wall-clock times are handled as "local minutes": minutes since 1970-01-01 00:00 on the zone's
+// wall clock. CronCalendar searches local minutes with the bitsets: a non-matching day or month
+// is skipped whole, so a search costs a few operations per month it crosses, never one per
+// minute. Evaluator walks the zone's offset intervals (date::sys_info): inside one interval the
+// wall clock is UTC plus a constant offset, so a fire time is a matching local minute minus that
+// offset. The DST policy only changes what happens at the start of an interval (see DstPolicy).
+#include "schedwatch/schedule.h"
+
+#include <date/tz.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace schedwatch {
+namespace {
+
+constexpr std::int64_t kMinutesPerDay = 1440;
+constexpr int kLastTimeOfDay = 1439;  // 23:59
+constexpr std::int64_t kSecondsPerDay = 86400;
+// The Gregorian calendar repeats every 400 years (146097 days, a whole number of weeks): a day
+// pattern that matches at all matches within any window that long.
+constexpr std::int64_t kCycleDays = 146097;
+constexpr std::int64_t kSearchMinutes = (kCycleDays + 1) * kMinutesPerDay;
+// Zone walks give up one cycle plus a year past their start (a schedule whose only matching
+// wall-clock times DST always skips never fires).
+constexpr std::int64_t kHorizonSeconds = (kCycleDays + 366) * kSecondsPerDay;
+// Times outside years 1-9999 are not evaluated.
+constexpr std::int64_t kMinTime = -62135596800;  // 0001-01-01T00:00:00Z
+constexpr std::int64_t kMaxTime = 253402300799;  // 9999-12-31T23:59:59Z
+// Vixie cron treats a clock jump of 3 hours or more as a clock correction, not DST.
+constexpr std::int64_t kVixieMaxJumpSeconds = 3 * 3600;
+
+constexpr std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+constexpr std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return -FloorDiv(-a, b); }
+
+struct CivilDate {
+  std::int64_t year;
+  int month;  // 1-12
+  int day;    // 1-31
+};
+
+// Howard Hinnant's civil-from-days and days-from-civil (proleptic Gregorian, day 0 = 1970-01-01).
+CivilDate CivilFromDays(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const int day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  const int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  return {yoe + era * 400 + (month <= 2), month, day};
+}
+
+std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
+  year -= month <= 2;
+  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const std::int64_t yoe = year - era * 400;
+  const std::int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool IsLeap(std::int64_t year) { return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0); }
+
+int DaysInMonth(std::int64_t year, int month) {
+  static constexpr int kDays[] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && IsLeap(year) ? 29 : kDays[month];
+}
+
+int WeekdayOfDay(std::int64_t days) {  // 0 = Sunday; 1970-01-01 was a Thursday
+  return static_cast<int>(days - FloorDiv(days + 4, 7) * 7 + 4);
+}
+
+int Ctz64(std::uint64_t x) { return __builtin_ctzll(x); }
+int Msb64(std::uint64_t x) { return 63 - __builtin_clzll(x); }
+int Ctz32(std::uint32_t x) { return __builtin_ctz(x); }
+int Msb32(std::uint32_t x) { return 31 - __builtin_clz(x); }
+
+// Bits 1..len.
+std::uint32_t ValidDays(int len) { return static_cast<std::uint32_t>((std::uint64_t{2} << len) - 2); }
+
+// Bits d (1-31) of the days whose weekday is in `weekdays` (bit 0 = Sunday) when day 1 of the
+// month falls on `first_weekday`.
+std::uint32_t WeekdayDays(std::uint8_t weekdays, int first_weekday) {
+  const std::uint32_t w = weekdays;
+  const std::uint64_t rotated = ((w >> first_weekday) | (w << (7 - first_weekday))) & 0x7F;
+  return static_cast<std::uint32_t>((rotated * 0x10204081ull) << 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing.
+
+constexpr std::array<std::string_view, 12> kMonthNames = {
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+constexpr std::array<std::string_view, 7> kWeekdayNames = {"sun", "mon", "tue", "wed",
+                                                           "thu", "fri", "sat"};
+
+struct FieldSpec {
+  std::string_view name;
+  int min;
+  int max;
+  const std::string_view* names;  // nullptr: numbers only
+  int name_count;
+  int name_base;  // value of names[0]
+};
+
+constexpr FieldSpec kFields[5] = {
+    {"minute", 0, 59, nullptr, 0, 0},
+    {"hour", 0, 23, nullptr, 0, 0},
+    {"day-of-month", 1, 31, nullptr, 0, 0},
+    {"month", 1, 12, kMonthNames.data(), 12, 1},
+    {"day-of-week", 0, 7, kWeekdayNames.data(), 7, 0},
+};
+
+struct Macro {
+  std::string_view name;
+  std::string_view fields;
+};
+
+constexpr Macro kMacros[] = {
+    {"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+    {"@weekly", "0 0 * * 0"},  {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+    {"@hourly", "0 * * * *"},
+};
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+bool IsSpace(char c) { return IsBlank(c) || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlnum(char c) { return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ToLower(a[i]) != ToLower(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Parses one field into bits (bit v = value v). Returns an error detail, empty when fine.
+class FieldParser {
+ public:
+  explicit FieldParser(const FieldSpec& spec) : spec_(spec) {}
+
+  std::string Parse(std::string_view text, std::uint64_t* bits) {
+    std::uint64_t result = 0;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = text.find(',', start);
+      const std::string_view item =
+          text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                             : comma - start);
+      std::string error = ParseItem(item, &result);
+      if (!error.empty()) return error;
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    *bits = result;
+    return {};
+  }
+
+ private:
+  struct Value {
+    int number = 0;
+    std::string_view token;
+    bool is_name = false;
+  };
+
+  std::string ExpectedValue(std::string_view rest) const {
+    return fmt::format("expected a number{} or \"*\", got \"{}\"",
+                       spec_.names != nullptr ? ", a name" : "", rest);
+  }
+
+  // Reads a number or a name at item[*pos]; token stays empty when there is none.
+  std::string ReadValue(std::string_view item, std::size_t* pos, Value* value) const {
+    const std::size_t start = *pos;
+    while (*pos < item.size() && IsAlnum(item[*pos])) ++*pos;
+    value->token = item.substr(start, *pos - start);
+    const std::string_view token = value->token;
+    if (token.empty()) return {};
+    if (std::all_of(token.begin(), token.end(), IsDigit)) {
+      std::string_view digits = token;
+      while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+      int number = 0;
+      if (digits.size() <= 4) {
+        for (char c : digits) number = number * 10 + (c - '0');
+      } else {
+        number = spec_.max + 1;
+      }
+      if (number < spec_.min || number > spec_.max) {
+        return fmt::format("{} is out of range {}-{}", token, spec_.min, spec_.max);
+      }
+      value->number = number;
+      return {};
+    }
+    if (spec_.names == nullptr || IsDigit(token.front())) {
+      return fmt::format("\"{}\" is not a number", token);
+    }
+    for (int i = 0; i < spec_.name_count; ++i) {
+      if (EqualsIgnoreCase(token, spec_.names[i])) {
+        value->number = spec_.name_base + i;
+        value->is_name = true;
+        return {};
+      }
+    }
+    return fmt::format("unknown name \"{}\"", token);
+  }
+
+  std::string ParseItem(std::string_view item, std::uint64_t* bits) const {
+    if (item.empty()) return "empty list item";
+    std::size_t pos = 0;
+    int low = spec_.min;
+    int high = spec_.max;
+    bool single = false;
+    std::string_view name;  // a name used where ranges are not allowed
+    if (item[0] == '*') {
+      pos = 1;
+    } else {
+      Value first;
+      std::string error = ReadValue(item, &pos, &first);
+      if (!error.empty()) return error;
+      if (first.token.empty()) return ExpectedValue(item);
+      if (first.is_name) name = first.token;
+      low = high = first.number;
+      single = true;
+      if (pos < item.size() && item[pos] == '-') {
+        ++pos;
+        Value second;
+        error = ReadValue(item, &pos, &second);
+        if (!error.empty()) return error;
+        if (second.token.empty()) {
+          return fmt::format("missing range end after \"{}-\"", first.token);
+        }
+        if (name.empty() && second.is_name) name = second.token;
+        if (!name.empty()) return fmt::format("name \"{}\" cannot be used in a range", name);
+        high = second.number;
+        single = false;
+        if (low > high) return fmt::format("range start {} is after its end {}", low, high);
+      }
+    }
+    int step = 1;
+    if (pos < item.size() && item[pos] == '/') {
+      ++pos;
+      const std::size_t start = pos;
+      while (pos < item.size() && IsAlnum(item[pos])) ++pos;
+      const std::string_view token = item.substr(start, pos - start);
+      if (token.empty()) return "missing step after \"/\"";
+      if (!std::all_of(token.begin(), token.end(), IsDigit)) {
+        return fmt::format("step \"{}\" is not a number", token);
+      }
+      std::string_view digits = token;
+      while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+      step = 0;
+      if (digits.size() <= 4) {
+        for (char c : digits) step = step * 10 + (c - '0');
+      } else {
+        step = 10000;  // larger than any field: only the start value matches
+      }
+      if (step < 1) return "step must be at least 1";
+      if (!name.empty()) return fmt::format("name \"{}\" cannot be used in a range", name);
+      if (single) high = spec_.max;  // `a/n` means `a-max/n`
+    }
+    if (pos != item.size()) return fmt::format("unexpected \"{}\"", item.substr(pos));
+    for (int v = low; v <= high; v += step) *bits |= std::uint64_t{1} << v;
+    return {};
+  }
+
+  const FieldSpec& spec_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Calendar search over one expression's bitsets, on local minutes (no time zone).
+
+class CronCalendar {
+ public:
+  explicit CronCalendar(const CronExpression& e)
+      : e_(e),
+        or_rule_(!e.dom_star_ && !e.dow_star_ && e.days_ != 2),
+        first_minute_(e.minutes_ ? Ctz64(e.minutes_) : 0),
+        last_minute_(e.minutes_ ? Msb64(e.minutes_) : 0),
+        first_tod_(e.hours_ ? Ctz32(e.hours_) * 60 + first_minute_ : 0),
+        last_tod_(e.hours_ ? Msb32(e.hours_) * 60 + last_minute_ : 0) {}
+
+  // Whether the expression has any fire time at all.
+  bool fires() const { return e_.fires_ && !e_.reboot_; }
+  bool fixed_time() const { return e_.fixed_time(); }
+
+  // Days of the month `month` (bits 1-31) that match, for a month of `len` days whose day 1 falls
+  // on `first_weekday`.
+  std::uint32_t DayMask(int month, int len, int first_weekday) const {
+    if (!((e_.months_ >> month) & 1)) return 0;
+    const std::uint32_t weekday_days =
+        e_.weekdays_ == 0x7F ? 0xFFFFFFFEu : WeekdayDays(e_.weekdays_, first_weekday);
+    const std::uint32_t days = or_rule_ ? (e_.days_ | weekday_days) : (e_.days_ & weekday_days);
+    return days & ValidDays(len);
+  }
+
+  // Smallest matching local minute in [from, limit).
+  std::optional<std::int64_t> NextLocal(std::int64_t from, std::int64_t limit) const {
+    limit = std::min(limit, from + kSearchMinutes);
+    if (from >= limit) return std::nullopt;
+    const std::int64_t day = FloorDiv(from, kMinutesPerDay);
+    const std::int64_t last_day = FloorDiv(limit - 1, kMinutesPerDay);
+    std::optional<std::int64_t> match_day = NextDay(day, last_day);
+    if (!match_day) return std::nullopt;
+    std::int64_t candidate;
+    if (*match_day == day) {
+      const int tod = NextTimeOfDay(static_cast<int>(from - day * kMinutesPerDay));
+      if (tod >= 0) {
+        candidate = day * kMinutesPerDay + tod;
+        return candidate < limit ? std::optional<std::int64_t>(candidate) : std::nullopt;
+      }
+      match_day = NextDay(day + 1, last_day);
+      if (!match_day) return std::nullopt;
+    }
+    candidate = *match_day * kMinutesPerDay + first_tod_;
+    return candidate < limit ? std::optional<std::int64_t>(candidate) : std::nullopt;
+  }
+
+  // Largest matching local minute in [lower, at].
+  std::optional<std::int64_t> PrevLocal(std::int64_t at, std::int64_t lower) const {
+    lower = std::max(lower, at - kSearchMinutes);
+    if (at < lower) return std::nullopt;
+    const std::int64_t day = FloorDiv(at, kMinutesPerDay);
+    const std::int64_t first_day = FloorDiv(lower, kMinutesPerDay);
+    std::optional<std::int64_t> match_day = PrevDay(day, first_day);
+    if (!match_day) return std::nullopt;
+    std::int64_t candidate;
+    if (*match_day == day) {
+      const int tod = PrevTimeOfDay(static_cast<int>(at - day * kMinutesPerDay));
+      if (tod >= 0) {
+        candidate = day * kMinutesPerDay + tod;
+        return candidate >= lower ? std::optional<std::int64_t>(candidate) : std::nullopt;
+      }
+      match_day = PrevDay(day - 1, first_day);
+      if (!match_day) return std::nullopt;
+    }
+    candidate = *match_day * kMinutesPerDay + last_tod_;
+    return candidate >= lower ? std::optional<std::int64_t>(candidate) : std::nullopt;
+  }
+
+  // Longest distance in minutes between consecutive matching local minutes within [a, b], where
+  // a and b match; 0 when a == b. Cost: one pass over the months between a and b, plus at most
+  // 24 hours and 120 minutes of time-of-day bits.
+  std::int64_t MaxGap(std::int64_t a, std::int64_t b) const {
+    if (a >= b) return 0;
+    const std::int64_t day_a = FloorDiv(a, kMinutesPerDay);
+    const std::int64_t day_b = FloorDiv(b, kMinutesPerDay);
+    const int tod_a = static_cast<int>(a - day_a * kMinutesPerDay);
+    const int tod_b = static_cast<int>(b - day_b * kMinutesPerDay);
+    if (day_a == day_b) return IntraDayMaxGap(tod_a, tod_b);
+    std::int64_t best = std::max(IntraDayMaxGap(tod_a, kLastTimeOfDay), IntraDayMaxGap(0, tod_b));
+    std::int64_t longest_day_gap = 0;
+    std::int64_t matching_days = 0;
+    ScanDays(day_a, day_b, &longest_day_gap, &matching_days);
+    if (matching_days >= 3) best = std::max(best, IntraDayMaxGap(0, kLastTimeOfDay));
+    return std::max(best, longest_day_gap * kMinutesPerDay + first_tod_ - last_tod_);
+  }
+
+ private:
+  // First matching time of day (minutes since midnight) at or after tod; -1 when none.
+  int NextTimeOfDay(int tod) const {
+    const int hour = tod / 60;
+    const int minute = tod % 60;
+    if ((e_.hours_ >> hour) & 1) {
+      const std::uint64_t minutes = e_.minutes_ & (~std::uint64_t{0} << minute);
+      if (minutes) return hour * 60 + Ctz64(minutes);
+    }
+    const std::uint32_t hours = e_.hours_ & static_cast<std::uint32_t>(~std::uint64_t{0} << (hour + 1));
+    return hours ? Ctz32(hours) * 60 + first_minute_ : -1;
+  }
+
+  // Last matching time of day at or before tod; -1 when none.
+  int PrevTimeOfDay(int tod) const {
+    const int hour = tod / 60;
+    const int minute = tod % 60;
+    if ((e_.hours_ >> hour) & 1) {
+      const std::uint64_t minutes = e_.minutes_ & ((std::uint64_t{2} << minute) - 1);
+      if (minutes) return hour * 60 + Msb64(minutes);
+    }
+    const std::uint32_t hours = e_.hours_ & ((std::uint32_t{1} << hour) - 1);
+    return hours ? Msb32(hours) * 60 + last_minute_ : -1;
+  }
+
+  // First matching day number in [day, last_day].
+  std::optional<std::int64_t> NextDay(std::int64_t day, std::int64_t last_day) const {
+    if (day > last_day) return std::nullopt;
+    const CivilDate date = CivilFromDays(day);
+    std::int64_t year = date.year;
+    int month = date.month;
+    std::int64_t month_start = day - (date.day - 1);
+    std::uint32_t from_day = ~std::uint32_t{0} << date.day;  // bits >= date.day
+    while (month_start <= last_day) {
+      const int len = DaysInMonth(year, month);
+      const std::uint32_t mask = DayMask(month, len, WeekdayOfDay(month_start)) & from_day;
+      if (mask) {
+        const std::int64_t found = month_start + Ctz32(mask) - 1;
+        return found <= last_day ? std::optional<std::int64_t>(found) : std::nullopt;
+      }
+      month_start += len;
+      from_day = ~std::uint32_t{0};
+      if (++month > 12) {
+        month = 1;
+        ++year;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Last matching day number in [first_day, day].
+  std::optional<std::int64_t> PrevDay(std::int64_t day, std::int64_t first_day) const {
+    if (day < first_day) return std::nullopt;
+    const CivilDate date = CivilFromDays(day);
+    std::int64_t year = date.year;
+    int month = date.month;
+    std::int64_t month_start = day - (date.day - 1);
+    int len = DaysInMonth(year, month);
+    std::uint32_t to_day = static_cast<std::uint32_t>((std::uint64_t{2} << date.day) - 1);
+    while (month_start + len - 1 >= first_day) {
+      const std::uint32_t mask = DayMask(month, len, WeekdayOfDay(month_start)) & to_day;
+      if (mask) {
+        const std::int64_t found = month_start + Msb32(mask) - 1;
+        return found >= first_day ? std::optional<std::int64_t>(found) : std::nullopt;
+      }
+      if (--month < 1) {
+        month = 12;
+        --year;
+      }
+      len = DaysInMonth(year, month);
+      month_start -= len;
+      to_day = ~std::uint32_t{0};
+    }
+    return std::nullopt;
+  }
+
+  // Longest distance in days between consecutive matching days within [first, last], and how
+  // many matching days there are.
+  void ScanDays(std::int64_t first, std::int64_t last, std::int64_t* longest,
+                std::int64_t* count) const {
+    const CivilDate date = CivilFromDays(first);
+    std::int64_t year = date.year;
+    int month = date.month;
+    std::int64_t month_start = first - (date.day - 1);
+    std::int64_t previous = -1;
+    bool have_previous = false;
+    while (month_start <= last) {
+      const int len = DaysInMonth(year, month);
+      const int low = static_cast<int>(std::max<std::int64_t>(1, first - month_start + 1));
+      const int high = static_cast<int>(std::min<std::int64_t>(len, last - month_start + 1));
+      const std::uint32_t range = ValidDays(high) & ~ValidDays(low - 1);
+      std::uint32_t mask = DayMask(month, len, WeekdayOfDay(month_start)) & range;
+      if (mask == range) {  // every day of the range matches
+        const std::int64_t first_match = month_start + low - 1;
+        if (have_previous) *longest = std::max(*longest, first_match - previous);
+        if (high > low) *longest = std::max<std::int64_t>(*longest, 1);
+        previous = month_start + high - 1;
+        have_previous = true;
+        *count += high - low + 1;
+      } else {
+        while (mask) {
+          const std::int64_t match = month_start + Ctz32(mask) - 1;
+          if (have_previous) *longest = std::max(*longest, match - previous);
+          previous = match;
+          have_previous = true;
+          ++*count;
+          mask &= mask - 1;
+        }
+      }
+      month_start += len;
+      if (++month > 12) {
+        month = 1;
+        ++year;
+      }
+    }
+  }
+
+  // Longest distance between consecutive matching times of day t1 < t2 with lo <= t1, t2 <= hi.
+  std::int64_t IntraDayMaxGap(int lo, int hi) const {
+    int best = 0;
+    int previous = -1;
+    int minute_gap = -1;  // longest gap between consecutive matching minutes of one hour
+    for (std::uint32_t hours = e_.hours_; hours; hours &= hours - 1) {
+      const int base = Ctz32(hours) * 60;
+      if (base + last_minute_ < lo) continue;
+      if (base + first_minute_ > hi) break;
+      if (base + first_minute_ >= lo && base + last_minute_ <= hi) {
+        if (previous >= 0) best = std::max(best, base + first_minute_ - previous);
+        if (minute_gap < 0) minute_gap = MinuteGap();
+        best = std::max(best, minute_gap);
+        previous = base + last_minute_;
+        continue;
+      }
+      for (std::uint64_t minutes = e_.minutes_; minutes; minutes &= minutes - 1) {
+        const int t = base + Ctz64(minutes);
+        if (t < lo) continue;
+        if (t > hi) break;
+        if (previous >= 0) best = std::max(best, t - previous);
+        previous = t;
+      }
+    }
+    return best;
+  }
+
+  int MinuteGap() const {
+    int best = 0;
+    int previous = -1;
+    for (std::uint64_t minutes = e_.minutes_; minutes; minutes &= minutes - 1) {
+      const int m = Ctz64(minutes);
+      if (previous >= 0) best = std::max(best, m - previous);
+      previous = m;
+    }
+    return best;
+  }
+
+  const CronExpression& e_;
+  const bool or_rule_;
+  const int first_minute_;
+  const int last_minute_;
+  const int first_tod_;  // first matching time of day, minutes since midnight
+  const int last_tod_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// CronExpression.
+
+Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_reboot) {
+  const std::string_view trimmed = Trim(text);
+  CronExpression e;
+  e.text_ = std::string(trimmed);
+  std::string_view body = trimmed;
+  if (!trimmed.empty() && trimmed.front() == '@') {
+    std::size_t end = 0;
+    while (end < trimmed.size() && !IsBlank(trimmed[end])) ++end;
+    const std::string_view name = trimmed.substr(0, end);
+    if (EqualsIgnoreCase(name, "@reboot")) {
+      if (!allow_reboot) {
+        return Error{"@reboot has no fire times and is only allowed for crontab sources"};
+      }
+      body = {};
+      e.reboot_ = true;
+    } else {
+      body = {};
+      for (const Macro& macro : kMacros) {
+        if (EqualsIgnoreCase(name, macro.name)) body = macro.fields;
+      }
+      if (body.empty()) return Error{fmt::format("unknown macro \"{}\"", name)};
+    }
+    if (end != trimmed.size()) {
+      return Error{fmt::format("unexpected text after \"{}\"", name)};
+    }
+    if (e.reboot_) return e;
+  }
+
+  std::array<std::string_view, 5> fields;
+  std::size_t count = 0;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    while (pos < body.size() && IsBlank(body[pos])) ++pos;
+    if (pos == body.size()) break;
+    const std::size_t start = pos;
+    while (pos < body.size() && !IsBlank(body[pos])) ++pos;
+    if (count < fields.size()) fields[count] = body.substr(start, pos - start);
+    ++count;
+  }
+  if (count != fields.size()) {
+    return Error{fmt::format(
+        "expected 5 fields (minute hour day-of-month month day-of-week), got {}", count)};
+  }
+
+  std::array<std::uint64_t, 5> bits{};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    std::string error = FieldParser(kFields[i]).Parse(fields[i], &bits[i]);
+    if (!error.empty()) {
+      return Error{fmt::format("{} field \"{}\": {}", kFields[i].name, fields[i], error)};
+    }
+  }
+  e.minutes_ = bits[0];
+  e.hours_ = static_cast<std::uint32_t>(bits[1]);
+  e.days_ = static_cast<std::uint32_t>(bits[2]);
+  e.months_ = static_cast<std::uint16_t>(bits[3]);
+  e.weekdays_ = static_cast<std::uint8_t>((bits[4] | (bits[4] >> 7)) & 0x7F);  // 7 is Sunday
+  e.minute_star_ = fields[0].front() == '*';
+  e.hour_star_ = fields[1].front() == '*';
+  e.dom_star_ = fields[2].front() == '*';
+  e.dow_star_ = fields[4].front() == '*';
+
+  // Every real (month, day) falls on every weekday in some year, so the expression fires iff
+  // some month allows some existing day (February 29 included).
+  const CronCalendar calendar(e);
+  for (int month = 1; month <= 12 && !e.fires_; ++month) {
+    const int len = month == 2 ? 29 : DaysInMonth(2001, month);
+    for (int first_weekday = 0; first_weekday < 7 && !e.fires_; ++first_weekday) {
+      e.fires_ = calendar.DayMask(month, len, first_weekday) != 0;
+    }
+  }
+  return e;
+}
+
+bool CronExpression::Equivalent(const CronExpression& other) const {
+  // Compares what fires, not how it was written: `*/15` and `0,15,30,45` are equivalent even
+  // though Vixie cron's DST handling tells wildcard and fixed-time entries apart.
+  if (reboot_ || other.reboot_) return reboot_ == other.reboot_;
+  if (!fires_ || !other.fires_) return fires_ == other.fires_;
+  if (minutes_ != other.minutes_ || hours_ != other.hours_) return false;
+  const CronCalendar mine(*this);
+  const CronCalendar theirs(other);
+  for (int month = 1; month <= 12; ++month) {
+    const int len = month == 2 ? 29 : DaysInMonth(2001, month);
+    for (int first_weekday = 0; first_weekday < 7; ++first_weekday) {
+      if (mine.DayMask(month, len, first_weekday) != theirs.DayMask(month, len, first_weekday)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool CronExpression::MatchesDay(int month, int day_of_month, int weekday) const {
+  if (month < 1 || month > 12 || day_of_month < 1 || day_of_month > 31 || weekday < 0 ||
+      weekday > 7) {
+    return false;
+  }
+  if (!((months_ >> month) & 1)) return false;
+  const bool dom = (days_ >> day_of_month) & 1;
+  const bool dow = (weekdays_ >> (weekday % 7)) & 1;
+  return (dom_star_ || dow_star_) ? (dom && dow) : (dom || dow);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedule: the calendar search across a zone's offset intervals.
+
+namespace {
+
+// One stretch of time with a constant UTC offset: [begin, end).
+struct Interval {
+  std::int64_t begin;
+  std::int64_t end;
+  std::int64_t offset;
+  std::int64_t previous_offset;  // offset just before begin (== offset when unknown)
+};
+
+class Evaluator {
+ public:
+  Evaluator(const CronExpression& expression, const date::time_zone* zone, DstPolicy policy)
+      : calendar_(expression),
+        zone_(zone),
+        vixie_fixed_(policy == DstPolicy::kVixieCron && expression.fixed_time()) {}
+
+  std::optional<std::int64_t> Next(std::int64_t after) const {
+    if (!calendar_.fires() || after >= kMaxTime) return std::nullopt;
+    std::int64_t t = std::max(after, kMinTime) + 1;
+    const std::int64_t horizon = t + kHorizonSeconds;
+    while (t < horizon) {
+      const Interval interval = At(t);
+      const std::int64_t offset = interval.offset;
+      std::int64_t low = CeilDiv(t + offset, 60);
+      const std::int64_t shift = offset - interval.previous_offset;
+      if (shift > 0 && shift < kVixieMaxJumpSeconds) {
+        // Vixie: fixed-time entries whose wall-clock times were skipped run at the jump.
+        if (t == interval.begin && SkippedMatch(interval)) return interval.begin;
+      } else if (shift < 0 && -shift <= kVixieMaxJumpSeconds) {
+        // Vixie: fixed-time entries do not run again in the repeated wall-clock stretch.
+        low = std::max(low, CeilDiv(interval.begin + interval.previous_offset, 60));
+      }
+      const std::int64_t end = std::min(interval.end, horizon);
+      if (auto match = calendar_.NextLocal(low, CeilDiv(end + offset, 60))) {
+        return *match * 60 - offset;
+      }
+      t = interval.end;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> Previous(std::int64_t at_or_before) const {
+    if (!calendar_.fires() || at_or_before < kMinTime) return std::nullopt;
+    std::int64_t t = std::min(at_or_before, kMaxTime);
+    const std::int64_t horizon = t - kHorizonSeconds;
+    while (t > horizon) {
+      const Interval interval = At(t);
+      const std::int64_t offset = interval.offset;
+      const std::int64_t begin = std::max(interval.begin, horizon);
+      std::int64_t low = CeilDiv(begin + offset, 60);
+      const std::int64_t shift = offset - interval.previous_offset;
+      if (shift < 0 && -shift <= kVixieMaxJumpSeconds) {
+        low = std::max(low, CeilDiv(interval.begin + interval.previous_offset, 60));
+      }
+      if (auto match = calendar_.PrevLocal(FloorDiv(t + offset, 60), low)) {
+        return *match * 60 - offset;
+      }
+      if (shift > 0 && shift < kVixieMaxJumpSeconds && SkippedMatch(interval)) {
+        return interval.begin;
+      }
+      t = interval.begin - 1;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> Period(std::int64_t from) const {
+    if (!calendar_.fires() || from < kMinTime || from > kMaxTime) return std::nullopt;
+    const std::int64_t end = OneYearLater(from);
+    const std::optional<std::int64_t> first = Next(from - 1);
+    if (!first) return std::nullopt;
+    if (*first >= end) {  // no fire time this year: the gap from the first one to the next
+      const std::optional<std::int64_t> second = Next(*first);
+      if (!second) return std::nullopt;
+      return *second - *first;
+    }
+    // Walk the year one offset interval at a time. Inside an interval the fire times after its
+    // first one are consecutive matching local minutes, so their longest gap comes from the
+    // bitsets; the gap out of the interval (across a transition, or past the year's end) is
+    // measured with Next.
+    std::int64_t longest = 0;
+    std::int64_t start = *first;
+    while (true) {
+      const Interval interval = At(start);
+      const std::int64_t segment_end = std::min(interval.end, end);
+      const std::int64_t last = Previous(segment_end - 1).value_or(start);
+      if (last > start) {
+        const std::int64_t local_start = start + interval.offset;  // seconds
+        const std::int64_t local_last = FloorDiv(last + interval.offset, 60);
+        const std::optional<std::int64_t> second =
+            calendar_.NextLocal(FloorDiv(local_start, 60) + 1, local_last + 1);
+        if (second) {
+          longest = std::max(longest, *second * 60 - local_start);
+          longest = std::max(longest, calendar_.MaxGap(*second, local_last) * 60);
+        }
+      }
+      const std::optional<std::int64_t> next = Next(last);
+      if (!next) return std::nullopt;
+      longest = std::max(longest, *next - last);
+      if (*next >= end) break;
+      start = *next;
+    }
+    return longest;
+  }
+
+ private:
+  Interval At(std::int64_t t) const {
+    if (zone_ == nullptr) return {kMinTime - kHorizonSeconds, kMaxTime + kHorizonSeconds, 0, 0};
+    using std::chrono::seconds;
+    const date::sys_info info = zone_->get_info(date::sys_seconds{seconds{t}});
+    Interval interval{info.begin.time_since_epoch().count(), info.end.time_since_epoch().count(),
+                      info.offset.count(), info.offset.count()};
+    // Vixie cron's DST rules only touch fixed-time entries; for the others the policies agree.
+    if (vixie_fixed_ && interval.begin > kMinTime - kHorizonSeconds) {
+      interval.previous_offset =
+          zone_->get_info(date::sys_seconds{seconds{interval.begin - 1}}).offset.count();
+    }
+    return interval;
+  }
+
+  // Whether a matching wall-clock minute lies in the stretch skipped at the interval's start.
+  bool SkippedMatch(const Interval& interval) const {
+    return calendar_
+        .NextLocal(CeilDiv(interval.begin + interval.previous_offset, 60),
+                   CeilDiv(interval.begin + interval.offset, 60))
+        .has_value();
+  }
+
+  // The same UTC date and time one year later (February 29 goes to March 1).
+  static std::int64_t OneYearLater(std::int64_t t) {
+    const std::int64_t day = FloorDiv(t, kSecondsPerDay);
+    const CivilDate date = CivilFromDays(day);
+    const std::int64_t next_day =
+        (date.month == 2 && date.day == 29) ? DaysFromCivil(date.year + 1, 3, 1)
+                                            : DaysFromCivil(date.year + 1, date.month, date.day);
+    return next_day * kSecondsPerDay + (t - day * kSecondsPerDay);
+  }
+
+  const CronCalendar calendar_;
+  const date::time_zone* zone_;
+  const bool vixie_fixed_;
+};
+
+}  // namespace
+
+Schedule::Schedule(CronExpression expression, const date::time_zone* zone, DstPolicy policy)
+    : expression_(std::move(expression)), zone_(zone), policy_(policy) {}
+
+std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
+  return Evaluator(expression_, zone_, policy_).Next(after);
+}
+
+std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
+  return Evaluator(expression_, zone_, policy_).Previous(at_or_before);
+}
+
+std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {
+  return Evaluator(expression_, zone_, policy_).Period(from);
+}
+
+const date::time_zone* FindZone(std::string_view name) {
+  static std::mutex mutex;
+  static std::map<std::string, const date::time_zone*, std::less<>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  const date::time_zone* zone = nullptr;
+  try {
+    zone = date::locate_zone(name);
+  } catch (const std::exception&) {
+    return nullptr;  // unknown names are not cached: the spec loader reports them once
+  }
+  cache.emplace(std::string(name), zone);
+  return zone;
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,192 @@
+#include "schedwatch/yaml_tree.h"
+
+#include <fmt/format.h>
+#include <yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+namespace schedwatch {
+namespace {
+
+constexpr std::size_t kMaxDepth = 256;
+
+struct ParserDeleter {
+  void operator()(yaml_parser_t* parser) const {
+    yaml_parser_delete(parser);
+    delete parser;
+  }
+};
+
+struct Event {
+  yaml_event_t event;
+  ~Event() { yaml_event_delete(&event); }
+};
+
+// Reader errors (bad UTF-8, control characters) carry only a byte offset.
+yaml_mark_t MarkAt(std::string_view text, std::size_t offset) {
+  yaml_mark_t mark{};
+  offset = std::min(offset, text.size());
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++mark.line;
+      mark.column = 0;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++mark.column;  // count characters, not UTF-8 continuation bytes
+    }
+  }
+  return mark;
+}
+
+}  // namespace
+
+Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
+  std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
+  if (!yaml_parser_initialize(parser.get())) return Error{"cannot initialise the YAML parser"};
+  yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
+
+  YamlDocument doc;
+  doc.nodes_.push_back({YamlNode::Kind::kNull, true, 1, 1, 0, 0});  // the empty document
+  std::vector<std::vector<std::uint32_t>> open;                     // children of open collections
+  std::vector<std::uint32_t> open_nodes;
+  std::map<std::string, std::uint32_t> anchors;
+  bool have_root = false;
+
+  auto add_child = [&](std::uint32_t index) {
+    if (open.empty()) {
+      doc.root_ = index;
+      have_root = true;
+    } else {
+      open.back().push_back(index);
+    }
+  };
+  auto new_node = [&](YamlNode::Kind kind, const yaml_mark_t& mark, const yaml_char_t* anchor) {
+    auto index = static_cast<std::uint32_t>(doc.nodes_.size());
+    doc.nodes_.push_back({kind, true, static_cast<std::uint32_t>(mark.line + 1),
+                          static_cast<std::uint32_t>(mark.column + 1), 0, 0});
+    if (anchor != nullptr) anchors[reinterpret_cast<const char*>(anchor)] = index;
+    return index;
+  };
+
+  for (;;) {
+    Event ev;
+    if (!yaml_parser_parse(parser.get(), &ev.event)) {
+      yaml_mark_t mark = parser->problem_mark.line || parser->problem_mark.column
+                             ? parser->problem_mark
+                             : parser->context_mark;
+      if (parser->error == YAML_READER_ERROR) mark = MarkAt(text, parser->problem_offset);
+      return Error{fmt::format("{}:{}: {}{}{}", mark.line + 1, mark.column + 1,
+                               parser->problem ? parser->problem : "YAML syntax error",
+                               parser->context ? " " : "", parser->context ? parser->context : "")};
+    }
+    const yaml_event_t& e = ev.event;
+    switch (e.type) {
+      case YAML_STREAM_END_EVENT:
+        return doc;
+      case YAML_DOCUMENT_END_EVENT:
+        return doc;  // only the first document counts
+      case YAML_ALIAS_EVENT: {
+        auto it = anchors.find(reinterpret_cast<const char*>(e.data.alias.anchor));
+        if (it == anchors.end()) {
+          return Error{fmt::format("{}:{}: unknown alias \"{}\"", e.start_mark.line + 1,
+                                   e.start_mark.column + 1,
+                                   reinterpret_cast<const char*>(e.data.alias.anchor))};
+        }
+        add_child(it->second);
+        break;
+      }
+      case YAML_SCALAR_EVENT: {
+        const auto& s = e.data.scalar;
+        std::string_view value(reinterpret_cast<const char*>(s.value), s.length);
+        bool plain = s.style == YAML_PLAIN_SCALAR_STYLE;
+        bool is_null = plain && (value.empty() || value == "~" || value == "null" ||
+                                 value == "Null" || value == "NULL");
+        auto index = new_node(is_null ? YamlNode::Kind::kNull : YamlNode::Kind::kScalar,
+                              e.start_mark, s.anchor);
+        Node& node = doc.nodes_[index];
+        node.plain = plain;
+        node.first = static_cast<std::uint32_t>(doc.scalars_.size());
+        node.count = static_cast<std::uint32_t>(value.size());
+        doc.scalars_.append(value);
+        add_child(index);
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        if (open.size() >= kMaxDepth) {
+          return Error{fmt::format("{}:{}: nesting deeper than {} levels", e.start_mark.line + 1,
+                                   e.start_mark.column + 1, kMaxDepth)};
+        }
+        bool sequence = e.type == YAML_SEQUENCE_START_EVENT;
+        auto index =
+            new_node(sequence ? YamlNode::Kind::kSequence : YamlNode::Kind::kMapping, e.start_mark,
+                     sequence ? e.data.sequence_start.anchor : e.data.mapping_start.anchor);
+        add_child(index);
+        open.emplace_back();
+        open_nodes.push_back(index);
+        break;
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        Node& node = doc.nodes_[open_nodes.back()];
+        node.first = static_cast<std::uint32_t>(doc.children_.size());
+        node.count = static_cast<std::uint32_t>(open.back().size());
+        doc.children_.insert(doc.children_.end(), open.back().begin(), open.back().end());
+        open.pop_back();
+        open_nodes.pop_back();
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+YamlNode::Kind YamlNode::kind() const { return document_->nodes_[index_].kind; }
+int YamlNode::line() const { return static_cast<int>(document_->nodes_[index_].line); }
+int YamlNode::column() const { return static_cast<int>(document_->nodes_[index_].column); }
+bool YamlNode::plain() const { return document_->nodes_[index_].plain; }
+
+std::string_view YamlNode::scalar() const {
+  const auto& node = document_->nodes_[index_];
+  if (node.kind != Kind::kScalar) return {};
+  return std::string_view(document_->scalars_).substr(node.first, node.count);
+}
+
+std::size_t YamlNode::size() const {
+  const auto& node = document_->nodes_[index_];
+  switch (node.kind) {
+    case Kind::kSequence:
+      return node.count;
+    case Kind::kMapping:
+      return node.count / 2;
+    default:
+      return 0;
+  }
+}
+
+YamlNode YamlNode::item(std::size_t i) const {
+  return YamlNode(document_, document_->children_[document_->nodes_[index_].first + i]);
+}
+YamlNode YamlNode::key(std::size_t i) const { return item(2 * i); }
+YamlNode YamlNode::value(std::size_t i) const { return item(2 * i + 1); }
+
+std::string YamlNode::Describe() const {
+  switch (kind()) {
+    case Kind::kNull:
+      return "nothing (null)";
+    case Kind::kSequence:
+      return "a list";
+    case Kind::kMapping:
+      return "a mapping";
+    case Kind::kScalar:
+      break;
+  }
+  std::string_view text = scalar();
+  if (text.size() > 40) return fmt::format("the value \"{}...\"", text.substr(0, 40));
+  return fmt::format("the value \"{}\"", text);
+}
+
+}  // namespace schedwatch

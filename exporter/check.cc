@@ -1,0 +1,68 @@
+#include "exporter/check.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "schedwatch/duration.h"
+#include "schedwatch/timefmt.h"
+
+namespace schedwatch {
+namespace {
+
+std::vector<std::string> NextFires(const JobSpec& job, std::int64_t from, int count) {
+  std::vector<std::string> out;
+  std::optional<std::int64_t> fire = from;
+  for (int i = 0; i < count; ++i) {
+    fire = job.schedule.Next(*fire);
+    if (!fire) break;
+    out.push_back(FormatRfc3339(*fire, job.schedule.zone()));
+  }
+  return out;
+}
+
+std::string Seconds(const std::optional<std::int64_t>& value) {
+  return value ? FormatDuration(*value) : "none";
+}
+
+}  // namespace
+
+std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
+  std::string out = fmt::format("{}: valid, {} sources, {} jobs\n", spec.file, spec.sources.size(),
+                                spec.jobs.size());
+  for (const auto& job : spec.jobs) {
+    out += fmt::format(
+        "\n{} (source {}, {})\n  schedule     {} in {}\n  period       {}\n"
+        "  stale_after  {}{}\n  max_runtime  {}\n",
+        job.role, job.source, job.source_type, job.schedule.expression().text(), job.timezone,
+        Seconds(job.period), Seconds(job.stale_after),
+        job.stale_after_overridden ? " (set in the spec)" : "", FormatDuration(job.max_runtime));
+    auto fires = NextFires(job, from, count);
+    if (fires.empty()) out += "  next         none (runs at boot only)\n";
+    for (std::size_t i = 0; i < fires.size(); ++i) {
+      out += fmt::format("  {}{}\n", i == 0 ? "next         " : "             ", fires[i]);
+    }
+  }
+  return out;
+}
+
+std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& job : spec.jobs) {
+    auto seconds = [](const std::optional<std::int64_t>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    jobs.push_back({{"role", job.role},
+                    {"source", job.source},
+                    {"schedule", job.schedule.expression().text()},
+                    {"timezone", job.timezone},
+                    {"period_seconds", seconds(job.period)},
+                    {"stale_after_seconds", seconds(job.stale_after)},
+                    {"max_runtime_seconds", job.max_runtime},
+                    {"next", NextFires(job, from, count)}});
+  }
+  return nlohmann::json{{"jobs", jobs}}.dump(2) + "\n";
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,19 @@
+// The per-role metric families of DESIGN.md section 5, declared in one table and rendered as
+// Prometheus text exposition format 0.0.4. Rendered once per refresh, served as bytes.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "exporter/state.h"
+
+namespace schedwatch {
+
+// Appends every per-role family, sorted by name, series sorted by role. Unknown values
+// produce no sample; families without samples are left out.
+void RenderRoleMetrics(const RefreshResult& result, std::string& out);
+
+// Escapes a label value: backslash, double quote and newline.
+std::string EscapeLabelValue(std::string_view value);
+
+}  // namespace schedwatch

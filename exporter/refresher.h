@@ -1,0 +1,100 @@
+// The refresh loop: list every source concurrently (each with a timeout), confirm apparent
+// absences with a second read, classify every role, and publish finished bytes for scrapes.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "exporter/source.h"
+#include "exporter/state.h"
+#include "schedwatch/result.h"
+
+namespace schedwatch {
+
+struct RefresherOptions {
+  std::string config_file;
+  std::string ledger_file;  // empty: no ledger
+  std::chrono::milliseconds interval{std::chrono::seconds(30)};
+  std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
+  std::chrono::milliseconds source_timeout{std::chrono::seconds(10)};  // unless the source sets one
+  std::function<std::int64_t()> clock;  // Unix seconds; the system clock when empty
+};
+
+// What scrapes and pages are served from: immutable once published.
+struct Published {
+  RefreshResult result;
+  std::string metrics;       // text exposition 0.0.4
+  std::string metrics_gzip;  // the same, gzip-compressed
+};
+
+class Refresher {
+ public:
+  // Fails when a source of the spec cannot be built.
+  static Result<std::unique_ptr<Refresher>> Create(RefresherOptions options,
+                                                   std::shared_ptr<const Spec> spec);
+  ~Refresher();
+
+  void Start();  // the loop, on its own thread
+  void Stop();
+
+  // One refresh, synchronously (the loop calls this; so do tests).
+  void RefreshOnce();
+
+  // Re-reads the config file. On error the last good spec keeps running, the error is
+  // logged and returned, and schedwatch_exporter_config_last_reload_successful drops to 0.
+  Result<bool> Reload();
+
+  std::shared_ptr<const Published> Current() const;
+  bool Ready() const { return ready_.load(); }
+
+ private:
+  struct Runner;
+  struct Config {
+    std::shared_ptr<const Spec> spec;
+    std::vector<std::shared_ptr<Runner>> runners;
+  };
+  explicit Refresher(RefresherOptions options);
+  Result<std::shared_ptr<Config>> Build(std::shared_ptr<const Spec> spec);
+  std::int64_t Now() const;
+  void UpdateSelfMetrics(const RefreshResult& result,
+                         const std::map<std::string, std::vector<SourceProblem>>& problems);
+  void Publish(RefreshResult result);
+
+  RefresherOptions options_;
+  mutable std::mutex mutex_;  // guards config_, published_, desired_since_
+  std::shared_ptr<Config> config_;
+  std::shared_ptr<const Published> published_;
+  std::map<std::string, std::int64_t> desired_since_;
+  std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
+  std::mutex refresh_mutex_;                            // one refresh at a time
+
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> refresh_now_{false};
+  std::condition_variable wake_;
+  std::mutex wake_mutex_;
+  std::thread thread_;
+
+  prometheus::Registry registry_;
+  prometheus::Family<prometheus::Gauge>& source_up_;
+  prometheus::Family<prometheus::Gauge>& source_last_sync_;
+  prometheus::Family<prometheus::Gauge>& source_sync_duration_;
+  prometheus::Family<prometheus::Counter>& source_errors_;
+  prometheus::Family<prometheus::Gauge>& source_unowned_;
+  prometheus::Gauge& last_cycle_;
+  prometheus::Gauge& reload_successful_;
+};
+
+}  // namespace schedwatch

@@ -1,0 +1,63 @@
+// The one small interface every scheduler source implements, and the registry of source types.
+// A source lists what its scheduler holds now; it never classifies. Adding a scheduler: a folder
+// under sources/, one Register line in source_registry.cc, its keys in core/src/spec_sources.cc.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedwatch/classify.h"
+#include "schedwatch/result.h"
+#include "schedwatch/spec.h"
+
+namespace schedwatch {
+
+// Something wrong with one item of a list that did not stop the rest: a malformed object, a
+// garbled log line. Counted in schedwatch_source_errors_total{reason} and shown on the status page.
+struct SourceProblem {
+  std::string reason;   // a short metric label value: "malformed_object", "unmatched_line"
+  std::string message;  // for people; never holds a secret
+};
+
+// One complete read of one source.
+struct SourceSnapshot {
+  // Every object carrying the schedwatch marker, roles outside the spec included (unowned).
+  std::vector<LiveObject> objects;
+  std::map<std::string, RunHistory> history;     // by role
+  std::map<std::string, std::int64_t> progress;  // by role, for sources that know it
+  std::vector<SourceProblem> problems;
+};
+
+struct ListContext {
+  std::int64_t now = 0;  // Unix seconds, taken once per refresh
+  // Set when the refresh gave up waiting; long reads should check it and return early.
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Reads the scheduler's live list and run history. An Error means the list could not be
+  // read as a whole: its roles become unknown, never missing. Called from one thread at a time.
+  virtual Result<SourceSnapshot> List(const ListContext& context) = 0;
+};
+
+// Everything a source may need besides its spec block: the jobs it serves.
+struct SourceOptions {
+  const SourceSpec* spec = nullptr;
+  std::vector<const JobSpec*> jobs;
+};
+
+using SourceFactory = std::function<Result<std::unique_ptr<Source>>(const SourceOptions&)>;
+
+// type -> factory; filled by source_registry.cc.
+const std::map<std::string, SourceFactory>& SourceFactories();
+
+Result<std::unique_ptr<Source>> MakeSource(const SourceOptions& options);
+
+}  // namespace schedwatch

@@ -1,0 +1,24 @@
+#include <fmt/format.h>
+
+#include "exporter/source.h"
+#include "exporter/sources/file/file_source.h"
+
+namespace schedwatch {
+
+const std::map<std::string, SourceFactory>& SourceFactories() {
+  static const auto* factories = new std::map<std::string, SourceFactory>{
+      {"file", MakeFileSource},
+  };
+  return *factories;
+}
+
+Result<std::unique_ptr<Source>> MakeSource(const SourceOptions& options) {
+  auto it = SourceFactories().find(options.spec->type);
+  if (it == SourceFactories().end()) {
+    return Error{
+        fmt::format("source type \"{}\" is not built into this exporter", options.spec->type)};
+  }
+  return it->second(options);
+}
+
+}  // namespace schedwatch

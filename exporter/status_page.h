@@ -1,0 +1,15 @@
+// The human side of a refresh: an HTML status page and the same facts as JSON. Everything that
+// came from a live object is escaped.
+#pragma once
+
+#include <string>
+
+#include "exporter/state.h"
+
+namespace schedwatch {
+
+std::string RenderStatusHtml(const RefreshResult& result);
+std::string RenderStatusJson(const RefreshResult& result);
+std::string EscapeHtml(const std::string& text);
+
+}  // namespace schedwatch

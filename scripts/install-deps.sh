@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs what schedwatch needs to build and test, from Debian 12's packages only.
+set -eu
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-cpp-dev
+  libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
+  libcli11-dev libhowardhinnant-date-dev zlib1g-dev tzdata ca-certificates curl"
+TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
+  prometheus-pushgateway cron rsyslog openssl chromium"
+missing=""
+for package in $BUILD ${1:+$TEST}; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  $SUDO apt-get update -q
+  # Services must not start on install: the tests start their own, on loopback.
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  $SUDO apt-get install -y -q --no-install-recommends $missing
+  $SUDO rm -f /usr/sbin/policy-rc.d
+fi

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Starts the real schedwatch_exporter binary on an ephemeral port and talks to it over HTTP.
+
+Checks /metrics (plain and gzip), the Prometheus endpoints, reload by POST and by SIGHUP with a
+good and a bad spec, the status page and the JSON API, and `promtool check metrics` when
+promtool is installed. Prints 'N passed, N failed'.
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+RESULTS = {"passed": 0, "failed": 0}
+
+
+def check(name, condition, detail=""):
+    if condition:
+        RESULTS["passed"] += 1
+        print(f"ok   {name}")
+    else:
+        RESULTS["failed"] += 1
+        print(f"FAIL {name} {detail}")
+
+
+def get(url, headers=None, method="GET"):
+    request = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+class Exporter:
+    def __init__(self, binary, spec, workdir, *extra):
+        self.log_path = os.path.join(workdir, "exporter.log")
+        self.log = open(self.log_path, "w+")
+        self.process = subprocess.Popen(
+            [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
+             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms", *extra],
+            stderr=self.log, stdout=self.log)
+        self.port = None
+        deadline = time.time() + 15
+        while time.time() < deadline and self.port is None:
+            time.sleep(0.05)
+            with open(self.log_path) as log:
+                match = re.search(r"msg=listening .*port=(\d+)", log.read())
+            if match:
+                self.port = int(match.group(1))
+        if self.port is None:
+            raise RuntimeError("exporter did not start: " + open(self.log_path).read())
+        self.base = f"http://127.0.0.1:{self.port}"
+        while time.time() < deadline:
+            if get(self.base + "/-/ready")[0] == 200:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("exporter never became ready")
+
+    def logs(self):
+        with open(self.log_path) as log:
+            return log.read()
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=10)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exporter", required=True)
+    parser.add_argument("--source-dir", required=True)
+    args = parser.parse_args()
+    workdir = tempfile.mkdtemp(prefix="schedwatch-http-")
+    examples = os.path.join(args.source_dir, "examples")
+    spec = os.path.join(workdir, "desired-state.yaml")
+    for name in ("desired-state.yaml", "live-state.yaml", "ledger.json"):
+        shutil.copy(os.path.join(examples, name), workdir)
+
+    exporter = Exporter(args.exporter, spec, workdir, "--ledger.file",
+                        os.path.join(workdir, "ledger.json"))
+    try:
+        status, headers, body = get(exporter.base + "/metrics")
+        text = body.decode()
+        check("metrics answers 200", status == 200, status)
+        check("metrics content type is exposition 0.0.4",
+              headers.get("Content-Type") == "text/plain; version=0.0.4; charset=utf-8",
+              headers.get("Content-Type"))
+        check("incident: retry missing",
+              'schedwatch_job_condition{role="retry",source="demo",condition="missing"} 1\n' in text)
+        check("incident: gate ok",
+              'schedwatch_job_condition{role="gate",source="demo",condition="ok"} 1\n' in text)
+        check("heartbeat exported", "schedwatch_exporter_last_cycle_timestamp_seconds " in text)
+
+        status, headers, body = get(exporter.base + "/metrics", {"Accept-Encoding": "gzip"})
+        check("gzip when asked", headers.get("Content-Encoding") == "gzip", headers)
+        check("gzip body is the same exposition",
+              gzip.decompress(body).decode().split("schedwatch_job_condition")[1:3]
+              == text.split("schedwatch_job_condition")[1:3])
+
+        promtool = shutil.which("promtool")
+        if promtool:
+            result = subprocess.run([promtool, "check", "metrics"], input=text,
+                                    capture_output=True, text=True)
+            check("promtool check metrics passes", result.returncode == 0,
+                  result.stdout + result.stderr)
+        else:
+            print("note: promtool not installed here; CI runs this check")
+
+        check("healthy", get(exporter.base + "/-/healthy")[0] == 200)
+        check("ready", get(exporter.base + "/-/ready")[0] == 200)
+        check("unknown path is 404", get(exporter.base + "/nope")[0] == 404)
+        check("reload needs POST", get(exporter.base + "/-/reload")[0] == 405)
+
+        status, headers, body = get(exporter.base + "/")
+        page = body.decode()
+        check("status page is HTML", status == 200 and "text/html" in headers["Content-Type"])
+        check("status page lists the missing retry role",
+              'data-role="retry"' in page and ">missing<" in page)
+
+        status, _, body = get(exporter.base + "/api/v1/status")
+        roles = {r["role"]: r for r in json.loads(body)["roles"]}
+        check("JSON API has every role", len(roles) == 11, len(roles))
+        check("JSON API: retry missing", "missing" in roles["retry"]["conditions"])
+
+        # A bad spec: 500 with the exact error, the old spec keeps running.
+        good = open(spec).read()
+        with open(spec, "w") as out:
+            out.write(good.replace('schedule: "*/10 * * * *"', 'schedule: "*/10 * * *"'))
+        status, _, body = get(exporter.base + "/-/reload", method="POST")
+        check("bad reload answers 500", status == 500, status)
+        check("bad reload names file, line and field",
+              f"{spec}:23:15: jobs[0].schedule: expected 5 fields" in body.decode(), body)
+        time.sleep(1.5)
+        text = get(exporter.base + "/metrics")[2].decode()
+        check("bad reload sets reload_successful 0",
+              "schedwatch_exporter_config_last_reload_successful 0\n" in text,
+              re.findall(r"schedwatch_exporter_config_last_reload_successful.*", text))
+        check("old spec still served", 'role="retry"' in text)
+
+        # A good spec by SIGHUP: a role removed.
+        with open(spec, "w") as out:
+            out.write(good.replace("role: partner-feed", "role: partner-feed-renamed"))
+        exporter.process.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            text = get(exporter.base + "/metrics")[2].decode()
+            if 'role="partner-feed-renamed"' in text:
+                break
+            time.sleep(0.2)
+        check("SIGHUP reload picks up the new spec", 'role="partner-feed-renamed"' in text)
+        check("good reload sets reload_successful 1",
+              "schedwatch_exporter_config_last_reload_successful 1\n" in text)
+        check("logs are logfmt", re.search(r'level=info msg="spec reloaded"', exporter.logs()))
+    finally:
+        code = exporter.stop()
+    check("exits 0 on SIGTERM", code == 0, code)
+
+    bad = os.path.join(workdir, "bad.yaml")
+    with open(bad, "w") as out:
+        out.write("version: 1\nsources: {}\njobs: []\n")
+    result = subprocess.run([args.exporter, "--config.file", bad], capture_output=True, text=True)
+    check("bad spec at start exits 2", result.returncode == 2, result.returncode)
+    check("bad spec at start says where",
+          result.stderr.strip() == f"{bad}:2:10: sources: at least one source is needed",
+          result.stderr)
+    result = subprocess.run([args.exporter, "--config.file"], capture_output=True, text=True)
+    check("bad arguments exit 2", result.returncode == 2, result.returncode)
+    result = subprocess.run([args.exporter, "--version"], capture_output=True, text=True)
+    check("--version", result.returncode == 0 and "schedwatch_exporter, version" in result.stdout)
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
+    return 1 if RESULTS["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

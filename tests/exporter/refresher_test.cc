@@ -1,0 +1,279 @@
+#include "exporter/refresher.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <regex>
+
+#include "exporter/state.h"
+#include "tests/exporter/test_util.h"
+
+namespace schedwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
+const fs::path kSourceDir = SCHEDWATCH_SOURCE_DIR;
+
+std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
+                                         const std::string& ledger_file = "",
+                                         std::int64_t now = kNow) {
+  auto spec = LoadSpecFile(config_file);
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  RefresherOptions options;
+  options.config_file = config_file;
+  options.ledger_file = ledger_file;
+  options.confirm_delay = std::chrono::milliseconds(50);
+  options.source_timeout = std::chrono::seconds(5);
+  options.clock = [now] { return now; };
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  EXPECT_TRUE(refresher.ok()) << refresher.error();
+  return std::move(*refresher);
+}
+
+const RoleResult& Role(const Published& published, const std::string& role) {
+  for (const auto& result : published.result.roles) {
+    if (result.job->role == role) return result;
+  }
+  throw std::runtime_error("no role " + role);
+}
+
+const SourceStatus& Source(const Published& published, const std::string& name) {
+  for (const auto& source : published.result.sources) {
+    if (source.name == name) return source;
+  }
+  throw std::runtime_error("no source " + name);
+}
+
+// The lines that change from build to build or run to run.
+std::string Normalize(std::string metrics) {
+  metrics = std::regex_replace(metrics, std::regex("revision=\"[^\"]*\""), "revision=\"REVISION\"");
+  metrics =
+      std::regex_replace(metrics, std::regex("([{,])version=\"[0-9.]+\""), "$1version=\"VERSION\"");
+  return std::regex_replace(
+      metrics, std::regex("(schedwatch_source_sync_duration_seconds\\{[^}]*\\}) [0-9.e+-]+"),
+      "$1 DURATION");
+}
+
+TEST(RefresherTest, ExampleMetricsMatchTheGoldenFile) {
+  auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                                 (kSourceDir / "examples/ledger.json").string());
+  refresher->RefreshOnce();
+  testing::ExpectGolden(Normalize(refresher->Current()->metrics),
+                        kSourceDir / "tests/golden/example-metrics.txt");
+}
+
+TEST(RefresherTest, ExampleShowsEveryConditionOnce) {
+  auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                                 (kSourceDir / "examples/ledger.json").string());
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  std::map<std::string, std::string> expected{{"retry", "missing,not_started,stale"},
+                                              {"gate", "ok"},
+                                              {"nightly-report", "inactive"},
+                                              {"cleanup", "duplicate"},
+                                              {"backup", "drift"},
+                                              {"digest", "not_started"},
+                                              {"export", "hung"},
+                                              {"sync", "failing"},
+                                              {"billing", "stale"},
+                                              {"ingest", "stalled"},
+                                              {"partner-feed", "unknown"}};
+  for (const auto& [role, conditions] : expected) {
+    EXPECT_EQ(Role(*published, role).status.ConditionList(), conditions) << role;
+  }
+  EXPECT_EQ(Source(*published, "demo").unowned_objects, 1);
+  EXPECT_FALSE(Source(*published, "partner").up);
+}
+
+TEST(RefresherTest, IncidentRetryMissingWhileGateRuns) {
+  auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                                 (kSourceDir / "examples/ledger.json").string());
+  refresher->RefreshOnce();
+  const std::string& metrics = refresher->Current()->metrics;
+  auto has = [&metrics](const std::string& line) {
+    return metrics.find(line + "\n") != std::string::npos;
+  };
+  EXPECT_TRUE(has(R"(schedwatch_job_registered_objects{role="retry",source="demo"} 0)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_condition{role="retry",source="demo",condition="missing"} 1)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_ledger_mismatch{role="retry",source="demo"} 1)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_registered_objects{role="gate",source="demo"} 1)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_condition{role="gate",source="demo",condition="ok"} 1)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_ledger_mismatch{role="gate",source="demo"} 0)"));
+  // Unknown values are absent, never zero: the unknown source's role has no object count.
+  EXPECT_EQ(metrics.find(R"(schedwatch_job_registered_objects{role="partner-feed")"),
+            std::string::npos);
+  EXPECT_TRUE(has(R"(schedwatch_source_up{source="partner",type="file"} 0)"));
+}
+
+TEST(RefresherTest, MissingIsClaimedOnlyAfterTheConfirmingReRead) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: retry, source: s, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  // The object appears between the first and the confirming read: a race, not a deletion.
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
+  RefresherOptions options;
+  options.config_file = (dir.path() / "spec.yaml").string();
+  options.confirm_delay = std::chrono::milliseconds(800);
+  options.clock = [] { return kNow; };
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  ASSERT_TRUE(refresher.ok());
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    WriteFile(dir.path() / "live.yaml",
+              "objects: [{id: a, role: retry, schedule: '*/10 * * * *', spec_version: '1'}]\n");
+  });
+  (*refresher)->RefreshOnce();
+  writer.join();
+  const RoleResult& retry = Role(*(*refresher)->Current(), "retry");
+  EXPECT_FALSE(retry.status.Has(Condition::kMissing));
+  EXPECT_EQ(retry.status.registered_objects, 1);
+
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  (*refresher)->RefreshOnce();
+  EXPECT_TRUE(Role(*(*refresher)->Current(), "retry").status.Has(Condition::kMissing));
+}
+
+TEST(RefresherTest, HangingSourceTimesOutAsUnknownAndOthersAreUnaffected) {
+  TempDir dir;
+  fs::path fifo = dir.path() / "stuck.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // opening it for reading blocks: a hung read
+  WriteFile(dir.path() / "live.yaml",
+            "objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n"
+            "runs: [{role: gate, started: -3m, finished: -2m, result: success}]\n");
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources:
+  fine: {type: file, path: live.yaml}
+  stuck: {type: file, path: stuck.yaml, timeout: 1s}
+jobs:
+  - {role: gate, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
+  - {role: retry, source: stuck, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  auto refresher = MakeRefresher((dir.path() / "spec.yaml").string());
+  auto started = std::chrono::steady_clock::now();
+  refresher->RefreshOnce();
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::seconds(4));  // a bound on the timeout itself, not a benchmark
+  auto published = refresher->Current();
+  EXPECT_EQ(Role(*published, "retry").status.ConditionList(), "unknown");
+  EXPECT_EQ(Role(*published, "gate").status.ConditionList(), "ok");
+  EXPECT_EQ(Source(*published, "stuck").error, "no answer within 1s");
+  EXPECT_NE(published->metrics.find(
+                "schedwatch_source_errors_total{reason=\"timeout\",source=\"stuck\"} 1\n"),
+            std::string::npos);
+
+  // The read is still stuck: the next refresh does not pile another one on top.
+  refresher->RefreshOnce();
+  EXPECT_EQ(Source(*refresher->Current(), "stuck").error, "the previous read has not finished yet");
+  // Unblock the reader so its thread ends.
+  int fd = open(fifo.c_str(), O_WRONLY);
+  close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
+TEST(RefresherTest, MalformedSnapshotIsCountedAndNothingCrashes) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources:
+  garbled: {type: file, path: garbled.yaml}
+  partial: {type: file, path: partial.yaml}
+jobs:
+  - {role: a, source: garbled, schedule: "*/5 * * * *", spec_version: "1"}
+  - {role: b, source: partial, schedule: "*/5 * * * *", spec_version: "1"}
+  - {role: c, source: partial, schedule: "*/5 * * * *", spec_version: "1"}
+)");
+  WriteFile(dir.path() / "garbled.yaml", std::string("objects: [\x01\x02\xff\xfe", 14));
+  WriteFile(dir.path() / "partial.yaml", R"(objects:
+  - {id: b1, role: b, schedule: "*/5 * * * *", spec_version: "1"}
+  - {id: c1, schedule: "*/5 * * * *"}
+  - just a string
+runs:
+  - {role: b, started: yesterday, result: success}
+  - {role: b, started: -3m, result: exploded}
+)");
+  auto refresher = MakeRefresher((dir.path() / "spec.yaml").string());
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  EXPECT_FALSE(Source(*published, "garbled").up);
+  EXPECT_EQ(Role(*published, "a").status.ConditionList(), "unknown");
+  const SourceStatus& partial = Source(*published, "partial");
+  EXPECT_TRUE(partial.up);
+  ASSERT_EQ(partial.problems.size(), 4u);
+  EXPECT_EQ(partial.problems[0].message, "line 3: objects[1]: role is missing");
+  EXPECT_EQ(partial.problems[1].message,
+            "line 4: objects[2] is the value \"just a string\", not a mapping");
+  EXPECT_EQ(partial.problems[2].message,
+            "line 6: runs[0]: started \"yesterday\" is neither RFC 3339 nor relative like -15m");
+  EXPECT_EQ(partial.problems[3].message,
+            "line 7: runs[1]: result \"exploded\" is not success, failure or running");
+  EXPECT_EQ(Role(*published, "b").status.registered_objects, 1);
+  EXPECT_NE(
+      published->metrics.find(
+          "schedwatch_source_errors_total{reason=\"malformed_object\",source=\"partial\"} 4\n"),
+      std::string::npos);
+  EXPECT_NE(published->metrics.find("schedwatch_source_up{source=\"garbled\",type=\"file\"} 0\n"),
+            std::string::npos);
+}
+
+TEST(RefresherTest, BadReloadKeepsTheLastGoodSpecAndSaysSo) {
+  TempDir dir;
+  fs::path spec = dir.path() / "spec.yaml";
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  WriteFile(spec, R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: first, source: s, schedule: "*/5 * * * *", spec_version: "1"}
+)");
+  auto refresher = MakeRefresher(spec.string());
+  refresher->RefreshOnce();
+  WriteFile(spec, "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs: [{role: x}]\n");
+  auto reloaded = refresher->Reload();
+  ASSERT_FALSE(reloaded.ok());
+  EXPECT_EQ(reloaded.error(), spec.string() + ":3:8: jobs[0].source: missing required key");
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  EXPECT_EQ(published->result.roles.size(), 1u);
+  EXPECT_EQ(published->result.roles[0].job->role, "first");
+  EXPECT_NE(published->metrics.find("schedwatch_exporter_config_last_reload_successful 0\n"),
+            std::string::npos);
+
+  WriteFile(spec, R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: first, source: s, schedule: "*/5 * * * *", spec_version: "1"}
+  - {role: second, source: s, schedule: "*/5 * * * *", spec_version: "1"}
+)");
+  ASSERT_TRUE(refresher->Reload().ok());
+  refresher->RefreshOnce();
+  published = refresher->Current();
+  EXPECT_EQ(published->result.roles.size(), 2u);
+  EXPECT_NE(published->metrics.find("schedwatch_exporter_config_last_reload_successful 1\n"),
+            std::string::npos);
+}
+
+TEST(RefresherTest, NotReadyAndNoHeartbeatBeforeTheFirstRefresh) {
+  auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string());
+  EXPECT_FALSE(refresher->Ready());
+  const std::string& metrics = refresher->Current()->metrics;
+  EXPECT_EQ(metrics.find("schedwatch_job_"), std::string::npos);
+  EXPECT_EQ(metrics.find("schedwatch_exporter_last_cycle_timestamp_seconds"), std::string::npos);
+  EXPECT_NE(metrics.find("schedwatch_exporter_build_info"), std::string::npos);
+  refresher->RefreshOnce();
+  EXPECT_TRUE(refresher->Ready());
+  EXPECT_NE(refresher->Current()->metrics.find(
+                "schedwatch_exporter_last_cycle_timestamp_seconds 1796040000\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedwatch

@@ -1,0 +1,263 @@
+#include "schedwatch/classify.h"
+
+#include <gtest/gtest.h>
+
+namespace schedwatch {
+namespace {
+
+// 2026-11-30T12:00:00Z, a Monday; every fire time of "*/10 * * * *" is a multiple of 600.
+constexpr std::int64_t kNow = 1796040000;
+constexpr std::int64_t kMinute = 60, kHour = 3600, kDay = 86400;
+
+Spec LoadSpec() {
+  auto spec = ParseSpec(R"(version: 1
+defaults: {start_grace: 5m, max_runtime: 30m, missed_starts: 2}
+sources:
+  host: {type: crontab}
+jobs:
+  - role: retry
+    source: host
+    schedule: "*/10 * * * *"
+    spec_version: "7"
+    max_runtime: 5m
+  - role: gate
+    source: host
+    schedule: "*/5 * * * *"
+    spec_version: "3"
+  - role: checkpointed
+    source: host
+    schedule: "0 * * * *"
+    spec_version: "1"
+    progress: {file: /var/lib/app/checkpoint, stale_after: 2h}
+)",
+                        "classify.yml");
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  return *spec;
+}
+
+class ClassifyTest : public ::testing::Test {
+ protected:
+  const JobSpec& Job(const std::string& role) { return *spec_.FindJob(role); }
+
+  // A healthy observation of `job`: one enabled object matching the spec, a recent success.
+  RoleObservation Healthy(const JobSpec& job) {
+    RoleObservation observation;
+    observation.source_up = true;
+    observation.objects.push_back({"/etc/cron.d/app:3", job.role, job.schedule.expression().text(),
+                                   "", job.spec_version, true});
+    std::int64_t last_fire = *job.schedule.Previous(kNow);
+    observation.history.Add({last_fire + 1, last_fire + 30, Run::Outcome::kSucceeded});
+    observation.desired_since = kNow - 30 * kDay;
+    return observation;
+  }
+
+  std::string Conditions(const std::string& role, const RoleObservation& observation,
+                         std::int64_t now = kNow) {
+    return Classify(Job(role), observation, now).ConditionList();
+  }
+
+  Spec spec_ = LoadSpec();
+};
+
+TEST_F(ClassifyTest, HealthyRoleIsOkWithCountsAndScheduleTimes) {
+  RoleStatus status = Classify(Job("retry"), Healthy(Job("retry")), kNow);
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_EQ(status.registered_objects, 1);
+  EXPECT_EQ(status.active_objects, 1);
+  EXPECT_EQ(status.drifted_objects, 0);
+  EXPECT_EQ(status.last_scheduled, kNow);  // "at or before": 12:00 itself
+  EXPECT_EQ(status.next_scheduled, kNow + 10 * kMinute);
+  EXPECT_EQ(status.history.last_success, kNow + 30);
+  EXPECT_FALSE(status.ledger_mismatch.has_value());
+}
+
+TEST_F(ClassifyTest, LedgerIdWithoutLiveObjectIsMissingNotOk) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects.clear();
+  observation.absence_confirmed = true;
+  observation.ledger_id = "/etc/cron.d/app:3";  // a stored ID alone never passes
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_TRUE(status.Has(Condition::kMissing));
+  EXPECT_FALSE(status.Has(Condition::kOk));
+  EXPECT_EQ(status.registered_objects, 0);
+  EXPECT_EQ(status.ledger_mismatch, true);
+}
+
+TEST_F(ClassifyTest, AbsenceSeenInOneReadOnlyIsNotMissing) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects.clear();
+  observation.absence_confirmed = false;
+  EXPECT_FALSE(Classify(Job("retry"), observation, kNow).Has(Condition::kMissing));
+}
+
+TEST_F(ClassifyTest, LedgerIdAmongLiveObjectsIsNoMismatch) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.ledger_id = "/etc/cron.d/app:3";
+  EXPECT_EQ(Classify(Job("retry"), observation, kNow).ledger_mismatch, false);
+}
+
+TEST_F(ClassifyTest, SuspendedObjectIsInactiveNotMissing) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects[0].enabled = false;
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_EQ(status.ConditionList(), "inactive");
+  EXPECT_EQ(status.registered_objects, 1);
+  EXPECT_EQ(status.active_objects, 0);
+}
+
+TEST_F(ClassifyTest, TwoObjectsForOneRoleAreDuplicate) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects.push_back(observation.objects[0]);
+  observation.objects[1].id = "/etc/cron.d/copy:3";
+  EXPECT_EQ(Conditions("retry", observation), "duplicate");
+}
+
+TEST_F(ClassifyTest, OlderSpecVersionWithSameScheduleIsDrift) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects[0].spec_version = "6";
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_EQ(status.ConditionList(), "drift");
+  EXPECT_EQ(status.drifted_objects, 1);
+}
+
+TEST_F(ClassifyTest, EquivalentScheduleTextIsNotDriftButADifferentOneIs) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects[0].schedule = "0,10,20,30,40,50 * * * *";
+  EXPECT_EQ(Conditions("retry", observation), "ok");
+  observation.objects[0].schedule = "*/15 * * * *";
+  EXPECT_EQ(Conditions("retry", observation), "drift");
+  observation.objects[0].schedule = "not a schedule";
+  EXPECT_EQ(Conditions("retry", observation), "drift");
+}
+
+TEST_F(ClassifyTest, DifferentTimeZoneIsDriftAndAnAliasOfTheSameZoneIsNot) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects[0].timezone = "Etc/UTC";
+  EXPECT_EQ(Conditions("retry", observation), "ok");
+  observation.objects[0].timezone = "Asia/Seoul";
+  EXPECT_EQ(Conditions("retry", observation), "drift");
+}
+
+TEST_F(ClassifyTest, OneSkippedRunThenALateSuccessInsideGraceIsNeitherNotStartedNorStale) {
+  // Runs at 11:40 succeeded; 11:50 was skipped; the 12:00 run starts late at 12:04.
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.history.Add({kNow - 20 * kMinute, kNow - 19 * kMinute, Run::Outcome::kSucceeded});
+  // 12:04, before the 12:00 run started: only 11:50 + grace has passed, so one miss.
+  EXPECT_EQ(Conditions("retry", observation, kNow + 4 * kMinute), "ok");
+  observation.history.Add({kNow + 4 * kMinute, kNow + 5 * kMinute, Run::Outcome::kSucceeded});
+  EXPECT_EQ(Conditions("retry", observation, kNow + 6 * kMinute), "ok");
+}
+
+TEST_F(ClassifyTest, TwoConsecutiveMissedFireTimesAreNotStarted) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.history.Add({kNow - 20 * kMinute, kNow - 19 * kMinute, Run::Outcome::kSucceeded});
+  // 11:50 and 12:00 both passed their 5-minute grace at 12:05 with no start since 11:50.
+  EXPECT_EQ(Conditions("retry", observation, kNow + 5 * kMinute - 1), "ok");
+  EXPECT_EQ(Conditions("retry", observation, kNow + 5 * kMinute), "not_started");
+}
+
+TEST_F(ClassifyTest, FireTimesBeforeTheRoleWasDesiredDoNotCount) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.desired_since = kNow - 5 * kMinute;  // since 11:55: 11:50 does not count
+  EXPECT_EQ(Conditions("retry", observation, kNow + 6 * kMinute), "ok");
+}
+
+TEST_F(ClassifyTest, RunningPastMaxRuntimeIsHung) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history.Add({kNow, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Conditions("retry", observation, kNow + 5 * kMinute), "ok");  // exactly max_runtime
+  RoleStatus status = Classify(Job("retry"), observation, kNow + 5 * kMinute + 1);
+  EXPECT_EQ(status.ConditionList(), "hung");
+  EXPECT_EQ(status.history.running_since, kNow);
+}
+
+TEST_F(ClassifyTest, LatestFailureAfterSuccessIsFailingAndALaterSuccessClearsIt) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history.Add({kNow + 60, kNow + 90, Run::Outcome::kFailed});
+  EXPECT_EQ(Conditions("retry", observation, kNow + 120), "failing");
+  observation.history.Add({kNow + 600, kNow + 630, Run::Outcome::kSucceeded});
+  RoleStatus status = Classify(Job("retry"), observation, kNow + 700);
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_EQ(status.history.last_failure, kNow + 90);
+}
+
+TEST_F(ClassifyTest, FreshSuccessWithOldCheckpointIsStalled) {
+  RoleObservation observation = Healthy(Job("checkpointed"));
+  observation.last_progress = kNow - 2 * kHour;
+  EXPECT_EQ(Conditions("checkpointed", observation), "ok");
+  observation.last_progress = kNow - 2 * kHour - 1;
+  EXPECT_EQ(Conditions("checkpointed", observation), "stalled");
+}
+
+TEST_F(ClassifyTest, FailedListIsUnknownAndNothingElse) {
+  RoleObservation observation;  // source_up = false, no objects
+  observation.ledger_id = "x";
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_EQ(status.ConditionList(), "unknown");
+  EXPECT_FALSE(status.registered_objects.has_value());
+  EXPECT_FALSE(status.active_objects.has_value());
+  EXPECT_FALSE(status.ledger_mismatch.has_value());
+  EXPECT_EQ(status.next_scheduled, kNow + 10 * kMinute);  // the spec's side is still known
+}
+
+TEST_F(ClassifyTest, RetryDeletedWhileGateKeepsRunningIsNotReportedHealthy) {
+  RoleObservation retry = Healthy(Job("retry"));
+  retry.objects.clear();
+  retry.absence_confirmed = true;
+  retry.history = {};
+  retry.history.Add({kNow - 2 * kHour, kNow - 2 * kHour + 30, Run::Outcome::kSucceeded});
+  RoleStatus retry_status = Classify(Job("retry"), retry, kNow);
+  EXPECT_TRUE(retry_status.Has(Condition::kMissing));
+  EXPECT_TRUE(retry_status.Has(Condition::kNotStarted));
+  EXPECT_TRUE(retry_status.Has(Condition::kStale));  // 2 h > 2 x 10m + 5m
+  EXPECT_EQ(Conditions("gate", Healthy(Job("gate"))), "ok");
+}
+
+TEST_F(ClassifyTest, NeverSucceededIsStaleOnlyOnceDesiredLongerThanStaleAfter) {
+  const JobSpec& gate = Job("gate");  // stale_after = 2 x 5m + 30m = 40m
+  ASSERT_EQ(gate.stale_after, 40 * kMinute);
+  RoleObservation observation = Healthy(gate);
+  observation.history = {};
+  observation.history.Add({kNow - 60, std::nullopt, Run::Outcome::kRunning});
+  observation.desired_since = kNow - 40 * kMinute;
+  EXPECT_FALSE(Classify(gate, observation, kNow).Has(Condition::kStale));
+  observation.desired_since = kNow - 40 * kMinute - 1;
+  EXPECT_TRUE(Classify(gate, observation, kNow).Has(Condition::kStale));
+}
+
+TEST_F(ClassifyTest, SuccessOlderThanStaleAfterIsStale) {
+  const JobSpec& gate = Job("gate");
+  RoleObservation observation = Healthy(gate);
+  observation.history = {};
+  observation.history.Add(
+      {kNow - 40 * kMinute - 30, kNow - 40 * kMinute, Run::Outcome::kSucceeded});
+  observation.history.Add({kNow - 60, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Classify(gate, observation, kNow).ConditionList(), "ok");
+  EXPECT_EQ(Classify(gate, observation, kNow + 1).ConditionList(), "stale");
+}
+
+TEST_F(ClassifyTest, ConditionsAreIndependent) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.objects.push_back(observation.objects[0]);
+  observation.objects[1].spec_version = "5";
+  EXPECT_EQ(Conditions("retry", observation), "duplicate,drift");
+}
+
+TEST(RunHistoryTest, KeepsLatestEndsAndOldestRunningStart) {
+  RunHistory history;
+  history.Add({100, 150, Run::Outcome::kSucceeded});
+  history.Add({200, 260, Run::Outcome::kFailed});
+  history.Add({300, std::nullopt, Run::Outcome::kRunning});
+  history.Add({250, std::nullopt, Run::Outcome::kRunning});
+  history.Add({50, 80, Run::Outcome::kSucceeded});
+  EXPECT_EQ(history.last_started, 300);
+  EXPECT_EQ(history.last_success, 150);
+  EXPECT_EQ(history.last_failure, 260);
+  EXPECT_EQ(history.running_since, 250);
+}
+
+}  // namespace
+}  // namespace schedwatch

@@ -1,0 +1,206 @@
+#include "schedwatch/spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "schedwatch/duration.h"
+
+namespace schedwatch {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kConfigDir = fs::path(SCHEDWATCH_TEST_DIR) / "config";
+
+std::string WriteTemp(const std::string& name, const std::string& content) {
+  fs::path path = fs::temp_directory_path() / ("schedwatch-spec-test-" + name);
+  std::ofstream(path, std::ios::binary) << content;
+  return path.string();
+}
+
+TEST(DurationTest, ParsesPrometheusDurations) {
+  EXPECT_EQ(*ParseDuration("90s"), 90);
+  EXPECT_EQ(*ParseDuration("5m"), 300);
+  EXPECT_EQ(*ParseDuration("1h30m"), 5400);
+  EXPECT_EQ(*ParseDuration("2d"), 172800);
+  EXPECT_EQ(*ParseDuration("1w"), 604800);
+  EXPECT_EQ(*ParseDuration("1500ms"), 2);
+  EXPECT_EQ(*ParseDuration("0s"), 0);
+}
+
+TEST(DurationTest, RejectsBadDurations) {
+  EXPECT_EQ(ParseDuration("").error(), "empty duration");
+  EXPECT_EQ(ParseDuration("-5m").error(), "duration \"-5m\" is negative");
+  EXPECT_EQ(ParseDuration("5").error(),
+            "not a valid duration \"5\": unit missing or unknown (use y, w, d, h, m, s, ms)");
+  EXPECT_EQ(ParseDuration("30m1h").error(),
+            "not a valid duration \"30m1h\": units must go from largest to smallest, each once");
+  EXPECT_EQ(ParseDuration("h").error(), "not a valid duration \"h\": expected a number at \"h\"");
+  EXPECT_EQ(ParseDuration("99999999999999999999d").error(),
+            "duration \"99999999999999999999d\" is too large");
+}
+
+TEST(DurationTest, FormatsShortestForm) {
+  EXPECT_EQ(FormatDuration(5400), "1h30m");
+  EXPECT_EQ(FormatDuration(0), "0s");
+  EXPECT_EQ(FormatDuration(90061), "1d1h1m1s");
+}
+
+TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
+  auto spec = LoadSpecFile((kConfigDir / "valid.yml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  ASSERT_EQ(spec->jobs.size(), 5u);
+  ASSERT_EQ(spec->sources.size(), 4u);
+  EXPECT_EQ(spec->sources.at("host-cron").GetList("paths").size(), 3u);
+  // Relative paths are anchored at the spec's directory.
+  EXPECT_EQ(spec->sources.at("demo").Get("path"), (kConfigDir / "live-state.yaml").string());
+  EXPECT_EQ(spec->sources.at("prod").Get("kubeconfig"), (kConfigDir / "kube/config").string());
+
+  const JobSpec& retry = spec->jobs[0];
+  EXPECT_EQ(retry.role, "retry");
+  EXPECT_EQ(retry.timezone, "Asia/Seoul");
+  EXPECT_EQ(retry.spec_version, "7");
+  EXPECT_EQ(retry.max_runtime, 300);
+  EXPECT_EQ(retry.start_grace, 300);
+  EXPECT_EQ(retry.period, 600);
+  EXPECT_EQ(retry.stale_after, 2700);  // the override
+  EXPECT_TRUE(retry.stale_after_overridden);
+  ASSERT_TRUE(retry.progress.has_value());
+  EXPECT_EQ(retry.progress->stale_after, 7200);
+  EXPECT_EQ(retry.template_path, (kConfigDir / "templates/retry.cron").string());
+  EXPECT_EQ(retry.schedule.policy(), DstPolicy::kVixieCron);
+
+  const JobSpec& gate = spec->jobs[1];
+  EXPECT_EQ(gate.spec_version, "3");  // a plain number is read as its text
+  EXPECT_EQ(gate.timezone, "UTC");
+  EXPECT_EQ(gate.stale_after, 2 * 300 + 1800);  // 2 x period + max_runtime
+  EXPECT_FALSE(gate.stale_after_overridden);
+
+  const JobSpec& report = spec->jobs[2];
+  EXPECT_EQ(report.workflow, ".github/workflows/report.yml");
+  EXPECT_EQ(report.success_metric, "report_last_success_timestamp_seconds{job=\"report\"}");
+  EXPECT_EQ(report.schedule.policy(), DstPolicy::kWallClock);
+
+  // Weekdays only in Berlin: the longest gap is Friday 09:00 to Monday 09:00 over the weekend
+  // the clocks go back (2026-10-23 to 10-26), one hour longer than three days.
+  EXPECT_EQ(spec->jobs[3].period, 3 * 86400 + 3600);
+  EXPECT_EQ(spec->jobs[3].stale_after, 2 * (3 * 86400 + 3600) + 1800);
+
+  const JobSpec& boot = spec->jobs[4];
+  EXPECT_TRUE(boot.schedule.expression().is_reboot());
+  EXPECT_FALSE(boot.period.has_value());
+  EXPECT_FALSE(boot.stale_after.has_value());
+}
+
+// One file per validation rule, its exact message on its first line: "# error: MESSAGE".
+TEST(SpecTest, EveryInvalidFileGetsItsExactMessage) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(kConfigDir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("invalid-", 0) != 0) continue;
+    std::ifstream in(entry.path());
+    std::string first_line;
+    std::getline(in, first_line);
+    ASSERT_EQ(first_line.rfind("# error: ", 0), 0u) << name << " lacks its expected error";
+    std::string expected = first_line.substr(9);
+    expected.replace(expected.find("{file}"), 6, entry.path().string());
+    auto spec = LoadSpecFile(entry.path().string());
+    ASSERT_FALSE(spec.ok()) << name << " was accepted";
+    EXPECT_EQ(spec.error(), expected) << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 25);
+}
+
+TEST(SpecTest, EmptyFileIsRejected) {
+  std::string path = WriteTemp("empty.yml", "");
+  EXPECT_EQ(LoadSpecFile(path).error(),
+            path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
+  path = WriteTemp("comments.yml", "# nothing here\n");
+  EXPECT_EQ(LoadSpecFile(path).error(),
+            path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
+}
+
+TEST(SpecTest, NonUtf8FileIsRejectedWithPosition) {
+  std::string path = WriteTemp("latin1.yml", "version: 1\nsources:\n  caf\xe9: {type: file}\n");
+  auto spec = LoadSpecFile(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error(), path + ":3:7: invalid trailing UTF-8 octet");
+}
+
+TEST(SpecTest, BinaryFileIsRejected) {
+  std::string binary(
+      "\x7f"
+      "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
+      20);
+  std::string path = WriteTemp("binary.yml", binary);
+  auto spec = LoadSpecFile(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().rfind(path + ":1:1: ", 0), 0u) << spec.error();
+}
+
+TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
+  std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
+  auto spec = LoadSpecFile(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error(), path + ": the spec is 52428800 bytes, larger than the 32 MiB limit");
+  fs::remove(path);
+}
+
+TEST(SpecTest, MissingFileAndDirectoryAreClearErrors) {
+  EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml").error(),
+            "/nonexistent/spec.yml: cannot read the spec: No such file or directory");
+  std::string dir = fs::temp_directory_path().string();
+  EXPECT_EQ(LoadSpecFile(dir).error(), dir + ": is a directory, not a spec file");
+}
+
+TEST(SpecTest, AliasBombIsBoundedAndRejected) {
+  // Nine levels of nine-fold aliases: 387 million nodes if expanded. Aliases share nodes, and the
+  // strict decoder stops at the first node of the wrong shape.
+  std::string text =
+      "version: 1\nsources: {demo: {type: file, path: x.yaml}}\na0: &a0 [x, x, x, x, x, x, x, x, "
+      "x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 9; ++j) text += (j ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  text += "jobs: *a9\n";
+  auto spec = ParseSpec(text, "bomb.yml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error(),
+            "bomb.yml:3:1: a0: unknown key (known keys: version, defaults, sources, jobs)");
+  // Even through a known key, the first job is a list, not a mapping.
+  auto spec2 = ParseSpec(text.substr(0, text.find("a0:")) + "jobs: &j [[[x]]]\n", "bomb.yml");
+  EXPECT_EQ(spec2.error(), "bomb.yml:3:11: jobs[0]: expected a mapping, got a list");
+}
+
+TEST(SpecTest, DeepNestingIsRejectedWithoutCrashing) {
+  std::string text = "version: 1\njobs: " + std::string(100000, '[') + std::string(100000, ']');
+  auto spec = ParseSpec(text, "deep.yml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.error().find("nesting deeper than 256 levels"), std::string::npos) << spec.error();
+}
+
+TEST(SpecTest, AnchorsAndAliasesWorkForRepeatedValues) {
+  auto spec = ParseSpec(R"(version: 1
+sources: {demo: {type: file, path: /x.yaml}}
+jobs:
+  - role: a
+    source: demo
+    schedule: &every10 "*/10 * * * *"
+    spec_version: &v "4"
+  - role: b
+    source: demo
+    schedule: *every10
+    spec_version: *v
+)",
+                        "aliases.yml");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_EQ(spec->jobs[1].schedule.expression().text(), "*/10 * * * *");
+  EXPECT_EQ(spec->jobs[1].spec_version, "4");
+}
+
+}  // namespace
+}  // namespace schedwatch
