@@ -298,7 +298,7 @@ class CronCalendar {
  public:
   explicit CronCalendar(const CronExpression& e)
       : e_(e),
-        or_rule_(!e.dom_star_ && !e.dow_star_ && e.days_ != 2),
+        or_rule_(!e.dom_star_ && !e.dow_star_),
         first_minute_(e.minutes_ ? Ctz64(e.minutes_) : 0),
         last_minute_(e.minutes_ ? Msb64(e.minutes_) : 0),
         first_tod_(e.hours_ ? Ctz32(e.hours_) * 60 + first_minute_ : 0),
@@ -607,13 +607,15 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_r
   e.dom_star_ = fields[2].front() == '*';
   e.dow_star_ = fields[4].front() == '*';
 
-  // Every real (month, day) falls on every weekday in some year, so the expression fires iff
-  // some month allows some existing day (February 29 included).
-  const CronCalendar calendar(e);
-  for (int month = 1; month <= 12 && !e.fires_; ++month) {
-    const int len = month == 2 ? 29 : DaysInMonth(2001, month);
-    for (int first_weekday = 0; first_weekday < 7 && !e.fires_; ++first_weekday) {
-      e.fires_ = calendar.DayMask(month, len, first_weekday) != 0;
+  // Every real (month, day), February 29 included, falls on every weekday in some year. So with
+  // the OR rule any weekday fires, and with AND the expression fires iff some allowed month has
+  // an allowed day.
+  if (!e.dom_star_ && !e.dow_star_) {
+    e.fires_ = true;
+  } else {
+    for (int month = 1; month <= 12 && !e.fires_; ++month) {
+      const int len = month == 2 ? 29 : DaysInMonth(2001, month);
+      e.fires_ = ((e.months_ >> month) & 1) && (e.days_ & ValidDays(len)) != 0;
     }
   }
   return e;
