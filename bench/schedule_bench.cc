@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> instants;
   instants.reserve(count);
   for (int i = 0; i < count; ++i) {
-    instants.push_back(reference + std::uniform_int_distribution<std::int64_t>(0, 365 * 86400)(rng));
+    instants.push_back(reference +
+                       std::uniform_int_distribution<std::int64_t>(0, 365 * 86400)(rng));
   }
 
   const Clock::time_point total = Clock::now();
@@ -81,9 +82,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "parse failed: %s: %s\n", texts[i].c_str(), expression.error().c_str());
       return 1;
     }
-    schedules.emplace_back(std::move(*expression), zones[i % 5],
-                           i % 2 ? schedwatch::DstPolicy::kVixieCron
-                                 : schedwatch::DstPolicy::kWallClock);
+    schedules.emplace_back(
+        std::move(*expression), zones[i % 5],
+        i % 2 ? schedwatch::DstPolicy::kVixieCron : schedwatch::DstPolicy::kWallClock);
   }
   const double parse_seconds = Seconds(start);
 

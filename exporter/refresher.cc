@@ -1,6 +1,7 @@
 #include "exporter/refresher.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <prometheus/text_serializer.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -85,6 +86,7 @@ std::string Gzip(const std::string& text) {
   stream.avail_out = static_cast<uInt>(out.size());
   int status = deflate(&stream, Z_FINISH);
   out.resize(stream.total_out);
+  out.shrink_to_fit();  // deflateBound is about the size of the input
   deflateEnd(&stream);
   return status == Z_STREAM_END ? out : std::string();
 }
@@ -433,6 +435,8 @@ void Refresher::UpdateSelfMetrics(
 
 void Refresher::Publish(RefreshResult result) {
   auto published = std::make_shared<Published>();
+  // Sized from the last refresh: growing by doubling would leave up to half the buffer unused.
+  published->metrics.reserve(expected_metrics_bytes_ + expected_metrics_bytes_ / 16);
   RenderRoleMetrics(result, published->metrics);
   auto families = registry_.Collect();
   if (!result.complete) {
@@ -448,10 +452,17 @@ void Refresher::Publish(RefreshResult result) {
   std::ostringstream self;
   prometheus::TextSerializer().Serialize(self, families);
   published->metrics += self.str();
+  published->metrics.shrink_to_fit();
+  expected_metrics_bytes_ = published->metrics.size();
   published->metrics_gzip = Gzip(published->metrics);
   published->result = std::move(result);
-  std::lock_guard<std::mutex> lock(mutex_);
-  published_ = std::move(published);
+  std::shared_ptr<const Published> previous = std::move(published);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    published_.swap(previous);
+  }
+  previous.reset();  // the previous refresh, unless a scrape still holds it
+  malloc_trim(0);    // hand its buffers back to the system instead of keeping them
 }
 
 std::shared_ptr<const Published> Refresher::Current() const {

@@ -79,6 +79,7 @@ class Refresher {
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
   std::mutex refresh_mutex_;                            // one refresh at a time
+  std::size_t expected_metrics_bytes_ = 0;              // size of the last exposition
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> stop_{false};

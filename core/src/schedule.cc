@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace schedwatch {
 namespace {
@@ -39,7 +40,8 @@ constexpr std::int64_t kHorizonSeconds = (kCycleDays + 366) * kSecondsPerDay;
 // Times outside years 1-9999 are not evaluated.
 constexpr std::int64_t kMinTime = -62135596800;  // 0001-01-01T00:00:00Z
 constexpr std::int64_t kMaxTime = 253402300799;  // 9999-12-31T23:59:59Z
-// Vixie cron treats a clock jump of 3 hours or more as a clock correction, not DST.
+// Vixie cron (cron.c) treats a forward jump of 3 hours or more, or a backward jump of more than
+// 3 hours, as a clock correction rather than DST: then it simply follows the new wall clock.
 constexpr std::int64_t kVixieMaxJumpSeconds = 3 * 3600;
 
 constexpr std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
@@ -92,7 +94,9 @@ int Ctz32(std::uint32_t x) { return __builtin_ctz(x); }
 int Msb32(std::uint32_t x) { return 31 - __builtin_clz(x); }
 
 // Bits 1..len.
-std::uint32_t ValidDays(int len) { return static_cast<std::uint32_t>((std::uint64_t{2} << len) - 2); }
+std::uint32_t ValidDays(int len) {
+  return static_cast<std::uint32_t>((std::uint64_t{2} << len) - 2);
+}
 
 // Bits d (1-31) of the days whose weekday is in `weekdays` (bit 0 = Sunday) when day 1 of the
 // month falls on `first_weekday`.
@@ -105,8 +109,8 @@ std::uint32_t WeekdayDays(std::uint8_t weekdays, int first_weekday) {
 // ---------------------------------------------------------------------------------------------
 // Parsing.
 
-constexpr std::array<std::string_view, 12> kMonthNames = {
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+constexpr std::array<std::string_view, 12> kMonthNames = {"jan", "feb", "mar", "apr", "may", "jun",
+                                                          "jul", "aug", "sep", "oct", "nov", "dec"};
 constexpr std::array<std::string_view, 7> kWeekdayNames = {"sun", "mon", "tue", "wed",
                                                            "thu", "fri", "sat"};
 
@@ -133,8 +137,8 @@ struct Macro {
 };
 
 constexpr Macro kMacros[] = {
-    {"@yearly", "0 0 1 1 *"},  {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-    {"@weekly", "0 0 * * 0"},  {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+    {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
     {"@hourly", "0 * * * *"},
 };
 
@@ -168,9 +172,8 @@ class FieldParser {
     std::size_t start = 0;
     while (true) {
       const std::size_t comma = text.find(',', start);
-      const std::string_view item =
-          text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                             : comma - start);
+      const std::string_view item = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       std::string error = ParseItem(item, &result);
       if (!error.empty()) return error;
       if (comma == std::string_view::npos) break;
@@ -306,7 +309,6 @@ class CronCalendar {
 
   // Whether the expression has any fire time at all.
   bool fires() const { return e_.fires_ && !e_.reboot_; }
-  bool fixed_time() const { return e_.fixed_time(); }
 
   // Days of the month `month` (bits 1-31) that match, for a month of `len` days whose day 1 falls
   // on `first_weekday`.
@@ -389,7 +391,8 @@ class CronCalendar {
       const std::uint64_t minutes = e_.minutes_ & (~std::uint64_t{0} << minute);
       if (minutes) return hour * 60 + Ctz64(minutes);
     }
-    const std::uint32_t hours = e_.hours_ & static_cast<std::uint32_t>(~std::uint64_t{0} << (hour + 1));
+    const std::uint32_t hours =
+        e_.hours_ & static_cast<std::uint32_t>(~std::uint64_t{0} << (hour + 1));
     return hours ? Ctz32(hours) * 60 + first_minute_ : -1;
   }
 
@@ -679,6 +682,7 @@ class Evaluator {
       const Interval interval = At(t);
       const std::int64_t offset = interval.offset;
       std::int64_t low = CeilDiv(t + offset, 60);
+      // Non-zero only for Vixie fixed-time entries at a transition (see At).
       const std::int64_t shift = offset - interval.previous_offset;
       if (shift > 0 && shift < kVixieMaxJumpSeconds) {
         // Vixie: fixed-time entries whose wall-clock times were skipped run at the jump.
@@ -786,9 +790,9 @@ class Evaluator {
   static std::int64_t OneYearLater(std::int64_t t) {
     const std::int64_t day = FloorDiv(t, kSecondsPerDay);
     const CivilDate date = CivilFromDays(day);
-    const std::int64_t next_day =
-        (date.month == 2 && date.day == 29) ? DaysFromCivil(date.year + 1, 3, 1)
-                                            : DaysFromCivil(date.year + 1, date.month, date.day);
+    const std::int64_t next_day = (date.month == 2 && date.day == 29)
+                                      ? DaysFromCivil(date.year + 1, 3, 1)
+                                      : DaysFromCivil(date.year + 1, date.month, date.day);
     return next_day * kSecondsPerDay + (t - day * kSecondsPerDay);
   }
 

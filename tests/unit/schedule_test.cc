@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -67,7 +68,8 @@ TEST(CronParseTest, RejectsWrongFieldCount) {
             "expected 5 fields (minute hour day-of-month month day-of-week), got 4");
   EXPECT_EQ(ParseError("0 0 * * * /usr/bin/backup"),
             "expected 5 fields (minute hour day-of-month month day-of-week), got 6");
-  EXPECT_EQ(ParseError("   "), "expected 5 fields (minute hour day-of-month month day-of-week), got 0");
+  EXPECT_EQ(ParseError("   "),
+            "expected 5 fields (minute hour day-of-month month day-of-week), got 0");
 }
 
 TEST(CronParseTest, RejectsOutOfRangeValues) {
@@ -95,8 +97,10 @@ TEST(CronParseTest, RejectsUnknownNames) {
 }
 
 TEST(CronParseTest, RejectsBackwardRanges) {
-  EXPECT_EQ(ParseError("0 0 * * 5-2"), "day-of-week field \"5-2\": range start 5 is after its end 2");
-  EXPECT_EQ(ParseError("30-10 * * * *"), "minute field \"30-10\": range start 30 is after its end 10");
+  EXPECT_EQ(ParseError("0 0 * * 5-2"),
+            "day-of-week field \"5-2\": range start 5 is after its end 2");
+  EXPECT_EQ(ParseError("30-10 * * * *"),
+            "minute field \"30-10\": range start 30 is after its end 10");
 }
 
 TEST(CronParseTest, RejectsNamesInRanges) {
@@ -120,7 +124,8 @@ TEST(CronParseTest, RejectsEmptyItemsAndTrailingGarbage) {
   EXPECT_EQ(ParseError("1-5/2/3 * * * *"), "minute field \"1-5/2/3\": unexpected \"/3\"");
   EXPECT_EQ(ParseError("5- * * * *"), "minute field \"5-\": missing range end after \"5-\"");
   EXPECT_EQ(ParseError("*/ * * * *"), "minute field \"*/\": missing step after \"/\"");
-  EXPECT_EQ(ParseError("-5 * * * *"), "minute field \"-5\": expected a number or \"*\", got \"-5\"");
+  EXPECT_EQ(ParseError("-5 * * * *"),
+            "minute field \"-5\": expected a number or \"*\", got \"-5\"");
   EXPECT_EQ(ParseError("0 0 ? * *"),
             "day-of-month field \"?\": expected a number or \"*\", got \"?\"");
   EXPECT_EQ(ParseError("0 0 * ? *"),
@@ -306,6 +311,20 @@ TEST(ScheduleTest, UsesTheZonesWallClock) {
   EXPECT_EQ(Make("0 0 * * *", "America/New_York").Next(Utc(2026, 1, 1)), Utc(2026, 1, 1, 5));
 }
 
+TEST(ScheduleTest, HandlesTimesBefore1970AndOutOfRangeInputs) {
+  const Schedule s = Make("*/5 * * * *");
+  EXPECT_EQ(s.Next(-1), 0);
+  EXPECT_EQ(s.Previous(-1), -300);
+  EXPECT_EQ(Make("0 0 1 1 *").Previous(Utc(1901, 6, 1)), Utc(1901, 1, 1));
+  EXPECT_EQ(s.Next(std::numeric_limits<std::int64_t>::max()), std::nullopt);
+  EXPECT_EQ(s.Previous(std::numeric_limits<std::int64_t>::min()), std::nullopt);
+  EXPECT_TRUE(s.Next(std::numeric_limits<std::int64_t>::min()).has_value());
+  // Without a zone, UTC.
+  const Schedule no_zone(Cron("0 9 * * *"), nullptr, DstPolicy::kWallClock);
+  EXPECT_EQ(no_zone.Next(Utc(2026, 1, 1)), Utc(2026, 1, 1, 9));
+  EXPECT_EQ(no_zone.Period(Utc(2026, 1, 1)), kDay);
+}
+
 TEST(ScheduleTest, FindZoneResolvesAndCaches) {
   const date::time_zone* seoul = FindZone("Asia/Seoul");
   ASSERT_NE(seoul, nullptr);
@@ -330,7 +349,8 @@ TEST(ScheduleDstTest, VixieRunsSkippedFixedTimeJobsAtTheJump) {
 
 TEST(ScheduleDstTest, WallClockSkipsTimesThatDoNotExist) {
   const Schedule s = Make("30 2 * * *", "Europe/Berlin", DstPolicy::kWallClock);
-  EXPECT_EQ(Fires(s, Utc(2026, 3, 28, 12), 1), (std::vector<std::int64_t>{Utc(2026, 3, 30, 0, 30)}));
+  EXPECT_EQ(Fires(s, Utc(2026, 3, 28, 12), 1),
+            (std::vector<std::int64_t>{Utc(2026, 3, 30, 0, 30)}));
   EXPECT_EQ(s.Previous(Utc(2026, 3, 30)), Utc(2026, 3, 28, 1, 30));
 }
 
@@ -378,9 +398,9 @@ TEST(ScheduleDstTest, LordHoweHalfHourShift) {
   const Schedule wall_repeat = Make("45 1 * * *", "Australia/Lord_Howe", DstPolicy::kWallClock);
   EXPECT_EQ(Fires(vixie_repeat, autumn - 6 * kHour, 2),
             (std::vector<std::int64_t>{autumn - 15 * 60, autumn + kDay + 15 * 60}));
-  EXPECT_EQ(Fires(wall_repeat, autumn - 6 * kHour, 3),
-            (std::vector<std::int64_t>{autumn - 15 * 60, autumn + 15 * 60,
-                                       autumn + kDay + 15 * 60}));
+  EXPECT_EQ(
+      Fires(wall_repeat, autumn - 6 * kHour, 3),
+      (std::vector<std::int64_t>{autumn - 15 * 60, autumn + 15 * 60, autumn + kDay + 15 * 60}));
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -447,8 +467,8 @@ class RandomCron {
   explicit RandomCron(std::uint32_t seed) : rng_(seed) {}
 
   std::string Expression() {
-    return Field(0, 59, 1) + " " + Field(0, 23, 2) + " " + Field(1, 31, 3) + " " +
-           Field(1, 12, 4) + " " + Field(0, 7, 3);
+    return Field(0, 59, 1) + " " + Field(0, 23, 2) + " " + Field(1, 31, 3) + " " + Field(1, 12, 4) +
+           " " + Field(0, 7, 3);
   }
 
   // `star_weight`: how often the field is a plain '*' (out of 6).
@@ -506,10 +526,12 @@ class OffsetCache {
 };
 
 bool MatchesLocalMinute(const CronExpression& e, std::int64_t local_minute) {
-  const std::int64_t local_day = local_minute >= 0 ? local_minute / 1440 : -((-local_minute + 1439) / 1440);
+  const std::int64_t local_day =
+      local_minute >= 0 ? local_minute / 1440 : -((-local_minute + 1439) / 1440);
   const int tod = static_cast<int>(local_minute - local_day * 1440);
   const date::year_month_day ymd{date::sys_days{date::days{local_day}}};
-  const int weekday = static_cast<int>(date::weekday{date::sys_days{date::days{local_day}}}.c_encoding());
+  const int weekday =
+      static_cast<int>(date::weekday{date::sys_days{date::days{local_day}}}.c_encoding());
   return e.MatchesMinute(tod % 60) && e.MatchesHour(tod / 60) &&
          e.MatchesDay(static_cast<int>(static_cast<unsigned>(ymd.month())),
                       static_cast<int>(static_cast<unsigned>(ymd.day())), weekday);
@@ -621,8 +643,8 @@ TEST(SchedulePropertyTest, MatchesMinuteByMinuteReferencesAroundTransitions) {
     for (std::int64_t transition : transitions) {
       for (int i = 0; i < 40; ++i) {
         // Dense in hours around the transition so that the skipped and repeated hours matter.
-        std::string text = random.Field(0, 59, 2) + " " + random.Field(0, 23, 2) + " * * " +
-                           random.Field(0, 7, 6);
+        std::string text =
+            random.Field(0, 59, 2) + " " + random.Field(0, 23, 2) + " * * " + random.Field(0, 7, 6);
         if (i % 4 == 0) text = random.Expression();
         const CronExpression e = Cron(text);
         const std::int64_t from = transition - 2 * kDay + random.Uniform(0, 3600);
@@ -677,15 +699,17 @@ TEST(SchedulePropertyTest, NextAndPreviousAgree) {
 
 TEST(SchedulePropertyTest, PeriodMatchesEnumeratingTheYear) {
   RandomCron random(11);
-  const char* zones[] = {"Europe/Berlin", "America/New_York", "Australia/Lord_Howe",
-                         "Australia/Sydney", "Asia/Seoul", "UTC"};
+  const char* zones[] = {"Europe/Berlin",    "America/New_York", "Australia/Lord_Howe",
+                         "Australia/Sydney", "Asia/Seoul",       "UTC"};
   int checked = 0;
   for (int i = 0; i < 400; ++i) {
     // At most a few fire times a day: the reference enumerates the year with Next.
-    std::string text = std::to_string(random.Uniform(0, 59)) +
-                       " " + random.Field(0, 23, 1) + " " + random.Field(1, 31, 3) + " " +
-                       random.Field(1, 12, 4) + " " + random.Field(0, 7, 3);
-    if (i % 5 == 0) text = "*/" + std::to_string(random.Uniform(10, 30)) + " " + random.Field(0, 23, 0) + " * * *";
+    std::string text = std::to_string(random.Uniform(0, 59)) + " " + random.Field(0, 23, 1) + " " +
+                       random.Field(1, 31, 3) + " " + random.Field(1, 12, 4) + " " +
+                       random.Field(0, 7, 3);
+    if (i % 5 == 0)
+      text =
+          "*/" + std::to_string(random.Uniform(10, 30)) + " " + random.Field(0, 23, 0) + " * * *";
     const char* zone = zones[i % 6];
     const DstPolicy policy = i % 2 ? DstPolicy::kVixieCron : DstPolicy::kWallClock;
     const Schedule s = Make(text, zone, policy);
@@ -698,7 +722,8 @@ TEST(SchedulePropertyTest, PeriodMatchesEnumeratingTheYear) {
     const std::int64_t year_end =
         std::chrono::duration_cast<std::chrono::seconds>(
             (date::sys_days{date::year_month_day{date::floor<date::days>(
-                 date::sys_seconds{std::chrono::seconds{from}})} + date::years{1}} +
+                                date::sys_seconds{std::chrono::seconds{from}})} +
+                            date::years{1}} +
              std::chrono::seconds{from % kDay})
                 .time_since_epoch())
             .count();
@@ -718,9 +743,9 @@ TEST(SchedulePropertyTest, PeriodMatchesEnumeratingTheYear) {
       if (t) expected = longest;
     }
     if (!expected) continue;
-    ASSERT_EQ(s.Period(from), expected) << text << " in " << zone << " from " << from
-                                        << (policy == DstPolicy::kWallClock ? " (wall clock)"
-                                                                            : " (vixie)");
+    ASSERT_EQ(s.Period(from), expected)
+        << text << " in " << zone << " from " << from
+        << (policy == DstPolicy::kWallClock ? " (wall clock)" : " (vixie)");
     ++checked;
   }
   EXPECT_GT(checked, 300);
