@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -41,11 +42,53 @@ bool IsName(std::string_view text, bool allow_dot) {
   });
 }
 
-std::string JoinKeys(const std::vector<std::string>& keys) {
+template <typename Names>
+std::string JoinKeys(const Names& keys) {
   std::string out;
-  for (const auto& key : keys) out += (out.empty() ? "" : ", ") + key;
+  for (const auto& key : keys) {
+    if (!out.empty()) out += ", ";
+    out += key;
+  }
   return out;
 }
+
+// A field path such as jobs[2].progress.file, spelled out only when an error needs it.
+class Path {
+ public:
+  Path() = default;
+  Path Key(std::string_view key) const { return Path(this, key, 0); }
+  Path Index(std::size_t index) const { return Path(this, {}, index); }
+  std::string str() const {
+    if (parent_ == nullptr) return std::string(key_);
+    std::string head = parent_->str();
+    if (key_.empty()) return fmt::format("{}[{}]", head, index_);
+    return head.empty() ? std::string(key_) : head + "." + std::string(key_);
+  }
+
+ private:
+  Path(const Path* parent, std::string_view key, std::size_t index)
+      : parent_(parent), key_(key), index_(index) {}
+  const Path* parent_ = nullptr;
+  std::string_view key_;
+  std::size_t index_ = 0;
+};
+
+// The entries of one mapping, checked against its known and required keys.
+class Fields {
+ public:
+  std::optional<YamlNode> Find(std::string_view key) const {
+    for (const auto& [name, value] : entries_) {
+      if (name == key) return value;
+    }
+    return std::nullopt;
+  }
+  YamlNode At(std::string_view key) const { return *Find(key); }  // for required keys
+  const std::vector<std::pair<std::string_view, YamlNode>>& entries() const { return entries_; }
+
+ private:
+  friend class Decoder;
+  std::vector<std::pair<std::string_view, YamlNode>> entries_;
+};
 
 class Decoder {
  public:
@@ -55,55 +98,62 @@ class Decoder {
   }
 
   Spec Decode(YamlNode root) {
+    Path top_path;
     if (root.IsNull()) {
-      Fail(root, "", "the file is empty; expected a mapping with version, sources and jobs");
+      Fail(root, top_path, "the file is empty; expected a mapping with version, sources and jobs");
     }
-    auto top = Fields(root, "", {"version", "defaults", "sources", "jobs"},
-                      {"version", "sources", "jobs"});
+    Fields top = Check(root, top_path, {"version", "defaults", "sources", "jobs"},
+                       {"version", "sources", "jobs"});
     Spec spec;
     spec.file = file_;
-    YamlNode version = top.at("version");
-    if (Scalar(version, "version") != "1") {
-      Fail(version, "version",
+    YamlNode version = top.At("version");
+    if (Scalar(version, top_path.Key("version")) != "1") {
+      Fail(version, top_path.Key("version"),
            fmt::format("unsupported format version {}; this build reads 1", version.Describe()));
     }
     Defaults defaults;
-    if (auto it = top.find("defaults"); it != top.end()) defaults = DecodeDefaults(it->second);
-    DecodeSources(top.at("sources"), spec);
-    DecodeJobs(top.at("jobs"), defaults, spec);
+    if (auto node = top.Find("defaults"))
+      defaults = DecodeDefaults(*node, top_path.Key("defaults"));
+    DecodeSources(top.At("sources"), top_path.Key("sources"), spec);
+    DecodeJobs(top.At("jobs"), top_path.Key("jobs"), defaults, spec);
     return spec;
   }
 
  private:
-  [[noreturn]] void Fail(YamlNode node, const std::string& path, const std::string& message) {
-    throw SpecProblem{fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), path,
-                                  path.empty() ? "" : ": ", message)};
+  [[noreturn]] void Fail(YamlNode node, const Path& path, const std::string& message) {
+    std::string field = path.str();
+    throw SpecProblem{fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), field,
+                                  field.empty() ? "" : ": ", message)};
   }
 
-  // Checks a mapping's keys against `known` and `required`; returns key -> value node.
-  std::map<std::string, YamlNode> Fields(YamlNode node, const std::string& path,
-                                         const std::vector<std::string>& known,
-                                         const std::vector<std::string>& required) {
+  Fields Check(YamlNode node, const Path& path, std::initializer_list<std::string_view> known,
+               std::initializer_list<std::string_view> required) {
+    std::vector<std::string> names(known.begin(), known.end());
+    return Check(node, path, names, std::vector<std::string>(required.begin(), required.end()));
+  }
+
+  Fields Check(YamlNode node, const Path& path, const std::vector<std::string>& known,
+               const std::vector<std::string>& required) {
     Expect(node, YamlNode::Kind::kMapping, path);
-    std::map<std::string, YamlNode> fields;
+    Fields fields;
+    fields.entries_.reserve(node.size());
     for (std::size_t i = 0; i < node.size(); ++i) {
       YamlNode key = node.key(i);
-      std::string name(Scalar(key, path));
-      std::string field = path.empty() ? name : path + "." + name;
+      Expect(key, YamlNode::Kind::kScalar, path);
+      std::string_view name = key.scalar();
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        Fail(key, field, fmt::format("unknown key (known keys: {})", JoinKeys(known)));
+        Fail(key, path.Key(name), fmt::format("unknown key (known keys: {})", JoinKeys(known)));
       }
-      if (!fields.emplace(name, node.value(i)).second) Fail(key, field, "duplicate key");
+      if (fields.Find(name)) Fail(key, path.Key(name), "duplicate key");
+      fields.entries_.emplace_back(name, node.value(i));
     }
     for (const auto& name : required) {
-      if (!fields.count(name)) {
-        Fail(node, path.empty() ? name : path + "." + name, "missing required key");
-      }
+      if (!fields.Find(name)) Fail(node, path.Key(name), "missing required key");
     }
     return fields;
   }
 
-  void Expect(YamlNode node, YamlNode::Kind kind, const std::string& path) {
+  void Expect(YamlNode node, YamlNode::Kind kind, const Path& path) {
     if (node.kind() == kind) return;
     const char* wanted = kind == YamlNode::Kind::kMapping    ? "a mapping"
                          : kind == YamlNode::Kind::kSequence ? "a list"
@@ -111,24 +161,24 @@ class Decoder {
     Fail(node, path, fmt::format("expected {}, got {}", wanted, node.Describe()));
   }
 
-  std::string Scalar(YamlNode node, const std::string& path) {
+  std::string Scalar(YamlNode node, const Path& path) {
     Expect(node, YamlNode::Kind::kScalar, path);
     return std::string(node.scalar());
   }
 
-  std::int64_t Duration(YamlNode node, const std::string& path) {
+  std::int64_t Duration(YamlNode node, const Path& path) {
     auto parsed = ParseDuration(Scalar(node, path));
     if (!parsed) Fail(node, path, parsed.error());
     return *parsed;
   }
 
-  std::int64_t PositiveDuration(YamlNode node, const std::string& path) {
+  std::int64_t PositiveDuration(YamlNode node, const Path& path) {
     std::int64_t seconds = Duration(node, path);
     if (seconds <= 0) Fail(node, path, "must be longer than 0s");
     return seconds;
   }
 
-  int PositiveInt(YamlNode node, const std::string& path, int max) {
+  int PositiveInt(YamlNode node, const Path& path, int max) {
     std::string text = Scalar(node, path);
     int value = 0;
     bool digits =
@@ -142,12 +192,11 @@ class Decoder {
     return value;
   }
 
-  std::string Zone(YamlNode node, const std::string& path) {
+  std::string Zone(YamlNode node, const Path& path) {
     std::string name = Scalar(node, path);
     if (FindZone(name) == nullptr) {
       Fail(node, path,
-           fmt::format("unknown time zone \"{}\" (use an IANA name such as "
-                       "Europe/Berlin or UTC)",
+           fmt::format("unknown time zone \"{}\" (use an IANA name such as Europe/Berlin or UTC)",
                        name));
     }
     return name;
@@ -158,39 +207,38 @@ class Decoder {
     return directory_ + path;
   }
 
-  Defaults DecodeDefaults(YamlNode node) {
+  Defaults DecodeDefaults(YamlNode node, const Path& path) {
     Defaults defaults;
-    auto fields =
-        Fields(node, "defaults",
-               {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for"}, {});
-    for (const auto& [key, value] : fields) {
-      std::string path = "defaults." + key;
-      if (key == "timezone") defaults.timezone = Zone(value, path);
-      if (key == "start_grace") defaults.start_grace = Duration(value, path);
-      if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, path);
-      if (key == "missed_starts") defaults.missed_starts = PositiveInt(value, path, 1000);
-      if (key == "alert_for") defaults.alert_for = Duration(value, path);
+    Fields fields = Check(
+        node, path, {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for"}, {});
+    for (const auto& [key, value] : fields.entries()) {
+      Path field = path.Key(key);
+      if (key == "timezone") defaults.timezone = Zone(value, field);
+      if (key == "start_grace") defaults.start_grace = Duration(value, field);
+      if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, field);
+      if (key == "missed_starts") defaults.missed_starts = PositiveInt(value, field, 1000);
+      if (key == "alert_for") defaults.alert_for = Duration(value, field);
     }
     return defaults;
   }
 
-  void DecodeSources(YamlNode node, Spec& spec) {
-    Expect(node, YamlNode::Kind::kMapping, "sources");
-    if (node.size() == 0) Fail(node, "sources", "at least one source is needed");
+  void DecodeSources(YamlNode node, const Path& path, Spec& spec) {
+    Expect(node, YamlNode::Kind::kMapping, path);
+    if (node.size() == 0) Fail(node, path, "at least one source is needed");
     for (std::size_t i = 0; i < node.size(); ++i) {
-      std::string name = Scalar(node.key(i), "sources");
-      std::string path = "sources." + name;
+      std::string name = Scalar(node.key(i), path);
+      Path source_path = path.Key(node.key(i).scalar());
       if (!IsName(name, true)) {
-        Fail(node.key(i), path,
+        Fail(node.key(i), source_path,
              "a source name must start with a letter or digit and contain only letters, digits, "
              "'.', '-' and '_' (at most 63 characters)");
       }
-      if (spec.sources.count(name)) Fail(node.key(i), path, "duplicate source");
-      spec.sources.emplace(name, DecodeSource(node.value(i), name, path));
+      if (spec.sources.count(name)) Fail(node.key(i), source_path, "duplicate source");
+      spec.sources.emplace(name, DecodeSource(node.value(i), name, source_path));
     }
   }
 
-  SourceSpec DecodeSource(YamlNode node, const std::string& name, const std::string& path) {
+  SourceSpec DecodeSource(YamlNode node, const std::string& name, const Path& path) {
     Expect(node, YamlNode::Kind::kMapping, path);
     SourceSpec source;
     source.name = name;
@@ -200,12 +248,12 @@ class Decoder {
     for (std::size_t i = 0; i < node.size(); ++i) {
       if (node.key(i).IsScalar() && node.key(i).scalar() == "type") type_node = node.value(i);
     }
-    if (!type_node) Fail(node, path + ".type", "missing required key");
-    source.type = Scalar(*type_node, path + ".type");
+    if (!type_node) Fail(node, path.Key("type"), "missing required key");
+    source.type = Scalar(*type_node, path.Key("type"));
     const auto& table = SourceKeyTable();
     auto type = table.find(source.type);
     if (type == table.end()) {
-      Fail(*type_node, path + ".type",
+      Fail(*type_node, path.Key("type"),
            fmt::format("unknown source type \"{}\" (known types: {})", source.type,
                        JoinKeys(SourceTypes())));
     }
@@ -214,41 +262,40 @@ class Decoder {
       known.push_back(key.name);
       if (key.required) required.push_back(key.name);
     }
-    auto fields = Fields(node, path, known, required);
+    Fields fields = Check(node, path, known, required);
     for (const auto& key : type->second) {
-      auto it = fields.find(key.name);
-      if (it == fields.end()) continue;
-      std::string field = path + "." + key.name;
+      auto value = fields.Find(key.name);
+      if (!value) continue;
+      Path field = path.Key(key.name);
       std::vector<std::string>& values = source.settings[key.name];
       switch (key.kind) {
         case SourceKey::kList:
         case SourceKey::kPathList:
-          if (it->second.IsScalar()) {
-            values.push_back(Scalar(it->second, field));
+          if (value->IsScalar()) {
+            values.push_back(Scalar(*value, field));
           } else {
-            Expect(it->second, YamlNode::Kind::kSequence, field);
-            for (std::size_t i = 0; i < it->second.size(); ++i) {
-              values.push_back(Scalar(it->second.item(i), fmt::format("{}[{}]", field, i)));
+            Expect(*value, YamlNode::Kind::kSequence, field);
+            for (std::size_t i = 0; i < value->size(); ++i) {
+              values.push_back(Scalar(value->item(i), field.Index(i)));
             }
           }
           break;
         case SourceKey::kDuration:
-          values.push_back(std::to_string(PositiveDuration(it->second, field)));
+          values.push_back(std::to_string(PositiveDuration(*value, field)));
           break;
         case SourceKey::kBool: {
-          std::string text = Scalar(it->second, field);
+          std::string text = Scalar(*value, field);
           if (text != "true" && text != "false") {
-            Fail(it->second, field,
-                 fmt::format("expected true or false, got {}", it->second.Describe()));
+            Fail(*value, field, fmt::format("expected true or false, got {}", value->Describe()));
           }
           values.push_back(text);
           break;
         }
         default:
-          values.push_back(Scalar(it->second, field));
+          values.push_back(Scalar(*value, field));
       }
       if (key.kind == SourceKey::kPath || key.kind == SourceKey::kPathList) {
-        for (auto& value : values) value = ResolvePath(value);
+        for (auto& path_value : values) path_value = ResolvePath(path_value);
       }
     }
     if (source.type == "github_actions") {
@@ -256,72 +303,70 @@ class Decoder {
       auto slash = repository.find('/');
       if (slash == std::string::npos || slash == 0 || slash + 1 == repository.size() ||
           repository.find('/', slash + 1) != std::string::npos) {
-        Fail(fields.at("repository"), path + ".repository",
+        Fail(fields.At("repository"), path.Key("repository"),
              fmt::format("expected owner/name, got \"{}\"", repository));
       }
     }
     if (source.type == "crontab") {
       std::string history = source.Get("history", "syslog");
       if (history != "syslog" && history != "journal") {
-        Fail(fields.at("history"), path + ".history",
+        Fail(fields.At("history"), path.Key("history"),
              fmt::format("expected syslog or journal, got \"{}\"", history));
       }
     }
     return source;
   }
 
-  void DecodeJobs(YamlNode node, const Defaults& defaults, Spec& spec) {
-    Expect(node, YamlNode::Kind::kSequence, "jobs");
+  void DecodeJobs(YamlNode node, const Path& path, const Defaults& defaults, Spec& spec) {
+    Expect(node, YamlNode::Kind::kSequence, path);
     std::set<std::string_view> roles;
     spec.jobs.reserve(node.size());
     for (std::size_t i = 0; i < node.size(); ++i) {
-      spec.jobs.push_back(DecodeJob(node.item(i), fmt::format("jobs[{}]", i), defaults, spec));
+      Path job_path = path.Index(i);
+      spec.jobs.push_back(DecodeJob(node.item(i), job_path, defaults, spec));
       const JobSpec& job = spec.jobs.back();
       if (!roles.insert(job.role).second) {
-        const JobSpec* first = spec.FindJob(job.role);
-        Fail(
-            node.item(i), fmt::format("jobs[{}].role", i),
-            fmt::format("duplicate role \"{}\" (first defined on line {})", job.role, first->line));
+        Fail(node.item(i), job_path.Key("role"),
+             fmt::format("duplicate role \"{}\" (first defined on line {})", job.role,
+                         spec.FindJob(job.role)->line));
       }
     }
   }
 
-  JobSpec DecodeJob(YamlNode node, const std::string& path, const Defaults& defaults,
-                    const Spec& spec) {
-    auto fields = Fields(node, path,
-                         {"role", "source", "schedule", "timezone", "spec_version", "start_grace",
-                          "max_runtime", "missed_starts", "alert_for", "stale_after", "progress",
-                          "template", "workflow", "success_metric"},
-                         {"role", "source", "schedule", "spec_version"});
+  JobSpec DecodeJob(YamlNode node, const Path& path, const Defaults& defaults, const Spec& spec) {
+    Fields fields = Check(node, path,
+                          {"role", "source", "schedule", "timezone", "spec_version", "start_grace",
+                           "max_runtime", "missed_starts", "alert_for", "stale_after", "progress",
+                           "template", "workflow", "success_metric"},
+                          {"role", "source", "schedule", "spec_version"});
     JobSpec job;
     job.line = node.line();
-    job.role = Scalar(fields.at("role"), path + ".role");
+    job.role = Scalar(fields.At("role"), path.Key("role"));
     if (!IsName(job.role, false)) {
-      Fail(fields.at("role"), path + ".role",
+      Fail(fields.At("role"), path.Key("role"),
            fmt::format("role \"{}\" must start with a letter or digit and contain only letters, "
                        "digits, '-' and '_' (at most 63 characters)",
                        job.role));
     }
-    job.source = Scalar(fields.at("source"), path + ".source");
+    job.source = Scalar(fields.At("source"), path.Key("source"));
     auto source = spec.sources.find(job.source);
     if (source == spec.sources.end()) {
       std::vector<std::string> names;
       for (const auto& entry : spec.sources) names.push_back(entry.first);
-      Fail(fields.at("source"), path + ".source",
+      Fail(fields.At("source"), path.Key("source"),
            fmt::format("unknown source \"{}\" (defined sources: {})", job.source, JoinKeys(names)));
     }
     job.source_type = source->second.type;
-    job.spec_version = Scalar(fields.at("spec_version"), path + ".spec_version");
-    if (job.spec_version.empty()) Fail(fields.at("spec_version"), path + ".spec_version", "empty");
+    job.spec_version = Scalar(fields.At("spec_version"), path.Key("spec_version"));
+    if (job.spec_version.empty())
+      Fail(fields.At("spec_version"), path.Key("spec_version"), "empty");
 
     job.timezone = defaults.timezone;
-    if (auto it = fields.find("timezone"); it != fields.end()) {
-      job.timezone = Zone(it->second, path + ".timezone");
-    }
+    if (auto zone = fields.Find("timezone")) job.timezone = Zone(*zone, path.Key("timezone"));
     bool crontab = job.source_type == "crontab";
-    YamlNode schedule_node = fields.at("schedule");
-    auto expression = CronExpression::Parse(Scalar(schedule_node, path + ".schedule"), crontab);
-    if (!expression) Fail(schedule_node, path + ".schedule", expression.error());
+    YamlNode schedule_node = fields.At("schedule");
+    auto expression = CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), crontab);
+    if (!expression) Fail(schedule_node, path.Key("schedule"), expression.error());
     job.schedule = Schedule(std::move(*expression), FindZone(job.timezone),
                             crontab ? DstPolicy::kVixieCron : DstPolicy::kWallClock);
 
@@ -329,8 +374,8 @@ class Decoder {
     job.max_runtime = defaults.max_runtime;
     job.missed_starts = defaults.missed_starts;
     job.alert_for = defaults.alert_for;
-    for (const auto& [key, value] : fields) {
-      std::string field = path + "." + key;
+    for (const auto& [key, value] : fields.entries()) {
+      Path field = path.Key(key);
       if (key == "start_grace") job.start_grace = Duration(value, field);
       if (key == "max_runtime") job.max_runtime = PositiveDuration(value, field);
       if (key == "missed_starts") job.missed_starts = PositiveInt(value, field, 1000);
@@ -342,10 +387,10 @@ class Decoder {
       if (key == "template") job.template_path = ResolvePath(Scalar(value, field));
       if (key == "success_metric") job.success_metric = Scalar(value, field);
       if (key == "progress") {
-        auto progress = Fields(value, field, {"file", "stale_after"}, {"file", "stale_after"});
+        Fields progress = Check(value, field, {"file", "stale_after"}, {"file", "stale_after"});
         job.progress =
-            ProgressSpec{ResolvePath(Scalar(progress.at("file"), field + ".file")),
-                         PositiveDuration(progress.at("stale_after"), field + ".stale_after")};
+            ProgressSpec{ResolvePath(Scalar(progress.At("file"), field.Key("file"))),
+                         PositiveDuration(progress.At("stale_after"), field.Key("stale_after"))};
       }
       if (key == "workflow") {
         if (job.source_type != "github_actions") {
@@ -355,13 +400,13 @@ class Decoder {
       }
     }
     if (job.source_type == "github_actions" && job.workflow.empty()) {
-      Fail(node, path + ".workflow",
+      Fail(node, path.Key("workflow"),
            "missing required key (github_actions jobs name their workflow file, e.g. "
            ".github/workflows/report.yml)");
     }
     job.period = job.schedule.Period(kPeriodReference);
     if (!job.period && !job.schedule.expression().is_reboot()) {
-      Fail(schedule_node, path + ".schedule",
+      Fail(schedule_node, path.Key("schedule"),
            fmt::format("\"{}\" never fires", job.schedule.expression().text()));
     }
     if (!job.stale_after && job.period) job.stale_after = 2 * *job.period + job.max_runtime;

@@ -48,6 +48,10 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
                                text.size());
 
   YamlDocument doc;
+  // Rough sizes for typical documents, so that growing never copies large arrays repeatedly.
+  doc.nodes_.reserve(text.size() / 16 + 16);
+  doc.children_.reserve(text.size() / 16 + 16);
+  doc.scalars_.reserve(text.size() / 2 + 16);
   doc.nodes_.push_back({YamlNode::Kind::kNull, true, 1, 1, 0, 0});  // the empty document
   std::vector<std::vector<std::uint32_t>> open;                     // children of open collections
   std::vector<std::uint32_t> open_nodes;
