@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
   check->add_option("--output", output, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  check->fallthrough();  // --config.file and the other global flags may follow "check"
   app.require_subcommand(0, 1);
 
   RefresherOptions options;

@@ -177,6 +177,27 @@ def main():
     result = subprocess.run([args.exporter, "--version"], capture_output=True, text=True)
     check("--version", result.returncode == 0 and "schedwatch_exporter, version" in result.stdout)
 
+    example = os.path.join(examples, "desired-state.yaml")
+    result = subprocess.run([args.exporter, "check", "--config.file", example, "--from",
+                             "2026-11-30T12:00:00Z", "--count", "2", "--output", "json"],
+                            capture_output=True, text=True)
+    check("check exits 0 on the example", result.returncode == 0, result.stderr)
+    jobs = {job["role"]: job for job in json.loads(result.stdout)["jobs"]}
+    check("check json: next fire times in the job's zone with offset",
+          jobs["retry"]["next"] == ["2026-11-30T21:10:00+09:00", "2026-11-30T21:20:00+09:00"],
+          jobs["retry"])
+    check("check json: period and stale_after",
+          (jobs["retry"]["period_seconds"], jobs["retry"]["stale_after_seconds"]) == (600, 1500))
+    result = subprocess.run([args.exporter, "check", "--config.file", example, "--from",
+                             "2026-11-30T12:00:00Z", "--count", "1"], capture_output=True, text=True)
+    check("check text output", "retry (source demo, file)" in result.stdout
+          and "next         2026-11-30T21:10:00+09:00" in result.stdout, result.stdout[:400])
+    result = subprocess.run([args.exporter, "check", "--config.file", bad], capture_output=True,
+                            text=True)
+    check("check exits 2 on a bad spec with the message",
+          result.returncode == 2 and result.stderr.strip().endswith(
+              "sources: at least one source is needed"), (result.returncode, result.stderr))
+
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
