@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "exporter/check.h"
 #include "exporter/log.h"
+#include "exporter/reconcile/reconcile.h"
 #include "exporter/refresher.h"
 #include "exporter/web.h"
 #include "schedwatch/duration.h"
@@ -61,6 +63,7 @@ int Serve(const std::string& config_file, const std::string& listen_address,
        {"port", std::to_string((*server)->port())},
        {"config", config_file},
        {"version", SCHEDWATCH_VERSION}});
+  if (options.on_spec_loaded) options.on_spec_loaded((*refresher)->Current()->result.spec);
   (*refresher)->Start();
   for (;;) {
     int signal_number = 0;
@@ -100,6 +103,20 @@ int Check(const std::string& config_file, const std::string& from_text, int coun
   return 0;
 }
 
+int RunReconcile(const std::string& config_file, const ReconcileOptions& options) {
+  auto spec = LoadSpecFile(config_file);
+  if (!spec) {
+    std::fprintf(stderr, "%s\n", spec.error().c_str());
+    return kExitBadInput;
+  }
+  ReconcileReport report = Reconcile(*spec, options);
+  std::cout << report.Render();
+  if (!options.apply && report.ExitCode() != 0) {
+    std::cout << "dry run: nothing was changed; --apply creates what is marked \"would create\"\n";
+  }
+  return report.ExitCode();
+}
+
 }  // namespace
 }  // namespace schedwatch
 
@@ -131,7 +148,7 @@ int main(int argc, char** argv) {
   app.add_option("--refresh.source-timeout", source_timeout,
                  "Longest a source's read may take, unless its spec block sets timeout")
       ->capture_default_str();
-  app.add_option("--ledger.file", ledger_file, "Ledger of verified object IDs (JSON)");
+  app.add_option("--ledger.file,--ledger", ledger_file, "Ledger of verified object IDs (JSON)");
   app.add_option("--log.level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -150,6 +167,19 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   check->fallthrough();  // --config.file and the other global flags may follow "check"
+
+  auto* reconcile = app.add_subcommand(
+      "reconcile", "Re-create missing jobs from their templates (dry run unless --apply)");
+  ReconcileOptions reconcile_options;
+  reconcile->add_flag("--apply", reconcile_options.apply, "Create what is missing");
+  reconcile
+      ->add_option("--lock-file", reconcile_options.lock_file,
+                   "Lock that keeps two reconcilers apart")
+      ->capture_default_str();
+  reconcile->fallthrough();
+  bool reconcile_on_start = false;
+  app.add_flag("--reconcile.on-start", reconcile_on_start,
+               "Serve mode: run reconcile --apply at start-up and after each spec reload");
   app.require_subcommand(0, 1);
 
   RefresherOptions options;
@@ -173,5 +203,25 @@ int main(int argc, char** argv) {
   options.ledger_file = ledger_file;
 
   if (check->parsed()) return Check(config_file, from, count, output);
+  reconcile_options.ledger_file = ledger_file;
+  reconcile_options.confirm_delay = options.confirm_delay;
+  if (reconcile->parsed()) return RunReconcile(config_file, reconcile_options);
+  if (reconcile_on_start) {
+    reconcile_options.apply = true;
+    options.on_spec_loaded = [reconcile_options](std::shared_ptr<const Spec> spec) {
+      // On its own thread: a repair waits for verification, refreshes and scrapes do not.
+      std::thread([spec, reconcile_options] {
+        ReconcileReport report = Reconcile(*spec, reconcile_options);
+        for (const auto& row : report.rows) {
+          if (row.action == "verified") continue;
+          Log(row.needs_person ? LogLevel::kWarn : LogLevel::kInfo, "reconcile",
+              {{"role", row.role},
+               {"source", row.source},
+               {"condition", row.condition},
+               {"action", row.action}});
+        }
+      }).detach();
+    };
+  }
   return Serve(config_file, listen_address, telemetry_path, options);
 }

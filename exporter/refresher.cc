@@ -493,6 +493,7 @@ Result<bool> Refresher::Reload() {
     config_ = *config;
   }
   reload_successful_.Set(1);
+  if (options_.on_spec_loaded) options_.on_spec_loaded(config.value()->spec);
   Log(LogLevel::kInfo, "spec reloaded",
       {{"file", options_.config_file},
        {"jobs", std::to_string(config.value()->spec->jobs.size())}});

@@ -30,6 +30,8 @@ struct RefresherOptions {
   std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
   std::chrono::milliseconds source_timeout{std::chrono::seconds(10)};  // unless the source sets one
   std::function<std::int64_t()> clock;  // Unix seconds; the system clock when empty
+  // Called with the spec at start-up and after each successful reload (--reconcile.on-start).
+  std::function<void(std::shared_ptr<const Spec>)> on_spec_loaded;
 };
 
 // What scrapes and pages are served from: immutable once published.

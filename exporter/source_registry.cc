@@ -1,12 +1,14 @@
 #include <fmt/format.h>
 
 #include "exporter/source.h"
+#include "exporter/sources/crontab/crontab_source.h"
 #include "exporter/sources/file/file_source.h"
 
 namespace schedwatch {
 
 const std::map<std::string, SourceFactory>& SourceFactories() {
   static const auto* factories = new std::map<std::string, SourceFactory>{
+      {"crontab", crontab::MakeCrontabSource},
       {"file", MakeFileSource},
   };
   return *factories;

@@ -8,6 +8,7 @@ BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-c
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
   libcli11-dev libhowardhinnant-date-dev zlib1g-dev tzdata ca-certificates curl"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
+  prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium"
 missing=""
 for package in $BUILD ${1:+$TEST}; do

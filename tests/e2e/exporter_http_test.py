@@ -198,6 +198,20 @@ def main():
           result.returncode == 2 and result.stderr.strip().endswith(
               "sources: at least one source is needed"), (result.returncode, result.stderr))
 
+    # The example systemd unit: valid for systemd, pointing at this build's binary.
+    unit = open(os.path.join(examples, "schedwatch-exporter.service")).read()
+    unit_path = os.path.join(workdir, "schedwatch-exporter.service")
+    with open(unit_path, "w") as out:
+        out.write(unit.replace("/usr/local/bin/schedwatch_exporter", os.path.abspath(args.exporter)))
+    analyze = shutil.which("systemd-analyze")
+    if analyze:
+        result = subprocess.run([analyze, "verify", unit_path], capture_output=True, text=True)
+        check("systemd-analyze verify accepts the example unit",
+              result.returncode == 0 and not result.stderr.strip(), result.stderr)
+    check("the unit sandboxes the exporter", all(
+        line in unit for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes",
+                                  "CapabilityBoundingSet=\n", "ExecReload=/bin/kill -HUP $MAINPID")))
+
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0

@@ -1,0 +1,321 @@
+#include "exporter/reconcile/reconcile.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "exporter/ledger.h"
+#include "exporter/log.h"
+#include "schedwatch/classify.h"
+#include "schedwatch/timefmt.h"
+
+namespace schedwatch {
+namespace {
+
+// An exclusive lock on a file, so that two reconcilers never repair at the same time.
+class FileLock {
+ public:
+  static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path,
+                                                   std::chrono::seconds wait) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return Error{fmt::format("cannot open the lock {}: {}", path, std::strerror(errno))};
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        close(fd);
+        return Error{fmt::format("another reconcile holds {}", path)};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::unique_ptr<FileLock>(new FileLock(fd));
+  }
+  ~FileLock() { close(fd_); }  // closing releases the lock
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+std::vector<const LiveObject*> ObjectsOf(const SourceSnapshot& snapshot, const std::string& role) {
+  std::vector<const LiveObject*> objects;
+  for (const auto& object : snapshot.objects) {
+    if (object.role == role) objects.push_back(&object);
+  }
+  return objects;
+}
+
+std::int64_t SystemNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::string> ReadTemplate(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read template {}: {}", path, std::strerror(errno))};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct SourceRun {
+  const SourceSpec* spec = nullptr;
+  std::vector<const JobSpec*> jobs;
+  std::unique_ptr<Source> source;
+};
+
+class Reconciler {
+ public:
+  Reconciler(const Spec& spec, const ReconcileOptions& options) : spec_(spec), options_(options) {}
+
+  ReconcileReport Run() {
+    std::map<std::string, ReconcileRow> rows;
+    for (const auto& [name, source_spec] : spec_.sources) {
+      SourceRun run;
+      run.spec = &source_spec;
+      for (const auto& job : spec_.jobs) {
+        if (job.source == name) run.jobs.push_back(&job);
+      }
+      if (run.jobs.empty()) continue;
+      for (auto& row : ReconcileSource(run)) rows[row.role] = std::move(row);
+    }
+    ReconcileReport report;
+    for (const auto& job : spec_.jobs) report.rows.push_back(rows[job.role]);
+    if (options_.apply && !options_.ledger_file.empty() && !ledger_updates_.empty()) {
+      auto ledger = ReadLedger(options_.ledger_file);
+      if (!ledger) ledger = Ledger{};  // an unreadable ledger is rewritten from what was verified
+      for (auto& [role, entry] : ledger_updates_) ledger->entries[role] = entry;
+      if (auto written = WriteLedger(options_.ledger_file, *ledger); !written) {
+        Log(LogLevel::kError, "cannot write the ledger", {{"err", written.error()}});
+        for (auto& row : report.rows) {
+          if (ledger_updates_.count(row.role)) {
+            row.action += " (ledger not written)";
+            row.needs_person = true;
+          }
+        }
+      }
+    }
+    return report;
+  }
+
+ private:
+  Result<SourceSnapshot> List(Source& source) {
+    ListContext context{Now(), &never_cancelled_};
+    return source.List(context);
+  }
+
+  std::int64_t Now() const { return options_.clock ? options_.clock() : SystemNow(); }
+
+  std::vector<ReconcileRow> ReconcileSource(SourceRun& run) {
+    std::vector<ReconcileRow> rows;
+    auto row_for = [&](const JobSpec& job) -> ReconcileRow& {
+      rows.push_back({job.role, job.source, "", "", false});
+      return rows.back();
+    };
+    SourceOptions source_options{run.spec, run.jobs};
+    auto made =
+        options_.make_source ? options_.make_source(source_options) : MakeSource(source_options);
+    Result<SourceSnapshot> first =
+        made ? List(**made) : Result<SourceSnapshot>(Error{made.error()});
+    std::vector<std::string> absent;
+    if (first) {
+      for (const JobSpec* job : run.jobs) {
+        if (ObjectsOf(*first, job->role).empty()) absent.push_back(job->role);
+      }
+    }
+    // Re-read: an absence seen once may be a race; only an absence seen twice is `missing`.
+    Result<SourceSnapshot> second = first;
+    if (first && !absent.empty()) {
+      std::this_thread::sleep_for(options_.confirm_delay);
+      second = List(**made);
+    }
+    if (!second) {
+      for (const JobSpec* job : run.jobs) {
+        ReconcileRow& row = row_for(*job);
+        row.condition = "unknown";
+        row.action = "skipped: source unknown (" + second.error() + ")";
+        row.needs_person = true;
+      }
+      return rows;
+    }
+
+    std::vector<const JobSpec*> to_create;
+    for (const JobSpec* job : run.jobs) {
+      RoleObservation observation;
+      observation.source_up = true;
+      for (const LiveObject* object : ObjectsOf(*second, job->role)) {
+        observation.objects.push_back(*object);
+      }
+      observation.absence_confirmed =
+          observation.objects.empty() &&
+          std::find(absent.begin(), absent.end(), job->role) != absent.end();
+      observation.desired_since = Now();
+      RoleStatus status = Classify(*job, observation, Now());
+      ReconcileRow& row = row_for(*job);
+      row.condition = status.ConditionList();
+      if (status.Has(Condition::kMissing)) {
+        row.action = "missing";  // decided below
+        to_create.push_back(job);
+      } else if (observation.objects.empty()) {
+        row.action = "skipped: absent in one read only";
+        row.needs_person = true;
+      } else if (status.Has(Condition::kDuplicate)) {
+        row.action = "skipped: duplicate";
+        row.needs_person = true;
+      } else if (status.Has(Condition::kInactive)) {
+        row.action = "skipped: inactive, enable explicitly";
+        row.needs_person = true;
+      } else if (status.Has(Condition::kDrift)) {
+        row.action = "skipped: drift";
+        row.needs_person = true;
+      } else {
+        row.action = "verified";
+        Record(*job, observation.objects.front().id);
+      }
+    }
+    if (!to_create.empty()) Repair(run, **made, to_create, rows);
+    return rows;
+  }
+
+  void Repair(SourceRun& run, Source& source, const std::vector<const JobSpec*>& jobs,
+              std::vector<ReconcileRow>& rows) {
+    auto row_of = [&rows](const JobSpec& job) -> ReconcileRow& {
+      return *std::find_if(rows.begin(), rows.end(),
+                           [&job](const ReconcileRow& row) { return row.role == job.role; });
+    };
+    auto repairer =
+        options_.make_repairer ? options_.make_repairer(*run.spec) : MakeRepairer(*run.spec);
+    struct Ready {
+      const JobSpec* job;
+      std::string text;
+    };
+    std::vector<Ready> ready;
+    for (const JobSpec* job : jobs) {
+      ReconcileRow& row = row_of(*job);
+      row.needs_person = true;  // until verified
+      if (!repairer) {
+        row.action = repairer.error();
+        continue;
+      }
+      if (job->template_path.empty()) {
+        row.action = "skipped: no template";
+        continue;
+      }
+      auto text = ReadTemplate(job->template_path);
+      if (!text) {
+        row.action = "skipped: " + text.error();
+        continue;
+      }
+      if (auto valid = (*repairer)->Validate(*job, *text); !valid) {
+        row.action = "skipped: template refused: " + valid.error();
+        continue;
+      }
+      if (!options_.apply) {
+        row.action = "would create";
+        continue;
+      }
+      ready.push_back({job, std::move(*text)});
+    }
+    if (ready.empty()) return;
+
+    auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60));
+    if (!lock) {
+      for (const auto& item : ready) row_of(*item.job).action = "skipped: " + lock.error();
+      return;
+    }
+    // Under the lock, one more read: whatever another reconciler or a person created since is
+    // not created again.
+    auto third = List(source);
+    for (const auto& item : ready) {
+      ReconcileRow& row = row_of(*item.job);
+      if (!third) {
+        row.action = "skipped: source unknown on the last read (" + third.error() + ")";
+        continue;
+      }
+      if (!ObjectsOf(*third, item.job->role).empty()) {
+        row.action = "skipped: appeared before it was created";
+        continue;
+      }
+      auto created = (*repairer)->Create(*item.job, item.text);
+      if (!created) {
+        row.action = "create failed: " + created.error();
+        continue;
+      }
+      Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", *created}});
+      row.action = Verify(source, *item.job);
+      row.needs_person = row.action != "created";
+    }
+  }
+
+  // Re-lists (bounded) until the object is seen, then checks its role, schedule and spec version.
+  std::string Verify(Source& source, const JobSpec& job) {
+    std::string last_problem = "not seen in the live list";
+    for (int attempt = 0; attempt < options_.verify_attempts; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(options_.verify_interval);
+      auto snapshot = List(source);
+      if (!snapshot) {
+        last_problem = snapshot.error();
+        continue;
+      }
+      auto objects = ObjectsOf(*snapshot, job.role);
+      if (objects.empty()) continue;
+      if (objects.size() > 1) return "created, but now duplicate: check by hand";
+      if (Drifted(job, *objects.front()) || !objects.front()->enabled) {
+        return "created, but it differs from the spec: check by hand";
+      }
+      Record(job, objects.front()->id);
+      return "created";
+    }
+    return "created, not verified: " + last_problem;
+  }
+
+  void Record(const JobSpec& job, const std::string& id) {
+    ledger_updates_[job.role] = {job.source, id, FormatRfc3339(Now())};
+  }
+
+  const Spec& spec_;
+  const ReconcileOptions& options_;
+  std::atomic<bool> never_cancelled_{false};
+  std::map<std::string, LedgerEntry> ledger_updates_;
+};
+
+}  // namespace
+
+int ReconcileReport::ExitCode() const {
+  return std::any_of(rows.begin(), rows.end(), [](const auto& row) { return row.needs_person; })
+             ? 1
+             : 0;
+}
+
+std::string ReconcileReport::Render() const {
+  std::size_t widths[3] = {4, 6, 9};
+  for (const auto& row : rows) {
+    widths[0] = std::max(widths[0], row.role.size());
+    widths[1] = std::max(widths[1], row.source.size());
+    widths[2] = std::max(widths[2], row.condition.size());
+  }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "ROLE", widths[0], "SOURCE",
+                                widths[1], "CONDITION", widths[2], "ACTION");
+  for (const auto& row : rows) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", row.role, widths[0], row.source, widths[1],
+                       row.condition, widths[2], row.action);
+  }
+  return out;
+}
+
+ReconcileReport Reconcile(const Spec& spec, const ReconcileOptions& options) {
+  return Reconciler(spec, options).Run();
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,50 @@
+// reconcile: observe -> classify -> re-read -> repair -> verify (DESIGN.md section 7).
+// Only `missing` roles are repaired, only from the job's literal template, only after a second
+// read (and a third, under a lock, just before writing) confirms the absence, and only with
+// apply. Existing objects are never modified or deleted: duplicates, drift and inactive jobs are
+// reported, not fixed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exporter/reconcile/repairer.h"
+#include "exporter/source.h"
+#include "schedwatch/spec.h"
+
+namespace schedwatch {
+
+struct ReconcileOptions {
+  bool apply = false;
+  std::string ledger_file;  // empty: no ledger
+  std::string lock_file = "/tmp/schedwatch-reconcile.lock";
+  std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
+  std::chrono::milliseconds verify_interval{std::chrono::seconds(1)};
+  int verify_attempts = 10;
+  std::function<std::int64_t()> clock;  // Unix seconds; the system clock when empty
+  // Seams for tests; MakeSource and MakeRepairer when empty.
+  std::function<Result<std::unique_ptr<Source>>(const SourceOptions&)> make_source;
+  std::function<Result<std::unique_ptr<Repairer>>(const SourceSpec&)> make_repairer;
+};
+
+struct ReconcileRow {
+  std::string role;
+  std::string source;
+  std::string condition;  // "missing", "duplicate,drift", "ok", ...
+  std::string action;     // "would create", "created", "verified", "skipped: duplicate", ...
+  bool needs_person = false;
+};
+
+struct ReconcileReport {
+  std::vector<ReconcileRow> rows;  // in spec order
+  int ExitCode() const;            // 0 nothing needs a person, else 1
+  std::string Render() const;      // an aligned table
+};
+
+ReconcileReport Reconcile(const Spec& spec, const ReconcileOptions& options);
+
+}  // namespace schedwatch
