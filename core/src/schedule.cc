@@ -236,7 +236,6 @@ class FieldParser {
     int low = spec_.min;
     int high = spec_.max;
     bool single = false;
-    std::string_view name;  // a name used where ranges are not allowed
     if (item[0] == '*') {
       pos = 1;
     } else {
@@ -244,7 +243,6 @@ class FieldParser {
       std::string error = ReadValue(item, &pos, &first);
       if (!error.empty()) return error;
       if (first.token.empty()) return ExpectedValue(item);
-      if (first.is_name) name = first.token;
       low = high = first.number;
       single = true;
       if (pos < item.size() && item[pos] == '-') {
@@ -255,8 +253,6 @@ class FieldParser {
         if (second.token.empty()) {
           return fmt::format("missing range end after \"{}-\"", first.token);
         }
-        if (name.empty() && second.is_name) name = second.token;
-        if (!name.empty()) return fmt::format("name \"{}\" cannot be used in a range", name);
         high = second.number;
         single = false;
         if (low > high) return fmt::format("range start {} is after its end {}", low, high);
@@ -281,7 +277,6 @@ class FieldParser {
         step = 10000;  // larger than any field: only the start value matches
       }
       if (step < 1) return "step must be at least 1";
-      if (!name.empty()) return fmt::format("name \"{}\" cannot be used in a range", name);
       if (single) high = spec_.max;  // `a/n` means `a-max/n`
     }
     if (pos != item.size()) return fmt::format("unexpected \"{}\"", item.substr(pos));

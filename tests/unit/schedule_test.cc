@@ -103,13 +103,19 @@ TEST(CronParseTest, RejectsBackwardRanges) {
             "minute field \"30-10\": range start 30 is after its end 10");
 }
 
-TEST(CronParseTest, RejectsNamesInRanges) {
-  EXPECT_EQ(ParseError("0 0 * * mon-fri"),
-            "day-of-week field \"mon-fri\": name \"mon\" cannot be used in a range");
-  EXPECT_EQ(ParseError("0 0 * * 1-fri"),
-            "day-of-week field \"1-fri\": name \"fri\" cannot be used in a range");
-  EXPECT_EQ(ParseError("0 0 * jan/2 *"),
-            "month field \"jan/2\": name \"jan\" cannot be used in a range");
+// Debian's cron 3.0pl1 accepts names as range ends and with steps (measured against the daemon),
+// and so does Kubernetes.
+TEST(CronParseTest, AcceptsNamesInRanges) {
+  auto weekdays = CronExpression::Parse("0 9 * * mon-fri");
+  ASSERT_TRUE(weekdays.ok()) << weekdays.error();
+  EXPECT_TRUE(weekdays->Equivalent(*CronExpression::Parse("0 9 * * 1-5")));
+  auto quarters = CronExpression::Parse("0 0 1 Jan-dec/3 *");
+  ASSERT_TRUE(quarters.ok()) << quarters.error();
+  EXPECT_TRUE(quarters->Equivalent(*CronExpression::Parse("0 0 1 1,4,7,10 *")));
+  EXPECT_TRUE(
+      CronExpression::Parse("0 0 * * 1-fri")->Equivalent(*CronExpression::Parse("0 0 * * 1-5")));
+  EXPECT_EQ(ParseError("0 0 * * fri-mon"),
+            "day-of-week field \"fri-mon\": range start 5 is after its end 1");
 }
 
 TEST(CronParseTest, RejectsEmptyItemsAndTrailingGarbage) {
