@@ -9,16 +9,19 @@
 namespace schedwatch {
 namespace {
 
+// How often a transfer wakes up to look at the caller's cancellation flag.
+constexpr int kCancelPollMilliseconds = 100;
+
 struct Transfer {
   HttpResponse* response;
-  const std::atomic<bool>* cancelled;
+  std::size_t max_body_bytes;
   bool too_large = false;
 };
 
 std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::size_t bytes = size * count;
-  if (transfer->response->body.size() + bytes > HttpClient::kMaxBodyBytes) {
+  if (transfer->response->body.size() + bytes > transfer->max_body_bytes) {
     transfer->too_large = true;
     return 0;  // aborts the transfer
   }
@@ -43,14 +46,41 @@ std::size_t OnHeader(char* data, std::size_t size, std::size_t count, void* user
   return size * count;
 }
 
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  auto* transfer = static_cast<Transfer*>(user);
-  return transfer->cancelled != nullptr && transfer->cancelled->load() ? 1 : 0;
-}
-
 void SetBlob(CURL* curl, CURLoption option, const std::string& pem) {
   curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
   curl_easy_setopt(curl, option, &blob);
+}
+
+long Milliseconds(std::chrono::milliseconds duration) {
+  return static_cast<long>(std::max<std::chrono::milliseconds::rep>(duration.count(), 1));
+}
+
+HttpFailure Classify(CURLcode code) {
+  switch (code) {
+    case CURLE_OK:
+      return HttpFailure::kNone;
+    case CURLE_OPERATION_TIMEDOUT:
+      return HttpFailure::kTimeout;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return HttpFailure::kConnect;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+      return HttpFailure::kTls;
+    default:
+      return HttpFailure::kOther;
+  }
 }
 
 }  // namespace
@@ -67,23 +97,47 @@ std::string UrlPathForMessages(const std::string& url) {
   return url.substr(path, url.find('?', path) - path);
 }
 
+std::string UrlEncode(std::string_view text) {
+  // Since libcurl 7.82 the handle argument is ignored.
+  char* escaped = curl_easy_escape(nullptr, text.data(), static_cast<int>(text.size()));
+  if (escaped == nullptr) return {};
+  std::string result(escaped);
+  curl_free(escaped);
+  return result;
+}
+
 HttpClient::HttpClient(TlsOptions tls) : tls_(std::move(tls)) {
   static const bool initialised = (curl_global_init(CURL_GLOBAL_DEFAULT), true);
   (void)initialised;
   curl_ = curl_easy_init();
+  multi_ = curl_multi_init();
 }
 
-HttpClient::~HttpClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+HttpClient::~HttpClient() {
+  curl_easy_cleanup(static_cast<CURL*>(curl_));
+  curl_multi_cleanup(static_cast<CURLM*>(multi_));
+}
 
 Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
-                                      const std::atomic<bool>* cancelled) {
+                                      const std::atomic<bool>* cancelled, HttpFailure* failure) {
   std::lock_guard<std::mutex> lock(mutex_);
+  HttpFailure ignored;
+  HttpFailure& why = failure != nullptr ? *failure : ignored;
+  why = HttpFailure::kOther;
   CURL* curl = static_cast<CURL*>(curl_);
-  if (curl == nullptr) return Error{"cannot initialise libcurl"};
-  curl_easy_reset(curl);  // keeps the connection cache
+  CURLM* multi = static_cast<CURLM*>(multi_);
+  if (curl == nullptr || multi == nullptr) return Error{"cannot initialise libcurl"};
+  auto fail = [&request](const std::string& what) {
+    return Error{fmt::format("{} {}: {}", request.method, UrlPathForMessages(request.url), what)};
+  };
+  if (cancelled != nullptr && cancelled->load()) {
+    why = HttpFailure::kCancelled;
+    return fail("cancelled");
+  }
+  curl_easy_reset(curl);  // the connection stays in the multi handle's pool
 
   HttpResponse response;
-  Transfer transfer{&response, cancelled};
+  Transfer transfer{&response, request.max_body_bytes};
   char error_buffer[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
@@ -97,9 +151,8 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
     headers = curl_slist_append(headers, (name + ": " + value).c_str());
   }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(request.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, Milliseconds(request.connect_timeout));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, Milliseconds(request.timeout));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -109,12 +162,13 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
 
-  if (!tls_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
-  if (!tls_.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls_.ca_pem);
+  if (!tls_.ca_file.empty() || !tls_.ca_pem.empty()) {
+    // The given CAs only: a certificate from some public CA must not vouch for a cluster.
+    curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+    if (!tls_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
+    if (!tls_.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls_.ca_pem);
+  }
   if (!tls_.client_cert_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT, tls_.client_cert_file.c_str());
   }
@@ -128,16 +182,48 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   }
 
-  CURLcode code = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
-  if (code != CURLE_OK) {
-    std::string what = transfer.too_large
-                           ? fmt::format("answer larger than {} MiB", kMaxBodyBytes >> 20)
-                       : code == CURLE_ABORTED_BY_CALLBACK ? std::string("cancelled")
-                       : error_buffer[0] != '\0'           ? std::string(error_buffer)
-                                                           : curl_easy_strerror(code);
-    return Error{fmt::format("{} {}: {}", request.method, UrlPathForMessages(request.url), what)};
+  // The multi interface, so that a cancellation is noticed between short polls.
+  CURLcode code = CURLE_OK;
+  bool aborted = false;
+  curl_multi_add_handle(multi, curl);
+  for (;;) {
+    int running = 0;
+    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+      code = CURLE_FAILED_INIT;
+      break;
+    }
+    if (running == 0) {
+      int queued = 0;
+      while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
+        if (message->msg == CURLMSG_DONE && message->easy_handle == curl) {
+          code = message->data.result;
+        }
+      }
+      break;
+    }
+    if (cancelled != nullptr && cancelled->load()) {
+      aborted = true;
+      break;
+    }
+    curl_multi_poll(multi, nullptr, 0, kCancelPollMilliseconds, nullptr);
   }
+  curl_multi_remove_handle(multi, curl);
+  curl_slist_free_all(headers);
+
+  if (aborted) {
+    why = HttpFailure::kCancelled;
+    return fail("cancelled");
+  }
+  if (code != CURLE_OK) {
+    why = transfer.too_large ? HttpFailure::kTooLarge : Classify(code);
+    if (transfer.too_large) {
+      std::size_t limit = request.max_body_bytes;
+      return fail(limit % (1u << 20) == 0 ? fmt::format("answer larger than {} MiB", limit >> 20)
+                                          : fmt::format("answer larger than {} bytes", limit));
+    }
+    return fail(error_buffer[0] != '\0' ? std::string(error_buffer) : curl_easy_strerror(code));
+  }
+  why = HttpFailure::kNone;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,9 +17,14 @@
 
 namespace schedwatch {
 
+// Largest body accepted by default; a longer answer is an error, not an allocation.
+inline constexpr std::size_t kHttpMaxBodyBytes = 512u << 20;
+
 struct TlsOptions {
-  std::string ca_file;  // PEM file of trusted CAs; empty: the system's
-  std::string ca_pem;   // or PEM data
+  // Trusted CAs: a PEM file or PEM data. When either is set it is the only trust anchor (the
+  // system's CAs are not consulted); when both are empty, the system's CAs are used.
+  std::string ca_file;
+  std::string ca_pem;
   std::string client_cert_file, client_key_file;
   std::string client_cert_pem, client_key_pem;
   bool insecure_skip_verify = false;  // the caller warns; never the default
@@ -29,8 +35,10 @@ struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Connecting, TLS handshake included. Values below 1 ms count as 1 ms.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
-  std::chrono::milliseconds timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // the whole exchange
+  std::size_t max_body_bytes = kHttpMaxBodyBytes;               // after decompression
 };
 
 struct HttpResponse {
@@ -41,6 +49,17 @@ struct HttpResponse {
   std::string Header(const std::string& lower_case_name) const;
 };
 
+// Why a request got no HTTP answer, for callers that decide whether to retry.
+enum class HttpFailure {
+  kNone,
+  kConnect,    // refused, unreachable, name not resolved
+  kTls,        // handshake or certificate verification failed: retrying will not help
+  kTimeout,    // connect_timeout or timeout passed
+  kCancelled,  // the caller's flag was set
+  kTooLarge,   // the body passed max_body_bytes
+  kOther,      // connection reset, empty reply, protocol error
+};
+
 class HttpClient {
  public:
   explicit HttpClient(TlsOptions tls = {});
@@ -49,20 +68,25 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Transport failures (refused, timeout, TLS) are Errors; any HTTP status is a response.
-  // `cancelled`, when set during the transfer, aborts it.
+  // `cancelled`, when set during the transfer, aborts it within about 100 ms. `failure`, when
+  // given, receives why there was no response (kNone on success).
   Result<HttpResponse> Send(const HttpRequest& request,
-                            const std::atomic<bool>* cancelled = nullptr);
+                            const std::atomic<bool>* cancelled = nullptr,
+                            HttpFailure* failure = nullptr);
 
-  // Largest body accepted; a longer answer is an error, not an allocation.
-  static constexpr std::size_t kMaxBodyBytes = 512u << 20;
+  static constexpr std::size_t kMaxBodyBytes = kHttpMaxBodyBytes;
 
  private:
   TlsOptions tls_;
   std::mutex mutex_;
-  void* curl_;  // CURL*
+  void* curl_;   // CURL*
+  void* multi_;  // CURLM*: owns the kept-alive connection
 };
 
 // "https://host:6443/apis/batch/v1/cronjobs?limit=500" -> "/apis/batch/v1/cronjobs": for errors.
 std::string UrlPathForMessages(const std::string& url);
+
+// Percent-encodes everything but unreserved characters, for query values and path segments.
+std::string UrlEncode(std::string_view text);
 
 }  // namespace schedwatch

@@ -3,6 +3,8 @@
 #include "exporter/source.h"
 #include "exporter/sources/crontab/crontab_source.h"
 #include "exporter/sources/file/file_source.h"
+#include "exporter/sources/github_actions/github_actions_source.h"
+#include "exporter/sources/kubernetes/kubernetes_source.h"
 
 namespace schedwatch {
 
@@ -10,6 +12,8 @@ const std::map<std::string, SourceFactory>& SourceFactories() {
   static const auto* factories = new std::map<std::string, SourceFactory>{
       {"crontab", crontab::MakeCrontabSource},
       {"file", MakeFileSource},
+      {"kubernetes", MakeKubernetesSource},
+      {"github_actions", MakeGitHubActionsSource},
   };
   return *factories;
 }

@@ -26,6 +26,7 @@ const std::map<std::string, std::vector<SourceKey>, std::less<>>& SourceKeyTable
         {"api_url", SourceKey::kString, false},
         {"branch", SourceKey::kString, false},
         {"min_interval", SourceKey::kDuration, false},
+        {"ca_file", SourceKey::kPath, false},  // CAs trusted instead of the system's
         {"timeout", SourceKey::kDuration, false}}},
       {"file",
        {{"path", SourceKey::kPath, true},  // a live-state snapshot, YAML or JSON

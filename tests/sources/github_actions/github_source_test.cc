@@ -1,0 +1,507 @@
+// GitHubActionsSource over a fake transport: pagination, conditional requests, the refresh
+// floor, rate limits, errors, and token handling. Real HTTP is covered by github_e2e_test.py.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "exporter/sources/github_actions/github_actions_source.h"
+#include "schedwatch/timefmt.h"
+#include "tests/exporter/test_util.h"
+
+namespace schedwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
+const fs::path kFixtures = fs::path(SCHEDWATCH_TEST_DIR) / "sources/github_actions/fixtures";
+const std::string kApi = "https://api.test";
+const std::string kRepo = kApi + "/repos/acme/widgets";
+const std::string kWorkflows = kRepo + "/actions/workflows?per_page=100";
+const std::string kWorkflowsPage2 = kApi + "/repositories/1/actions/workflows?per_page=100&page=2";
+const std::string kListing = kRepo + "/contents/.github/workflows?ref=main";
+const std::string kNightlyFile = kRepo + "/contents/.github/workflows/nightly.yml?ref=main";
+const std::string kCleanupFile = kRepo + "/contents/.github/workflows/cleanup.yml?ref=main";
+const std::string kNightlyRuns = kRepo + "/actions/workflows/61234567/runs?event=schedule";
+const std::string kCleanupRuns = kRepo + "/actions/workflows/61234999/runs?event=schedule";
+
+std::string Header(const HttpRequest& request, const std::string& name) {
+  for (const auto& [key, value] : request.headers) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+// Answers by URL, with ETags and If-None-Match like GitHub's; records every request.
+struct FakeGitHub {
+  struct Route {
+    long status = 200;
+    std::string body;
+    std::map<std::string, std::string> headers;
+  };
+  std::map<std::string, Route> routes;
+  std::vector<HttpRequest> requests;
+
+  github::HttpSend Send() {
+    return [this](const HttpRequest& request, const std::atomic<bool>*) -> Result<HttpResponse> {
+      requests.push_back(request);
+      HttpResponse response;
+      auto it = routes.find(request.url);
+      if (it == routes.end()) {
+        response.status = 404;
+        response.body = R"({"message":"Not Found"})";
+        return response;
+      }
+      response.status = it->second.status;
+      response.body = it->second.body;
+      response.headers = it->second.headers;
+      if (response.status == 200) {
+        std::string etag = fmt::format("W/\"{}\"", std::hash<std::string>{}(response.body));
+        response.headers["etag"] = etag;
+        if (Header(request, "If-None-Match") == etag) {
+          response.status = 304;
+          response.body.clear();
+        }
+      }
+      return response;
+    };
+  }
+
+  std::vector<std::string> UrlsSince(std::size_t first) const {
+    std::vector<std::string> urls;
+    for (std::size_t i = first; i < requests.size(); ++i) urls.push_back(requests[i].url);
+    return urls;
+  }
+};
+
+std::string WorkflowsJson(const std::string& items) {
+  return R"({"total_count":9,"workflows":[)" + items + "]}";
+}
+
+class GitHubSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(dir_.path() / "token", "ghp_secretTOKEN\n");
+    fake_.routes[kRepo] = {200, ReadFile(kFixtures / "repository.json"), {}};
+    fake_.routes[kRepo].body = R"({"id":1,"full_name":"acme/widgets","default_branch":"main"})";
+    fake_.routes[kWorkflows] = {
+        200,
+        WorkflowsJson(R"({"id":61234567,"name":"Nightly","path":".github/workflows/nightly.yml",
+                          "state":"active"},
+                         {"id":61235001,"name":"Old","path":".github/workflows/old.yml",
+                          "state":"deleted"})"),
+        {{"link",
+          "<" + kWorkflowsPage2 + ">; rel=\"next\", <" + kWorkflowsPage2 + ">; rel=\"last\""}}};
+    fake_.routes[kWorkflowsPage2] = {
+        200,
+        WorkflowsJson(R"({"id":61234999,"name":"Cleanup","path":".github/workflows/cleanup.yml",
+                          "state":"disabled_inactivity"})"),
+        {}};
+    fake_.routes[kListing] = {200, ReadFile(kFixtures / "contents_listing.json"), {}};
+    fake_.routes[kNightlyFile] = {200, ReadFile(kFixtures / "nightly.yml"), {}};
+    fake_.routes[kCleanupFile] = {200, ReadFile(kFixtures / "no_schedule.yml"), {}};
+    fake_.routes[kNightlyRuns + "&per_page=20"] = {200, ReadFile(kFixtures / "runs_page.json"), {}};
+    fake_.routes[kCleanupRuns + "&per_page=20"] = {
+        200, R"({"total_count":0,"workflow_runs":[]})", {}};
+  }
+
+  // A source for acme/widgets with the nightly and cleanup roles (and `extra_jobs`).
+  std::unique_ptr<GitHubActionsSource> Make(const std::string& extra_settings = "",
+                                            const std::string& extra_jobs = "",
+                                            bool conditional = true) {
+    std::string text =
+        fmt::format(R"(version: 1
+sources:
+  ci:
+    type: github_actions
+    repository: acme/widgets
+    api_url: {}/
+    token_file: {}
+{}jobs:
+  - {{role: nightly, source: ci, workflow: nightly.yml, schedule: "0 3 * * *", spec_version: "7"}}
+  - {{role: cleanup, source: ci, workflow: .github/workflows/cleanup.yml, schedule: "0 4 * * 0",
+     spec_version: "1"}}
+{})",
+                    kApi, (dir_.path() / "token").string(), extra_settings, extra_jobs);
+    auto parsed = ParseSpec(text, (dir_.path() / "spec.yaml").string());
+    EXPECT_TRUE(parsed.ok()) << parsed.error();
+    spec_ = std::make_unique<Spec>(std::move(*parsed));
+    SourceOptions options;
+    options.spec = &spec_->sources.at("ci");
+    for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
+    auto source = GitHubActionsSource::Create(options, {fake_.Send(), conditional});
+    EXPECT_TRUE(source.ok()) << source.error();
+    return std::move(*source);
+  }
+
+  Result<SourceSnapshot> List(GitHubActionsSource& source, std::int64_t now) {
+    return source.List(ListContext{now, &cancelled_});
+  }
+
+  static const LiveObject* Object(const SourceSnapshot& snapshot, const std::string& role) {
+    for (const auto& object : snapshot.objects) {
+      if (object.role == role) return &object;
+    }
+    return nullptr;
+  }
+
+  TempDir dir_;
+  FakeGitHub fake_;
+  std::unique_ptr<Spec> spec_;
+  std::atomic<bool> cancelled_{false};
+};
+
+TEST_F(GitHubSourceTest, ReadsEveryPageAndMapsWorkflows) {
+  auto source = Make();
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  ASSERT_EQ(snapshot->objects.size(), 2u);  // the deleted workflow is no object
+  const LiveObject* nightly = Object(*snapshot, "nightly");
+  ASSERT_NE(nightly, nullptr);
+  EXPECT_EQ(nightly->id, "61234567");
+  EXPECT_EQ(nightly->schedule, "0 3 * * *");
+  EXPECT_EQ(nightly->timezone, "UTC");
+  EXPECT_EQ(nightly->spec_version, "7");
+  EXPECT_TRUE(nightly->enabled);
+  const LiveObject* cleanup = Object(*snapshot, "cleanup");
+  ASSERT_NE(cleanup, nullptr);
+  EXPECT_FALSE(cleanup->enabled);
+  EXPECT_EQ(cleanup->schedule, "");
+  EXPECT_EQ(snapshot->history["nightly"].last_success, ParseRfc3339("2024-04-28T03:21:30Z"));
+  EXPECT_EQ(snapshot->history["nightly"].running_since, ParseRfc3339("2024-04-26T03:10:00Z"));
+  EXPECT_EQ(snapshot->history["cleanup"].last_started, std::nullopt);
+  EXPECT_EQ(snapshot->problems.size(), 3u);  // the fixture's malformed runs
+
+  EXPECT_EQ(fake_.UrlsSince(0),
+            (std::vector<std::string>{kRepo, kWorkflows, kWorkflowsPage2, kListing, kNightlyFile,
+                                      kNightlyRuns + "&per_page=20", kCleanupFile,
+                                      kCleanupRuns + "&per_page=20"}));
+  const HttpRequest& first = fake_.requests.front();
+  EXPECT_EQ(Header(first, "Accept"), "application/vnd.github+json");
+  EXPECT_EQ(Header(first, "Authorization"), "Bearer ghp_secretTOKEN");
+  EXPECT_EQ(Header(first, "X-GitHub-Api-Version"), "2022-11-28");
+  EXPECT_EQ(Header(first, "User-Agent"), "schedwatch/" SCHEDWATCH_VERSION);
+  EXPECT_EQ(Header(first, "If-None-Match"), "");
+  EXPECT_EQ(Header(fake_.requests[4], "Accept"), "application/vnd.github.raw+json");
+  EXPECT_EQ(source->last_read_stats().requests, 8);
+}
+
+TEST_F(GitHubSourceTest, LaterReadsAreConditionalAnd304ReusesTheAnswer) {
+  auto source = Make("    min_interval: 1s\n");
+  auto first = List(*source, kNow);
+  ASSERT_TRUE(first.ok());
+  std::size_t before = fake_.requests.size();
+  auto second = List(*source, kNow + 1);
+  ASSERT_TRUE(second.ok()) << second.error();
+  // The unchanged files are not asked for again: the listing's blob shas vouch for them.
+  ASSERT_EQ(fake_.requests.size() - before, 6u);
+  for (std::size_t i = before; i < fake_.requests.size(); ++i) {
+    EXPECT_NE(Header(fake_.requests[i], "If-None-Match"), "") << fake_.requests[i].url;
+  }
+  EXPECT_EQ(source->last_read_stats().requests, 6);
+  EXPECT_EQ(source->last_read_stats().not_modified, 6);
+  EXPECT_EQ(second->objects.size(), first->objects.size());
+  EXPECT_EQ(Object(*second, "nightly")->schedule, "0 3 * * *");
+  EXPECT_EQ(second->history["nightly"].last_success, first->history["nightly"].last_success);
+  EXPECT_EQ(second->problems.size(), first->problems.size());
+}
+
+TEST_F(GitHubSourceTest, WithoutConditionalRequestsEverythingIsRefetched) {
+  auto source = Make("    min_interval: 1s\n", "", /*conditional=*/false);
+  ASSERT_TRUE(List(*source, kNow).ok());
+  std::size_t before = fake_.requests.size();
+  ASSERT_TRUE(List(*source, kNow + 1).ok());
+  EXPECT_EQ(fake_.requests.size() - before, 6u);
+  for (std::size_t i = before; i < fake_.requests.size(); ++i) {
+    EXPECT_EQ(Header(fake_.requests[i], "If-None-Match"), "");
+  }
+  EXPECT_EQ(source->last_read_stats().not_modified, 0);
+}
+
+TEST_F(GitHubSourceTest, ChangedBlobShaRefetchesTheFile) {
+  auto source = Make("    min_interval: 1s\n");
+  ASSERT_TRUE(List(*source, kNow).ok());
+  std::string& listing = fake_.routes[kListing].body;
+  listing.replace(listing.find("9d7e4410"), 8, "00000000");
+  std::string& file = fake_.routes[kNightlyFile].body;
+  file.replace(file.find("spec_version=7"), 14, "spec_version=8");
+  std::size_t before = fake_.requests.size();
+  auto snapshot = List(*source, kNow + 1);
+  ASSERT_TRUE(snapshot.ok());
+  auto urls = fake_.UrlsSince(before);
+  EXPECT_EQ(std::count(urls.begin(), urls.end(), kNightlyFile), 1);
+  EXPECT_EQ(Object(*snapshot, "nightly")->spec_version, "8");
+}
+
+TEST_F(GitHubSourceTest, TheFloorServesTheLastReadAgain) {
+  auto source = Make();  // min_interval defaults to 60s
+  ASSERT_TRUE(List(*source, kNow).ok());
+  std::size_t after_first = fake_.requests.size();
+  auto cached = List(*source, kNow + 59);
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->objects.size(), 2u);
+  EXPECT_EQ(fake_.requests.size(), after_first);
+  ASSERT_TRUE(List(*source, kNow + 60).ok());
+  EXPECT_GT(fake_.requests.size(), after_first);
+}
+
+TEST_F(GitHubSourceTest, AnAbsentRoleGetsOneConfirmingReRead) {
+  auto source =
+      Make("", R"(  - {role: ghost, source: ci, workflow: ghost.yml, schedule: "0 1 * * *",
+                 spec_version: "1"})");
+  auto first = List(*source, kNow);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(Object(*first, "ghost"), nullptr);
+  std::size_t after_first = fake_.requests.size();
+  ASSERT_TRUE(List(*source, kNow).ok());  // the refresher's confirming re-read
+  std::size_t after_confirm = fake_.requests.size();
+  EXPECT_GT(after_confirm, after_first);
+  ASSERT_TRUE(List(*source, kNow + 10).ok());  // next refresh, within the floor
+  ASSERT_TRUE(List(*source, kNow + 10).ok());  // and its confirmation
+  EXPECT_EQ(fake_.requests.size(), after_confirm);
+}
+
+TEST_F(GitHubSourceTest, PrimaryRateLimitStopsRequestsUntilTheReset) {
+  auto source = Make();
+  fake_.routes[kWorkflowsPage2] = {
+      403,
+      R"({"message":"API rate limit exceeded for user ID 1234.","documentation_url":"x"})",
+      {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", std::to_string(kNow + 600)}}};
+  auto limited = List(*source, kNow);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_EQ(limited.error(),
+            "GET /repositories/1/actions/workflows: rate limited until 2026-11-30T12:10:00Z (403 "
+            "primary limit exhausted: API rate limit exceeded for user ID 1234.)");
+  std::size_t sent = fake_.requests.size();
+  auto blocked = List(*source, kNow + 120);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.error(), "rate limited until 2026-11-30T12:10:00Z (no request sent)");
+  EXPECT_EQ(fake_.requests.size(), sent);
+  fake_.routes[kWorkflowsPage2].status = 200;
+  fake_.routes[kWorkflowsPage2].body = WorkflowsJson("");
+  EXPECT_TRUE(List(*source, kNow + 600).ok());
+}
+
+TEST_F(GitHubSourceTest, AnswerLeavingNoQuotaBlocksTheRestOfTheRead) {
+  auto source = Make();
+  fake_.routes[kRepo].headers = {{"x-ratelimit-remaining", "0"},
+                                 {"x-ratelimit-reset", std::to_string(kNow + 300)}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());  // never a partial list
+  EXPECT_EQ(snapshot.error(), "rate limited until 2026-11-30T12:05:00Z (no request sent)");
+  EXPECT_EQ(fake_.requests.size(), 1u);
+}
+
+TEST_F(GitHubSourceTest, SecondaryLimitHonoursRetryAfter) {
+  auto source = Make("    min_interval: 1s\n");
+  fake_.routes[kRepo].status = 429;
+  fake_.routes[kRepo].headers = {{"retry-after", "30"}};
+  fake_.routes[kRepo].body = R"({"message":"You have exceeded a secondary rate limit."})";
+  auto limited = List(*source, kNow);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_NE(limited.error().find("rate limited until 2026-11-30T12:00:30Z (429 secondary limit"),
+            std::string::npos)
+      << limited.error();
+  ASSERT_FALSE(List(*source, kNow + 10).ok());
+  EXPECT_EQ(fake_.requests.size(), 1u);
+  fake_.routes[kRepo] = {200, R"({"default_branch":"main"})", {}};
+  EXPECT_TRUE(List(*source, kNow + 30).ok());
+}
+
+TEST_F(GitHubSourceTest, PermissionDenialIsNotARateLimit) {
+  auto source = Make("    min_interval: 1s\n");
+  fake_.routes[kWorkflows] = {403,
+                              R"({"message":"Resource not accessible by integration"})",
+                              {{"x-ratelimit-remaining", "4999"}}};
+  auto denied = List(*source, kNow);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error(),
+            "GET /repos/acme/widgets/actions/workflows: 403 forbidden: Resource not accessible "
+            "by integration (check the token's permissions)");
+  std::size_t sent = fake_.requests.size();
+  EXPECT_FALSE(List(*source, kNow + 1).ok());
+  EXPECT_GT(fake_.requests.size(), sent);  // not blocked: asked again
+}
+
+TEST_F(GitHubSourceTest, UnauthorizedAndNotFoundAreErrorsWithoutTheToken) {
+  auto source = Make("    min_interval: 1s\n");
+  fake_.routes[kRepo] = {401, R"({"message":"Bad credentials"})", {}};
+  auto unauthorized = List(*source, kNow);
+  ASSERT_FALSE(unauthorized.ok());
+  EXPECT_EQ(unauthorized.error(),
+            "GET /repos/acme/widgets: 401 unauthorized: Bad credentials (check the token)");
+  fake_.routes.erase(kRepo);
+  auto missing = List(*source, kNow + 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error(),
+            "GET /repos/acme/widgets: 404 not found (can this token see acme/widgets? private "
+            "repositories answer 404 without access)");
+  // Even a server that echoes the token does not get it into an error.
+  fake_.routes[kRepo] = {500, R"({"message":"Bearer ghp_secretTOKEN rejected"})", {}};
+  auto echoed = List(*source, kNow + 2);
+  ASSERT_FALSE(echoed.ok());
+  EXPECT_EQ(echoed.error(), "GET /repos/acme/widgets: HTTP 500: Bearer <redacted> rejected");
+}
+
+TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {
+  auto source = Make();
+  fake_.routes[kCleanupRuns + "&per_page=20"] = {502, "<html>Bad gateway</html>", {}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(), "GET /repos/acme/widgets/actions/workflows/61234999/runs: HTTP 502");
+}
+
+TEST_F(GitHubSourceTest, GarbledAnswerIsAnError) {
+  auto source = Make();
+  fake_.routes[kWorkflows].body = "{\"workflows\": 7}";
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /repos/acme/widgets/actions/workflows: the answer has no \"workflows\" list");
+}
+
+TEST_F(GitHubSourceTest, NextLinkToAnotherOriginIsRefused) {
+  auto source = Make();
+  fake_.routes[kWorkflows].headers["link"] = "<https://elsewhere.test/steal?page=2>; rel=\"next\"";
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /repos/acme/widgets/actions/workflows: the next-page link leaves "
+            "https://api.test");
+  for (const auto& request : fake_.requests)
+    EXPECT_EQ(request.url.find("elsewhere"), std::string::npos);
+}
+
+TEST_F(GitHubSourceTest, TokenFileIsReReadWhenItChanges) {
+  auto source = Make("    min_interval: 1s\n");
+  ASSERT_TRUE(List(*source, kNow).ok());
+  WriteFile(dir_.path() / "token", "ghp_rotatedTOKEN2\n");
+  std::size_t before = fake_.requests.size();
+  ASSERT_TRUE(List(*source, kNow + 1).ok());
+  EXPECT_EQ(Header(fake_.requests[before], "Authorization"), "Bearer ghp_rotatedTOKEN2");
+  // Answers cached under the old token are not revalidated with the new one.
+  EXPECT_EQ(Header(fake_.requests[before], "If-None-Match"), "");
+  fs::remove(dir_.path() / "token");
+  auto gone = List(*source, kNow + 2);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error(), fmt::format("cannot read token file {}: No such file or directory",
+                                      (dir_.path() / "token").string()));
+  WriteFile(dir_.path() / "token", "two\nlines\n");
+  auto bad = List(*source, kNow + 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "the token holds blanks or control characters; it must be one line");
+}
+
+TEST_F(GitHubSourceTest, TokenFromTheEnvironment) {
+  SourceSpec spec;
+  spec.name = "ci";
+  spec.type = "github_actions";
+  spec.settings = {{"repository", {"acme/widgets"}},
+                   {"api_url", {kApi}},
+                   {"token_env", {"SCHEDWATCH_GH_TEST_TOKEN"}},
+                   {"min_interval", {"1"}}};
+  auto source = GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true});
+  ASSERT_TRUE(source.ok()) << source.error();
+  unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
+  auto unset = (*source)->List({kNow, nullptr});
+  ASSERT_FALSE(unset.ok());
+  EXPECT_EQ(unset.error(), "environment variable SCHEDWATCH_GH_TEST_TOKEN (token_env) is not set");
+  setenv("SCHEDWATCH_GH_TEST_TOKEN", "ghp_fromENV", 1);
+  ASSERT_TRUE((*source)->List({kNow + 1, nullptr}).ok());
+  EXPECT_EQ(Header(fake_.requests.back(), "Authorization"), "Bearer ghp_fromENV");
+  unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
+
+  spec.settings["token_file"] = {"/etc/token"};
+  auto both = GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true});
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error(), "token_file and token_env exclude each other");
+  spec.settings.erase("token_file");
+  spec.settings["api_url"] = {"ftp://api.test"};
+  EXPECT_FALSE(GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true}).ok());
+}
+
+TEST_F(GitHubSourceTest, CancelledReadIsNotRemembered) {
+  auto source = Make();
+  cancelled_ = true;
+  auto cancelled = List(*source, kNow);
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.error(), "cancelled");
+  EXPECT_TRUE(fake_.requests.empty());
+  cancelled_ = false;
+  EXPECT_TRUE(List(*source, kNow).ok());
+  EXPECT_FALSE(fake_.requests.empty());
+}
+
+TEST_F(GitHubSourceTest, ConfiguredBranchSkipsTheRepositoryAndIsTheRef) {
+  auto source = Make("    branch: release/2.x\n");
+  std::string listing = kRepo + "/contents/.github/workflows?ref=release%2F2.x";
+  fake_.routes[listing] = fake_.routes[kListing];
+  fake_.routes[kRepo + "/contents/.github/workflows/nightly.yml?ref=release%2F2.x"] =
+      fake_.routes[kNightlyFile];
+  fake_.routes[kRepo + "/contents/.github/workflows/cleanup.yml?ref=release%2F2.x"] =
+      fake_.routes[kCleanupFile];
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  auto urls = fake_.UrlsSince(0);
+  EXPECT_EQ(std::count(urls.begin(), urls.end(), kRepo), 0);
+  EXPECT_EQ(std::count(urls.begin(), urls.end(), listing), 1);
+  EXPECT_EQ(Object(*snapshot, "nightly")->schedule, "0 3 * * *");
+}
+
+TEST_F(GitHubSourceTest, FileAbsentFromTheBranchIsAProblemAndDrift) {
+  auto source = Make();
+  fake_.routes[kListing].body = "[]";
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok());
+  auto urls = fake_.UrlsSince(0);
+  EXPECT_EQ(std::count(urls.begin(), urls.end(), kNightlyFile), 0);  // the listing says so
+  const LiveObject* nightly = Object(*snapshot, "nightly");
+  ASSERT_NE(nightly, nullptr);
+  EXPECT_EQ(nightly->schedule, "");
+  bool reported = false;
+  for (const auto& problem : snapshot->problems) {
+    reported |= problem.reason == "file_not_found" &&
+                problem.message == ".github/workflows/nightly.yml: not found on branch main";
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(GitHubSourceTest, MalformedFileIsAProblemTheRestWorks) {
+  auto source = Make();
+  fake_.routes[kNightlyFile].body = ReadFile(kFixtures / "not_yaml.yml");
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(Object(*snapshot, "nightly")->schedule, "");
+  EXPECT_FALSE(Object(*snapshot, "cleanup")->enabled);
+  EXPECT_TRUE(std::any_of(snapshot->problems.begin(), snapshot->problems.end(), [](auto& p) {
+    return p.reason == "malformed_object" &&
+           p.message.rfind(".github/workflows/nightly.yml: not YAML: ", 0) == 0;
+  }));
+}
+
+TEST_F(GitHubSourceTest, NewestPageWithoutSuccessAsksForTheLatestSuccess) {
+  auto source = Make();
+  std::string failures = R"({"total_count":40,"workflow_runs":[
+      {"status":"completed","conclusion":"failure","run_started_at":"2026-11-30T03:00:10Z",
+       "updated_at":"2026-11-30T03:05:00Z"}]})";
+  fake_.routes[kNightlyRuns + "&per_page=20"] = {
+      200, failures, {{"link", "<" + kNightlyRuns + "&per_page=20&page=2>; rel=\"next\""}}};
+  fake_.routes[kNightlyRuns + "&status=success&per_page=1"] = {
+      200,
+      R"({"total_count":3,"workflow_runs":[{"status":"completed","conclusion":"success",
+          "run_started_at":"2026-11-01T03:00:10Z","updated_at":"2026-11-01T03:04:00Z"}]})",
+      {}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->history["nightly"].last_failure, ParseRfc3339("2026-11-30T03:05:00Z"));
+  EXPECT_EQ(snapshot->history["nightly"].last_success, ParseRfc3339("2026-11-01T03:04:00Z"));
+  auto urls = fake_.UrlsSince(0);
+  EXPECT_EQ(std::count(urls.begin(), urls.end(), kNightlyRuns + "&per_page=20&page=2"), 0);
+}
+
+}  // namespace
+}  // namespace schedwatch

@@ -1,0 +1,427 @@
+#!/usr/bin/python3
+"""A loopback stand-in for the Kubernetes API server (batch/v1 CronJobs and Jobs), for tests.
+
+  fake_apiserver.py pki DIR
+      Writes a test PKI made by openssl (valid ten years): ca.{crt,key}, server.{crt,key} (localhost, 127.0.0.1,
+      ::1), client.{crt,key} (CN schedwatch-client, signed by the same CA) and other-ca.crt (an
+      unrelated CA).
+  fake_apiserver.py serve --config FILE --port-file FILE [--tls-dir DIR] [--host ::1] ...
+      Serves HTTPS (HTTP with --plain) until its parent exits or --max-lifetime passes.
+
+The config file (JSON) is re-read whenever it changes:
+  {"token": "t" | ["t1", "t2"],      bearer tokens accepted; absent: no token needed
+   "client_cn": "schedwatch-client", a client certificate with this CN is accepted too
+   "cronjobs": [...], "jobs": [...],  items as the API returns them
+   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K},  generated items
+   "faults": [{"path": "/apis/batch/v1/jobs",  exact path; absent: any list path
+               "continue": true,               only requests with (true) / without (false) one
+               "times": 1,                     how often it applies; absent: always
+               "delay": 3.0,                   seconds to wait first (then the rest of the fault)
+               "status": 403, "reason": "Forbidden", "message": "...",  a Status answer
+               "headers": {"Retry-After": "1"},
+               "raw": "{not json",             this body with status (default 200)
+               "drop": true}]}                 close the connection without an answer
+Lists honour limit, continue (410 Expired for a token of an older config) and labelSelector
+(`key` or `key=value`, comma-separated). Each request is appended to --request-log as a JSON line.
+Also, for HTTP client tests: /echo (request headers as JSON), /bytes?n=N, /slow?seconds=S,
+/drip?seconds=S (a byte every 50 ms), /status/NNN.
+"""
+import argparse
+import base64
+import http.server
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+API_PREFIX = "/apis/batch/v1/"
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def make_pki(directory):
+    os.makedirs(directory, exist_ok=True)
+    if os.path.exists(os.path.join(directory, "client.crt")):
+        return
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    for name in ("ca", "other-ca"):
+        openssl("req", "-x509", *ec, "-keyout", f"{name}.key", "-out", f"{name}.crt",
+                "-subj", f"/CN=schedwatch test {name}", "-days", "3650",
+                "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)
+    extensions = {
+        "server": "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n"
+                  "extendedKeyUsage=serverAuth\n",
+        "client": "extendedKeyUsage=clientAuth\n",
+    }
+    for name, subject in (("server", "/CN=localhost"), ("client", "/CN=schedwatch-client")):
+        with open(os.path.join(directory, f"{name}.ext"), "w") as out:
+            out.write(extensions[name])
+        openssl("req", "-new", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
+                "-subj", subject, cwd=directory)
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", f"{name}.crt", "-days", "3650",
+                "-extfile", f"{name}.ext", cwd=directory)
+
+
+def status_body(code, reason, message, extra=None):
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+    body.update(extra or {})
+    return body
+
+
+def synthetic_world(spec):
+    """CronJobs role-0..N-1 over K namespaces, each with M hourly Jobs from 2026-01-01: successes,
+    a failure second to last for every tenth CronJob, and the newest one still running."""
+    cronjobs, jobs = [], []
+    namespaces = max(1, spec.get("namespaces", 10))
+    per_cronjob = spec.get("jobs_per_cronjob", 10)
+    base = 1767225600  # 2026-01-01T00:00:00Z
+    stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    for i in range(spec.get("cronjobs", 0)):
+        namespace, name = f"team-{i % namespaces:03d}", f"job-{i:06d}"
+        uid = f"00000000-0000-4000-8000-{i:012d}"
+        newest = base + (per_cronjob - 1) * 3600  # the running Job's start
+        succeeded = newest - (3 if i % 10 == 0 else 2) * 3600 + 600
+        cronjobs.append({
+            "metadata": {"name": name, "namespace": namespace, "uid": uid,
+                         "resourceVersion": str(1000 + i),
+                         "creationTimestamp": stamp(base - 86400),
+                         "labels": {"schedwatch.io/role": f"role-{i}", "team": "bench"},
+                         "annotations": {"schedwatch.io/spec-version": "1"}},
+            "spec": {"schedule": "0 * * * *", "timeZone": "UTC", "concurrencyPolicy": "Forbid",
+                     "suspend": False, "successfulJobsHistoryLimit": 3,
+                     "failedJobsHistoryLimit": 1,
+                     "jobTemplate": {"metadata": {"labels": {"schedwatch.io/role": f"role-{i}"}},
+                                     "spec": {"backoffLimit": 2, "template": {"spec": {
+                                         "restartPolicy": "Never",
+                                         "containers": [{"name": "main",
+                                                         "image": "registry.example.org/job:1",
+                                                         "args": ["--run", name]}]}}}}},
+            "status": {"lastScheduleTime": stamp(newest), "lastSuccessfulTime": stamp(succeeded)}})
+        for j in range(per_cronjob):
+            start = base + j * 3600
+            job = {
+                "metadata": {"name": f"{name}-{start // 60}", "namespace": namespace,
+                             "uid": f"10000000-{j:04d}-4000-8000-{i:012d}",
+                             "creationTimestamp": stamp(start),
+                             "labels": {"batch.kubernetes.io/job-name": f"{name}-{start // 60}",
+                                        "schedwatch.io/role": f"role-{i}"},
+                             "annotations": {
+                                 "batch.kubernetes.io/cronjob-scheduled-timestamp": stamp(start)},
+                             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                                  "name": name, "uid": uid, "controller": True,
+                                                  "blockOwnerDeletion": True}]},
+                "spec": {"backoffLimit": 2, "template": {"spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "registry.example.org/job:1"}]}}},
+            }
+            if j == per_cronjob - 1:
+                job["status"] = {"startTime": stamp(start + 2), "active": 1, "ready": 1}
+            elif j == per_cronjob - 2 and i % 10 == 0:
+                job["status"] = {"startTime": stamp(start + 2), "failed": 3, "conditions": [
+                    {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                     "message": "Job has reached the specified backoff limit",
+                     "lastTransitionTime": stamp(start + 300)}]}
+            else:
+                job["status"] = {"startTime": stamp(start + 2),
+                                 "completionTime": stamp(start + 600), "succeeded": 1,
+                                 "conditions": [{"type": "Complete", "status": "True",
+                                                 "lastTransitionTime": stamp(start + 600)}]}
+            jobs.append(job)
+    return cronjobs, jobs
+
+
+class World:
+    """The config file's content, re-read when its modification time changes."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        self.stamp = None
+        self.generation = 0
+        self.load()
+
+    def load(self):
+        with self.lock:
+            stamp = os.stat(self.path).st_mtime_ns
+            if stamp == self.stamp:
+                return
+            with open(self.path) as source:
+                config = json.load(source)
+            self.stamp = stamp
+            self.generation += 1
+            self.config = config
+            cronjobs, jobs = synthetic_world(config.get("synthetic", {}))
+            self.items = {}
+            for kind, listed in (("cronjobs", config.get("cronjobs", []) + cronjobs),
+                                 ("jobs", config.get("jobs", []) + jobs)):
+                # Serialised once: a page is then a join of strings.
+                self.items[kind] = [(item, json.dumps(item, separators=(",", ":")))
+                                    for item in sorted(listed, key=sort_key)]
+            self.selections = {}
+            self.faults = [dict(fault) for fault in config.get("faults", [])]
+
+    def take_fault(self, path, has_continue):
+        with self.lock:
+            for fault in self.faults:
+                if "path" in fault and fault["path"] != path:
+                    continue
+                if "continue" in fault and fault["continue"] != has_continue:
+                    continue
+                if fault.get("times", 1) <= 0:
+                    continue
+                if "times" in fault:
+                    fault["times"] -= 1
+                return fault
+            return None
+
+
+def metadata_field(item, name):
+    metadata = item.get("metadata") if isinstance(item, dict) else None
+    value = metadata.get(name) if isinstance(metadata, dict) else None
+    return value
+
+
+def sort_key(item):
+    """The API server's order: by namespace, then name (malformed test items first)."""
+    return (str(metadata_field(item, "namespace") or ""), str(metadata_field(item, "name") or ""))
+
+
+def matches_selector(item, selector):
+    if not selector:
+        return True
+    labels = metadata_field(item, "labels")
+    labels = labels if isinstance(labels, dict) else {}
+    for term in selector.split(","):
+        key, _, value = term.partition("=")
+        if key not in labels or ("=" in term and labels[key] != value):
+            return False
+    return True
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-apiserver"
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, code, body, headers=None):
+        data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+        data = data.encode() if isinstance(data, str) else data
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        # Headers and body in one write: fewer TLS records and no waiting on delayed ACKs.
+        self._headers_buffer.extend([b"\r\n", data])
+        self.flush_headers()
+
+    def client_cn(self):
+        try:
+            certificate = self.connection.getpeercert()
+        except (AttributeError, ValueError):
+            return None
+        for field in (certificate or {}).get("subject", ()):
+            for key, value in field:
+                if key == "commonName":
+                    return value
+        return None
+
+    def do_GET(self):
+        world = self.server.world
+        world.load()
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        cn = self.client_cn()
+        authorization = self.headers.get("Authorization", "")
+        with self.server.log_lock, open(self.server.request_log, "a") as log:
+            log.write(json.dumps({"path": url.path, "query": query, "authorization": authorization,
+                                  "client_cn": cn, "client_port": self.client_address[1],
+                                  "accept": self.headers.get("Accept", "")}) + "\n")
+        if not url.path.startswith(API_PREFIX):
+            return self.test_route(url.path, query)
+
+        config = world.config
+        tokens = config.get("token")
+        tokens = [tokens] if isinstance(tokens, str) else tokens
+        authenticated = ((tokens is None and "client_cn" not in config)
+                         or (tokens and authorization in [f"Bearer {t}" for t in tokens])
+                         or ("client_cn" in config and cn == config["client_cn"]))
+        if not authenticated:
+            return self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
+
+        fault = world.take_fault(url.path, "continue" in query)
+        if fault:
+            time.sleep(fault.get("delay", 0))
+            if fault.get("drop"):
+                self.close_connection = True
+                self.connection.close()
+                return
+            if "raw" in fault:
+                return self.send_json(fault.get("status", 200), fault["raw"],
+                                      fault.get("headers"))
+            if "status" in fault:
+                code = fault["status"]
+                extra = {}
+                if code == 410:
+                    extra = {"metadata": {"continue": "bm90LXVzZWQ="}}
+                return self.send_json(code, status_body(
+                    code, fault.get("reason", "InternalError"),
+                    fault.get("message", "an error on the server has prevented the request"),
+                    extra), fault.get("headers"))
+
+        parts = url.path[len(API_PREFIX):].split("/")
+        if len(parts) == 1 and parts[0] in ("cronjobs", "jobs"):
+            namespace, kind = None, parts[0]
+        elif len(parts) == 3 and parts[0] == "namespaces" and parts[2] in ("cronjobs", "jobs"):
+            namespace, kind = parts[1], parts[2]
+        else:
+            return self.send_json(404, status_body(404, "NotFound", "the server could not find "
+                                                   "the requested resource"))
+        self.send_list(world, kind, namespace, query)
+
+    def send_list(self, world, kind, namespace, query):
+        selector = query.get("labelSelector")
+        with world.lock:
+            items = world.selections.get((kind, namespace, selector))
+            if items is None:
+                items = [entry for entry in world.items[kind]
+                         if (namespace is None or metadata_field(entry[0], "namespace") == namespace)
+                         and matches_selector(entry[0], selector)]
+                world.selections[(kind, namespace, selector)] = items
+        start = 0
+        if "continue" in query:
+            try:
+                token = json.loads(base64.b64decode(query["continue"]))
+                generation, start = token["generation"], token["start"]
+            except (ValueError, KeyError, TypeError):
+                return self.send_json(400, status_body(400, "BadRequest", "invalid continue"))
+            if generation != world.generation:
+                return self.send_json(410, status_body(
+                    410, "Expired", "The provided continue parameter is too old to display a "
+                    "consistent list result. You can start a new list without the continue "
+                    "parameter.", {"metadata": {"continue": "bm90LXVzZWQ="}}))
+        limit = int(query.get("limit", "0") or 0)
+        end = len(items) if limit <= 0 else min(len(items), start + limit)
+        metadata = {"resourceVersion": str(884213 + world.generation)}
+        if end < len(items):
+            metadata["continue"] = base64.b64encode(json.dumps(
+                {"generation": world.generation, "start": end}).encode()).decode()
+            metadata["remainingItemCount"] = len(items) - end
+        head = json.dumps({"kind": "CronJobList" if kind == "cronjobs" else "JobList",
+                           "apiVersion": "batch/v1", "metadata": metadata})
+        body = head[:-1] + ',"items":[' + ",".join(entry[1] for entry in items[start:end]) + "]}"
+        self.send_json(200, body)
+
+    def test_route(self, path, query):
+        if path == "/echo":
+            return self.send_json(200, {"headers": dict(self.headers.items()),
+                                        "client_cn": self.client_cn()})
+        if path == "/bytes":
+            return self.send_json(200, b"x" * int(query.get("n", "0")))
+        if path == "/slow":
+            time.sleep(float(query.get("seconds", "1")))
+            return self.send_json(200, {"slow": True})
+        if path == "/drip":
+            until = time.time() + float(query.get("seconds", "5"))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            while time.time() < until:
+                self.wfile.write(b"1\r\nx\r\n")
+                self.wfile.flush()
+                time.sleep(0.05)
+            self.wfile.write(b"0\r\n\r\n")
+            return None
+        if path.startswith("/status/"):
+            code = int(path.rsplit("/", 1)[1])
+            return self.send_json(code, status_body(code, "Test", f"status {code}"))
+        return self.send_json(404, status_body(404, "NotFound", "no such test route"))
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def get_request(self):
+        connection, address = self.socket.accept()
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.ssl_context is not None:
+            # The handshake happens in the request's own thread, so a stalled client stalls
+            # only itself.
+            connection = self.ssl_context.wrap_socket(connection, server_side=True,
+                                                      do_handshake_on_connect=False)
+        return connection, address
+
+    def handle_error(self, request, client_address):
+        pass  # aborted handshakes and dropped connections are part of the tests
+
+
+def serve(args):
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    Server.address_family = family
+    server = Server((args.host, 0), Handler)
+    server.world = World(args.config)
+    server.request_log = args.request_log or os.devnull
+    server.log_lock = threading.Lock()
+    server.ssl_context = None
+    if not args.plain:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.path.join(args.tls_dir, "server.crt"),
+                                os.path.join(args.tls_dir, "server.key"))
+        context.load_verify_locations(os.path.join(args.tls_dir, "ca.crt"))
+        context.verify_mode = ssl.CERT_OPTIONAL
+        server.ssl_context = context
+    port = server.server_address[1]
+    temporary = args.port_file + ".tmp"
+    with open(temporary, "w") as out:
+        out.write(f"{port}\n")
+    os.rename(temporary, args.port_file)
+
+    parent, started = os.getppid(), time.time()
+
+    def watchdog():
+        while os.getppid() == parent and time.time() - started < args.max_lifetime:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever(poll_interval=0.1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    pki = commands.add_parser("pki")
+    pki.add_argument("directory")
+    run = commands.add_parser("serve")
+    run.add_argument("--config", required=True)
+    run.add_argument("--port-file", required=True)
+    run.add_argument("--tls-dir")
+    run.add_argument("--plain", action="store_true")
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--request-log")
+    run.add_argument("--max-lifetime", type=float, default=900)
+    args = parser.parse_args()
+    if args.command == "pki":
+        make_pki(args.directory)
+    else:
+        if not args.plain and not args.tls_dir:
+            parser.error("serve needs --tls-dir or --plain")
+        serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,510 @@
+// The kubernetes source against a loopback API server over real TLS (fake_apiserver.py):
+// pagination, expired continue tokens, auth failures, retries, timeouts, cancellation and the
+// connection settings, end to end through Source::List.
+#include "exporter/sources/kubernetes/kubernetes_source.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "exporter/sources/kubernetes/kube_config.h"
+#include "schedwatch/timefmt.h"
+#include "tests/exporter/test_util.h"
+#include "tests/sources/kubernetes/fake_server.h"
+
+namespace schedwatch::kubernetes {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using testing::FakeApiServer;
+using testing::ReadFile;
+using testing::SharedPki;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr const char* kToken = "k8s-test-token-0123456789abcdef";
+const fs::path kFixtures = fs::path(SCHEDWATCH_TEST_DIR) / "sources/kubernetes/fixtures";
+
+Json FixtureItems(const char* name) { return Json::parse(ReadFile(kFixtures / name))["items"]; }
+
+// The fixtures' CronJobs and Jobs, served to clients holding kToken.
+Json World() {
+  return {{"token", kToken},
+          {"cronjobs", FixtureItems("cronjob-list.json")},
+          {"jobs", FixtureItems("job-list.json")}};
+}
+
+std::vector<std::string> Reasons(const SourceSnapshot& snapshot) {
+  std::vector<std::string> reasons;
+  for (const auto& problem : snapshot.problems) reasons.push_back(problem.reason);
+  return reasons;
+}
+
+std::size_t Count(const std::vector<std::string>& values, const std::string& value) {
+  return static_cast<std::size_t>(std::count(values.begin(), values.end(), value));
+}
+
+class KubernetesSourceTest : public ::testing::Test {
+ protected:
+  void Serve(const Json& config, FakeApiServer::Options options = {}) {
+    server_ = std::make_unique<FakeApiServer>(directory_.path() / "server", config, options);
+  }
+
+  // A kubeconfig for the server: the CA by path (relative, as kubeconfigs often have it).
+  std::string Kubeconfig(const std::string& user = std::string("      token: ") + kToken + "\n",
+                         const std::string& cluster = "") {
+    fs::copy_file(SharedPki() / "ca.crt", directory_.path() / "ca.crt",
+                  fs::copy_options::overwrite_existing);
+    std::string path = (directory_.path() / "kubeconfig").string();
+    WriteFile(path,
+              "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+              "contexts:\n- name: test\n  context: {cluster: fake, user: watcher}\n"
+              "clusters:\n- name: fake\n  cluster:\n    server: " +
+                  server_->url() + "\n" +
+                  (cluster.empty() ? "    certificate-authority: ca.crt\n" : cluster) +
+                  "users:\n- name: watcher\n  user:\n" + user);
+    return path;
+  }
+
+  std::unique_ptr<Source> Make(std::map<std::string, std::vector<std::string>> settings) {
+    spec_.name = "prod";
+    spec_.type = "kubernetes";
+    spec_.settings = std::move(settings);
+    SourceOptions options;
+    options.spec = &spec_;
+    auto source = MakeKubernetesSource(options);
+    EXPECT_TRUE(source.ok()) << source.error();
+    return source.ok() ? std::move(*source) : nullptr;
+  }
+  std::unique_ptr<Source> MakeWithKubeconfig(
+      std::map<std::string, std::vector<std::string>> more = {}) {
+    more["kubeconfig"] = {Kubeconfig()};
+    return Make(std::move(more));
+  }
+
+  Result<SourceSnapshot> List(Source& source, const std::atomic<bool>* cancelled = nullptr) {
+    static const std::atomic<bool> never{false};
+    ListContext context;
+    context.now = 1714560000;
+    context.cancelled = cancelled != nullptr ? cancelled : &never;
+    return source.List(context);
+  }
+
+  std::vector<std::string> Paths() const {
+    std::vector<std::string> paths;
+    for (const auto& request : server_->Requests()) paths.push_back(request["path"]);
+    return paths;
+  }
+
+  TempDir directory_;
+  std::unique_ptr<FakeApiServer> server_;
+  SourceSpec spec_;
+};
+
+TEST_F(KubernetesSourceTest, ListsEveryPageAndMapsObjectsAndHistory) {
+  Serve(World());
+  auto source = MakeWithKubeconfig({{"page_size", {"2"}}});
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+
+  std::map<std::string, LiveObject> objects;
+  for (const auto& object : snapshot->objects) objects[object.id] = object;
+  ASSERT_EQ(objects.size(), 4u);
+  EXPECT_EQ(objects["ops/db-backup"].role, "backup");
+  EXPECT_EQ(objects["ops/db-backup"].timezone, "Europe/Berlin");
+  EXPECT_EQ(objects["analytics/report-hourly"].timezone, "UTC");
+  EXPECT_FALSE(objects["ops/cleanup"].enabled);
+  const RunHistory& backup = snapshot->history.at("backup");
+  EXPECT_EQ(backup.last_success, ParseRfc3339("2024-05-01T00:41:12Z"));
+  EXPECT_EQ(backup.last_failure, ParseRfc3339("2024-05-02T01:30:03Z"));
+  EXPECT_EQ(snapshot->history.at("report").running_since, ParseRfc3339("2024-05-01T09:00:04Z"));
+
+  // The label selector leaves out unlabelled items; labelled malformed ones are problems.
+  auto reasons = Reasons(*snapshot);
+  EXPECT_EQ(reasons.size(), 8u);
+  EXPECT_EQ(Count(reasons, "malformed_object"), 8u);
+
+  auto requests = server_->Requests();
+  ASSERT_FALSE(requests.empty());
+  int cronjob_pages = 0;
+  for (const auto& request : requests) {
+    EXPECT_EQ(request["authorization"], std::string("Bearer ") + kToken);
+    EXPECT_EQ(request["accept"], "application/json");
+    EXPECT_EQ(request["query"]["limit"], "2");
+    if (request["path"] == "/apis/batch/v1/cronjobs") {
+      ++cronjob_pages;
+      EXPECT_EQ(request["query"]["labelSelector"], "schedwatch.io/role");
+    }
+  }
+  EXPECT_EQ(cronjob_pages, 5) << "10 labelled CronJobs in pages of 2";
+  // Labelled CronJobs live in two namespaces: their Jobs are listed there only.
+  auto paths = Paths();
+  EXPECT_EQ(Count(paths, "/apis/batch/v1/namespaces/analytics/jobs"), 1u);
+  EXPECT_GE(Count(paths, "/apis/batch/v1/namespaces/ops/jobs"), 2u);
+  EXPECT_EQ(Count(paths, "/apis/batch/v1/jobs"), 0u);
+}
+
+TEST_F(KubernetesSourceTest, ListedNamespacesOnly) {
+  Serve(World());
+  auto source = MakeWithKubeconfig({{"namespaces", {"analytics"}}});
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  ASSERT_EQ(snapshot->objects.size(), 1u);
+  EXPECT_EQ(snapshot->objects[0].id, "analytics/report-hourly");
+  EXPECT_EQ(Paths(), (std::vector<std::string>{"/apis/batch/v1/namespaces/analytics/cronjobs",
+                                               "/apis/batch/v1/namespaces/analytics/jobs"}));
+}
+
+TEST_F(KubernetesSourceTest, ManyNamespacesGetOneClusterWideJobList) {
+  Json world = World();
+  for (int i = 0; i < 6; ++i) {
+    world["cronjobs"].push_back({{"metadata",
+                                  {{"name", "c"},
+                                   {"namespace", "team-" + std::to_string(i)},
+                                   {"uid", "uid-team-" + std::to_string(i)},
+                                   {"labels", {{"schedwatch.io/role", "t" + std::to_string(i)}}}}},
+                                 {"spec", {{"schedule", "@daily"}}}});
+  }
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 10u);
+  EXPECT_EQ(Paths(), (std::vector<std::string>{"/apis/batch/v1/cronjobs", "/apis/batch/v1/jobs"}));
+}
+
+TEST_F(KubernetesSourceTest, NoLabelledCronJobsNoJobList) {
+  Serve({{"token", kToken}, {"cronjobs", FixtureItems("cronjob-list-reference-sample.json")}});
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_TRUE(snapshot->objects.empty());
+  EXPECT_EQ(Paths(), std::vector<std::string>{"/apis/batch/v1/cronjobs"});
+}
+
+TEST_F(KubernetesSourceTest, AnExpiredContinueTokenRestartsTheListWithoutDuplicates) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
+                      {"continue", true},
+                      {"status", 410},
+                      {"reason", "Expired"},
+                      {"message", "The provided continue parameter is too old"},
+                      {"times", 1}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"3"}}}));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+  auto reasons = Reasons(*snapshot);
+  EXPECT_EQ(Count(reasons, "list_restarted"), 1u);
+  EXPECT_EQ(Count(reasons, "malformed_object"), 8u) << "problems of the abandoned pages dropped";
+  auto paths = Paths();
+  EXPECT_EQ(Count(paths, "/apis/batch/v1/cronjobs"), 6u) << "a page, the 410, then all 4 pages";
+}
+
+TEST_F(KubernetesSourceTest, ContinueTokensThatKeepExpiringFailTheList) {
+  Json world = World();
+  world["faults"] = {{{"continue", true}, {"status", 410}, {"reason", "Expired"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"3"}}}));
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: the continue token expired 4 times; the list never "
+            "completed");
+  EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 8u);
+}
+
+TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
+  Json world = World();
+  world["faults"] = {
+      {{"status", 403},
+       {"reason", "Forbidden"},
+       {"message",
+        "cronjobs.batch is forbidden: User \"system:serviceaccount:monitoring:schedwatch\" "
+        "cannot list resource \"cronjobs\" in API group \"batch\" at the cluster scope"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
+            "\"system:serviceaccount:monitoring:schedwatch\" cannot list resource \"cronjobs\" in "
+            "API group \"batch\" at the cluster scope (grant get and list on cronjobs and jobs in "
+            "API group batch; see examples/kubernetes/)");
+  EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 1u) << "4xx is not retried";
+}
+
+TEST_F(KubernetesSourceTest, UnauthorizedIsAnErrorAndTheTokenStaysOut) {
+  Json world = World();
+  world["token"] = "another-token";
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: HTTP 401 Unauthorized (the token or client certificate "
+            "was refused)");
+}
+
+TEST_F(KubernetesSourceTest, ATokenEchoedByTheServerIsRedacted) {
+  Json world = World();
+  world["faults"] = {{{"status", 403},
+                      {"reason", "Forbidden"},
+                      {"message", std::string("token ") + kToken + " is not allowed"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error().find(kToken), std::string::npos) << snapshot.error();
+  EXPECT_NE(snapshot.error().find("token [redacted] is not allowed"), std::string::npos);
+}
+
+TEST_F(KubernetesSourceTest, ServerErrorsAreRetriedThenCounted) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/namespaces/ops/jobs"},
+                      {"status", 500},
+                      {"reason", "InternalError"},
+                      {"times", 2}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Count(Reasons(*snapshot), "server_error"), 2u);
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+  EXPECT_EQ(snapshot->problems[0].message,
+            "GET /apis/batch/v1/namespaces/ops/jobs: HTTP 500 InternalError: an error on the "
+            "server has prevented the request; retrying");
+}
+
+TEST_F(KubernetesSourceTest, PersistentServerErrorsFailAfterThreeAttempts) {
+  Json world = World();
+  world["faults"] = {{{"status", 503}, {"reason", "ServiceUnavailable"}, {"message", "etcd"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: HTTP 503 ServiceUnavailable: etcd (gave up after 3 "
+            "attempts)");
+  EXPECT_EQ(Paths().size(), 3u);
+}
+
+TEST_F(KubernetesSourceTest, AFailureHalfWayIsAnErrorNeverAPartialList) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/namespaces/ops/jobs"},
+                      {"continue", true},
+                      {"status", 403},
+                      {"reason", "Forbidden"},
+                      {"message", "jobs.batch is forbidden"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"2"}}}));
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error().rfind("GET /apis/batch/v1/namespaces/ops/jobs: HTTP 403 Forbidden: "
+                                   "jobs.batch is forbidden",
+                                   0),
+            0u)
+      << snapshot.error();
+}
+
+TEST_F(KubernetesSourceTest, MalformedJsonIsRetriedAndCounted) {
+  Json world = World();
+  world["faults"] = {
+      {{"path", "/apis/batch/v1/cronjobs"}, {"raw", "{\"kind\":\"CronJobL"}, {"times", 1}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Count(Reasons(*snapshot), "malformed_json"), 1u);
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+}
+
+TEST_F(KubernetesSourceTest, PersistentlyMalformedJsonFailsTheList) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", "<html>proxy error</html>"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(
+      snapshot.error().rfind("GET /apis/batch/v1/cronjobs: malformed JSON in a CronJobList: ", 0),
+      0u)
+      << snapshot.error();
+  EXPECT_NE(snapshot.error().find("(gave up after 3 attempts)"), std::string::npos);
+}
+
+TEST_F(KubernetesSourceTest, RateLimitingHonoursRetryAfter) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
+                      {"status", 429},
+                      {"reason", "TooManyRequests"},
+                      {"message", "Too many requests, please try again later."},
+                      {"headers", {{"Retry-After", "1"}}},
+                      {"times", 1}}};
+  Serve(world);
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(950));
+  EXPECT_EQ(Count(Reasons(*snapshot), "rate_limited"), 1u);
+}
+
+TEST_F(KubernetesSourceTest, RetryAfterBeyondTheTimeoutFailsAtOnce) {
+  Json world = World();
+  world["faults"] = {{{"status", 429},
+                      {"reason", "TooManyRequests"},
+                      {"message", "slow down"},
+                      {"headers", {{"Retry-After", "30"}}}}};
+  Serve(world);
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"3"}}}));
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: HTTP 429 TooManyRequests: slow down (Retry-After 30s "
+            "is beyond the timeout)");
+}
+
+TEST_F(KubernetesSourceTest, ASlowAnswerPastTheTimeoutFails) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"delay", 6}}};
+  Serve(world);
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"2"}}}));
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_LT(elapsed, std::chrono::milliseconds(3500));
+  EXPECT_NE(snapshot.error().find("timed out"), std::string::npos) << snapshot.error();
+}
+
+TEST_F(KubernetesSourceTest, CancellationStopsBetweenPages) {
+  Json world = World();
+  world["faults"] = {{{"continue", true}, {"delay", 0.4}}};
+  Serve(world);
+  auto source = MakeWithKubeconfig({{"page_size", {"1"}}});
+  std::atomic<bool> cancelled{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    cancelled = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = List(*source, &cancelled);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("cancelled"), std::string::npos) << snapshot.error();
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
+  EXPECT_LT(Paths().size(), 5u);
+}
+
+TEST_F(KubernetesSourceTest, UnreachableServerFailsAfterBoundedRetries) {
+  Serve(World());
+  std::string kubeconfig = Kubeconfig();
+  server_.reset();  // nobody listens on that port any more
+  auto source = Make({{"kubeconfig", {kubeconfig}}, {"timeout", {"5"}}});
+  auto start = std::chrono::steady_clock::now();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_NE(snapshot.error().find("(gave up after 3 attempts)"), std::string::npos)
+      << snapshot.error();
+}
+
+TEST_F(KubernetesSourceTest, ClientCertificateAndCaDataFromTheKubeconfig) {
+  Json world = World();
+  world.erase("token");
+  world["client_cn"] = "schedwatch-client";
+  Serve(world);
+  auto base64 = [](const fs::path& file) {
+    std::string command = "base64 -w0 '" + file.string() + "'";
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+    pclose(pipe);
+    return out;
+  };
+  std::string user = "    client-certificate-data: " + base64(SharedPki() / "client.crt") +
+                     "\n    client-key-data: " + base64(SharedPki() / "client.key") + "\n";
+  std::string cluster = "    certificate-authority-data: " + base64(SharedPki() / "ca.crt") + "\n";
+  auto source = Make({{"kubeconfig", {Kubeconfig(user, cluster)}}});
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+  EXPECT_EQ(server_->Requests()[0]["client_cn"], "schedwatch-client");
+  EXPECT_EQ(server_->Requests()[0]["authorization"], "");
+}
+
+TEST_F(KubernetesSourceTest, TheServerIsVerifiedUnlessTheKubeconfigSaysOtherwise) {
+  Serve(World());
+  fs::copy_file(SharedPki() / "other-ca.crt", directory_.path() / "other.crt");
+  std::string token = std::string("    token: ") + kToken + "\n";
+  auto wrong_ca =
+      List(*Make({{"kubeconfig", {Kubeconfig(token, "    certificate-authority: other.crt\n")}}}));
+  ASSERT_FALSE(wrong_ca.ok());
+  EXPECT_NE(wrong_ca.error().find("certificate"), std::string::npos) << wrong_ca.error();
+  EXPECT_EQ(Paths().size(), 0u) << "no request reached the server";
+
+  auto insecure =
+      List(*Make({{"kubeconfig", {Kubeconfig(token, "    insecure-skip-tls-verify: true\n")}}}));
+  ASSERT_TRUE(insecure.ok()) << insecure.error();
+}
+
+TEST_F(KubernetesSourceTest, TheTokenFileIsReadAtEveryListAndTheKubeconfigWhenItChanges) {
+  Json world = World();
+  world["token"] = "first";
+  Serve(world);
+  WriteFile(directory_.path() / "token", "first\n");
+  auto source = Make({{"kubeconfig", {Kubeconfig("    tokenFile: token\n")}}});
+  ASSERT_TRUE(List(*source).ok());
+
+  world["token"] = "second";
+  server_->SetConfig(world);
+  WriteFile(directory_.path() / "token", "second\n");
+  auto rotated = List(*source);
+  ASSERT_TRUE(rotated.ok()) << rotated.error();
+  EXPECT_EQ(server_->Requests().back()["authorization"], "Bearer second");
+
+  // A kubeconfig edited to use an exec plugin: refused from the next list on.
+  WriteFile(directory_.path() / "kubeconfig",
+            ReadFile(directory_.path() / "kubeconfig") +
+                "    exec: {command: gke-gcloud-auth-plugin, apiVersion: v1}\n");
+  auto plugin = List(*source);
+  ASSERT_FALSE(plugin.ok());
+  EXPECT_NE(plugin.error().find("exec credential plugins are not supported"), std::string::npos)
+      << plugin.error();
+}
+
+TEST_F(KubernetesSourceTest, InClusterOverIpv6WithTheServiceAccountDirectory) {
+  Json world = World();
+  Serve(world, {"::1", false});
+  fs::path account = directory_.path() / "serviceaccount";
+  fs::create_directories(account);
+  fs::copy_file(SharedPki() / "ca.crt", account / "ca.crt");
+  WriteFile(account / "token", std::string(kToken) + "\n");
+  WriteFile(account / "namespace", "monitoring\n");
+  setenv("KUBERNETES_SERVICE_HOST", "::1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", std::to_string(server_->port()).c_str(), 1);
+  setenv(kServiceAccountDirVariable, account.c_str(), 1);
+  auto source = Make({{"in_cluster", {"true"}}});
+  auto snapshot = List(*source);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  unsetenv(kServiceAccountDirVariable);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+}
+
+TEST_F(KubernetesSourceTest, InClusterOutsideAPodIsAClearError) {
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  auto snapshot = List(*Make({{"in_cluster", {"true"}}}));
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "in_cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set; is "
+            "schedwatch running in a pod?");
+}
+
+TEST_F(KubernetesSourceTest, BadSettingsAreRefusedWhenTheSourceIsBuilt) {
+  spec_.name = "prod";
+  spec_.type = "kubernetes";
+  spec_.settings = {{"page_size", {"-1"}}};
+  SourceOptions options;
+  options.spec = &spec_;
+  auto source = MakeKubernetesSource(options);
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.error(), "page_size: expected a whole number from 1 to 10000, got \"-1\"");
+}
+
+}  // namespace
+}  // namespace schedwatch::kubernetes
