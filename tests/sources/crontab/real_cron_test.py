@@ -270,6 +270,43 @@ def main():
                         lambda: "missing" in (roles()[0].get("sw-gone", {}).get("conditions") or
                                               []), 20)
         check("file removed: missing after the re-read", gone, roles()[0].get("sw-gone"))
+
+        # Reconcile: a dry run changes nothing; --apply re-creates the job from its template,
+        # verifies it, records it in the ledger, and cron runs it again.
+        with open(os.path.join(workdir, "sw-gone.cron"), "w") as f:
+            f.write(ENTRIES["gone"])
+        created_path = os.path.join(CRON_D, "schedwatch-sw-gone")
+        reconcile = [args.exporter, "reconcile", "--config.file", spec,
+                     "--refresh.confirm-delay", "200ms", "--lock-file",
+                     os.path.join(workdir, "reconcile.lock")]
+        dry = subprocess.run(reconcile, capture_output=True, text=True)
+        check("reconcile dry run: would create, writes nothing, exit 1",
+              re.search(r"^sw-gone +host-cron +missing +would create$", dry.stdout, re.M)
+              and not os.path.exists(created_path) and dry.returncode == 1, dry.stdout + dry.stderr)
+        ledger = os.path.join(workdir, "ledger.json")
+        applied = subprocess.run(reconcile + ["--apply", "--ledger", ledger], capture_output=True,
+                                 text=True)
+        check("reconcile --apply: created and verified",
+              re.search(r"^sw-gone +host-cron +missing +created$", applied.stdout, re.M)
+              and os.path.exists(created_path), applied.stdout + applied.stderr)
+        check("reconcile --apply: duplicates, drift and inactive reported, not touched",
+              re.search(r"^sw-dup .* skipped: duplicate$", applied.stdout, re.M)
+              and re.search(r"^sw-drift .* skipped: drift$", applied.stdout, re.M)
+              and re.search(r"^sw-off .* skipped: inactive, enable explicitly$", applied.stdout,
+                            re.M)
+              and open(os.path.join(CRON_D, PREFIX + "dup1")).read() == ENTRIES["dup1"],
+              applied.stdout)
+        recorded = json.load(open(ledger))["roles"].get("sw-gone", {})
+        check("reconcile --apply: the ledger records the verified object",
+              recorded.get("id") == created_path + ":2", recorded)
+        runs_before = open(cron_log, errors="replace").read().count("/bin/true schedwatch-gone)")
+        rerun = wait_for(
+            "cron to run the re-created job",
+            lambda: open(cron_log, errors="replace").read().count(
+                "/bin/true schedwatch-gone)") > runs_before and
+            "ok" in (roles()[0].get("sw-gone", {}).get("conditions") or []), 150)
+        check("re-created job: cron runs it again and the exporter reports it ok", rerun,
+              roles()[0].get("sw-gone"))
         with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
             metrics = response.read().decode()
         check("metrics: errors counted by reason",
@@ -280,6 +317,8 @@ def main():
         stop(cron_process, "cron")
         stop(rsyslog, "rsyslogd")
         remove_entries()
+        if os.path.exists(os.path.join(CRON_D, "schedwatch-sw-gone")):
+            os.remove(os.path.join(CRON_D, "schedwatch-sw-gone"))
         if not had_reboot_flag and os.path.exists("/run/crond.reboot"):
             os.remove("/run/crond.reboot")
         exporter_log.seek(0)
