@@ -1,0 +1,80 @@
+// alertmanager.yml: routes, receivers and inhibit rules for the generated alerts. A complete,
+// valid configuration on its own; its pieces are meant to be merged into the user's own.
+#include <fmt/format.h>
+
+#include "rulegen/alerts.h"
+#include "rulegen/text.h"
+
+namespace schedwatch::rulegen {
+namespace {
+
+struct Inhibit {
+  std::string_view comment;
+  std::string source, target;  // alertname regexes
+  std::string_view equal;
+};
+
+std::string Names(std::initializer_list<Alert> alerts) {
+  std::string out;
+  for (Alert alert : alerts) out += (out.empty() ? "" : "|") + std::string(TextOf(alert).name);
+  return out;
+}
+
+}  // namespace
+
+std::string RenderAlertmanager(const Spec& spec, const Options& options) {
+  const std::string role_alerts = "SchedwatchJob.+";
+  const Inhibit inhibits[] = {
+      {"The exporter is down or not scraped: every other alert about its job follows from that.",
+       Names({Alert::kExporterDown}),
+       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}), "[job]"},
+      {"A source cannot be listed: its roles are unknown, not missing or stale.",
+       Names({Alert::kSourceDown}), role_alerts, "[job, source]"},
+      {"The object is gone or disabled, so it cannot start or succeed: page once, for the cause.",
+       Names({Alert::kJobMissing, Alert::kJobInactive}),
+       Names({Alert::kJobNotStarted, Alert::kJobSuccessStale, Alert::kJobSuccessAbsent}),
+       "[job, source, role]"},
+  };
+
+  std::string out = GeneratedHeader(spec, options, "Alertmanager routing");
+  AppendFormat(
+      out,
+      "# A complete configuration on its own. To use it in yours, add the two routes to your\n"
+      "# route.routes (before any catch-all route), the receivers to your receivers (give\n"
+      "# \"schedwatch\" your real integrations, and point the watchdog webhook at your dead man's\n"
+      "# switch), and the inhibit rules to your inhibit_rules.\n"
+      "route:\n"
+      "  receiver: schedwatch\n"
+      "  group_by: [alertname, job, source, role]\n"
+      "  routes:\n"
+      "    # Always firing: the dead man's switch raises an alarm when these stop arriving.\n"
+      "    - receiver: schedwatch-watchdog\n"
+      "      matchers:\n"
+      "        - {}\n"
+      "      group_wait: 0s\n"
+      "      group_interval: 1m\n"
+      "      repeat_interval: 1m\n"
+      "    - receiver: schedwatch\n"
+      "      matchers:\n"
+      "        - {}\n"
+      "      group_by: [alertname, job, source, role]\n"
+      "receivers:\n"
+      "  - name: schedwatch\n"
+      "  - name: schedwatch-watchdog\n"
+      "    webhook_configs:\n"
+      "      - url: {}\n"
+      "        send_resolved: false\n"
+      "inhibit_rules:\n",
+      YamlScalar(fmt::format("alertname=\"{}\"", TextOf(Alert::kWatchdog).name)),
+      YamlScalar("alertname=~\"Schedwatch.+\""), YamlScalar(options.watchdog_url));
+  for (const auto& inhibit : inhibits) {
+    AppendFormat(out,
+                 "  # {}\n  - source_matchers:\n      - {}\n    target_matchers:\n      - {}\n"
+                 "    equal: {}\n",
+                 inhibit.comment, YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.source)),
+                 YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.target)), inhibit.equal);
+  }
+  return out;
+}
+
+}  // namespace schedwatch::rulegen

@@ -1,0 +1,142 @@
+#include "rulegen/alerts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace schedwatch::rulegen {
+namespace {
+
+// Descriptions say what was seen and the safe first action of DESIGN.md section 4.
+constexpr std::array<AlertText, 15> kAlerts = {{
+    {"SchedwatchJobMissing", "critical",
+     "{{ $labels.role }}: no object on source {{ $labels.source }}",
+     "The scheduler behind source {{ $labels.source }} holds no object for role {{ $labels.role }} "
+     "(registered_objects is 0; the exporter confirms an absence with a second read), so nothing "
+     "will run. Safe first action: re-read the source, then re-create the job from its template "
+     "(schedwatch_exporter reconcile, then with --apply)."},
+    {"SchedwatchJobSuccessAbsent", "warning", "{{ $labels.role }}: no success recorded at all",
+     "There is no success timestamp for role {{ $labels.role }} on source {{ $labels.source }}: it "
+     "has not succeeded since it was added, or its run history or pushed success metric was lost. "
+     "Safe first action: check the run history and that the job still records its success."},
+    {"SchedwatchJobSuccessStale", "critical",
+     "{{ $labels.role }}: last success {{ $value | humanizeDuration }} ago",
+     "Role {{ $labels.role }} on source {{ $labels.source }} last succeeded "
+     "{{ $value | humanizeDuration }} ago, longer than its stale_after. Safe first action: read "
+     "the "
+     "run history and the job logs."},
+    {"SchedwatchJobInactive", "warning", "{{ $labels.role }}: every object is disabled",
+     "Role {{ $labels.role }} has objects on source {{ $labels.source }} but none is enabled "
+     "(suspended or disabled), so it will not run. Safe first action: check the change history, "
+     "then enable it explicitly."},
+    {"SchedwatchJobDuplicate", "warning", "{{ $labels.role }}: {{ $value }} objects hold the role",
+     "{{ $value }} live objects on source {{ $labels.source }} hold role {{ $labels.role }}, so "
+     "the "
+     "job may run more than once. Safe first action: confirm ownership by hand; never delete one "
+     "automatically."},
+    {"SchedwatchJobDrift", "warning",
+     "{{ $labels.role }}: {{ $value }} object(s) differ from the spec",
+     "{{ $value }} live object(s) of role {{ $labels.role }} on source {{ $labels.source }} have a "
+     "schedule, time zone or spec version other than the spec's. Safe first action: find who "
+     "changed it and which version is right."},
+    {"SchedwatchJobNotStarted", "critical", "{{ $labels.role }}: scheduled starts were missed",
+     "Role {{ $labels.role }} on source {{ $labels.source }} missed missed_starts consecutive fire "
+     "times (each plus start_grace) with no start seen. Safe first action: check the run history "
+     "and the scheduler's health."},
+    {"SchedwatchJobHung", "warning",
+     "{{ $labels.role }}: a run has been going for {{ $value | humanizeDuration }}",
+     "A run of role {{ $labels.role }} on source {{ $labels.source }} started "
+     "{{ $value | humanizeDuration }} ago and has not finished, longer than its max_runtime. Safe "
+     "first action: read its logs and check its timeouts."},
+    {"SchedwatchJobFailing", "warning", "{{ $labels.role }}: the latest run failed",
+     "The latest finished run of role {{ $labels.role }} on source {{ $labels.source }} failed "
+     "and no success came after it. Safe first action: read the job logs."},
+    {"SchedwatchJobProgressStalled", "warning",
+     "{{ $labels.role }}: checkpoint has not moved for {{ $value | humanizeDuration }}",
+     "Role {{ $labels.role }} on source {{ $labels.source }} succeeds, but its business checkpoint "
+     "has not moved for {{ $value | humanizeDuration }}, longer than its progress stale_after. "
+     "Safe first action: check its inputs and domain conditions."},
+    {"SchedwatchJobLedgerMismatch", "warning",
+     "{{ $labels.role }}: the ledger's object is not live",
+     "The object ID the ledger recorded for role {{ $labels.role }} is not among the live objects "
+     "on source {{ $labels.source }}: someone re-created or deleted it. Safe first action: "
+     "re-read, "
+     "verify the live object, then update the ledger with schedwatch_exporter reconcile."},
+    {"SchedwatchSourceDown", "critical", "source {{ $labels.source }} cannot be listed",
+     "schedwatch cannot list source {{ $labels.source }} ({{ $labels.type }}); its roles are "
+     "unknown and their alerts are held back. Safe first action: check the source, its "
+     "credentials and the network (the exporter's status page shows the error)."},
+    {"SchedwatchExporterDown", "critical",
+     "schedwatch exporter (job {{ $labels.job }}) is down or not scraped",
+     "Prometheus has no successful scrape of job {{ $labels.job }}: no scheduled job is watched "
+     "and the per-role alerts are held back. Safe first action: check the exporter process, its "
+     "/-/healthy endpoint and the scrape configuration."},
+    {"SchedwatchWatcherStale", "critical",
+     "schedwatch has not completed a refresh for {{ $value | humanizeDuration }}",
+     "The exporter of job {{ $labels.job }} answers scrapes, but its last complete refresh ended "
+     "{{ $value | humanizeDuration }} ago, so what it serves is old. Safe first action: read the "
+     "exporter's logs; restart it if its refresh loop is stuck."},
+    {"Watchdog", "none", "Alerting pipeline heartbeat",
+     "Always firing. Routed to a dead man's switch outside this Prometheus and Alertmanager, which "
+     "raises an alarm when the heartbeat stops. Never silence it."},
+}};
+
+}  // namespace
+
+const AlertText& TextOf(Alert alert) { return kAlerts.at(static_cast<std::size_t>(alert)); }
+
+const std::vector<Alert>& RoleAlerts() {
+  static const std::vector<Alert> kRoleAlerts = {
+      Alert::kJobMissing,         Alert::kJobSuccessAbsent, Alert::kJobSuccessStale,
+      Alert::kJobInactive,        Alert::kJobDuplicate,     Alert::kJobDrift,
+      Alert::kJobNotStarted,      Alert::kJobHung,          Alert::kJobFailing,
+      Alert::kJobProgressStalled, Alert::kJobLedgerMismatch};
+  return kRoleAlerts;
+}
+
+std::string RunbookUrl(const Options& options, Alert alert) {
+  std::string anchor(TextOf(alert).name);
+  std::transform(anchor.begin(), anchor.end(), anchor.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return options.runbook_base_url + "#" + anchor;
+}
+
+bool Applies(Alert alert, const JobSpec& job) {
+  if (alert == Alert::kJobSuccessStale) return job.stale_after.has_value();
+  if (alert == Alert::kJobProgressStalled) return job.progress.has_value();
+  return true;
+}
+
+bool UsesPushedSuccess(Alert alert, const JobSpec& job) {
+  return !job.success_metric.empty() &&
+         (alert == Alert::kJobSuccessAbsent || alert == Alert::kJobSuccessStale);
+}
+
+ForPolicy::ForPolicy(const Spec& spec, Mode mode) : mode_(mode) {
+  if (spec.jobs.empty()) return;
+  smallest_ =
+      std::min_element(spec.jobs.begin(), spec.jobs.end(), [](const JobSpec& a, const JobSpec& b) {
+        return a.alert_for < b.alert_for;
+      })->alert_for;
+}
+
+LabelShape ShapeOf(Alert alert, const JobSpec& job) {
+  if (alert == Alert::kJobSuccessAbsent || UsesPushedSuccess(alert, job)) {
+    return LabelShape::kRoleOnly;
+  }
+  return LabelShape::kExporterSeries;
+}
+
+std::string GeneratedHeader(const Spec& spec, const Options& options, std::string_view what) {
+  std::string file = spec.file.substr(spec.file.rfind('/') + 1);
+  return fmt::format(
+      "# {} generated by schedwatch_rulegen from {}\n"
+      "# (mode {}, exporter job {}). Do not edit: change the spec and generate again.\n",
+      what, file, ModeName(options.mode), options.exporter_job);
+}
+
+std::string_view ModeName(Mode mode) { return mode == Mode::kJoined ? "joined" : "per-role"; }
+
+}  // namespace schedwatch::rulegen

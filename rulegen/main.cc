@@ -1,0 +1,90 @@
+// schedwatch_rulegen: writes alert rules, their promtool tests, an Alertmanager snippet and a
+// Grafana dashboard from the desired-state spec. Exit codes: 0 fine, 2 bad spec or arguments.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+
+#include "rulegen/rulegen.h"
+#include "schedwatch/duration.h"
+#include "schedwatch/spec.h"
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+bool HasControlCharacters(const std::string& text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace schedwatch;
+  CLI::App app{
+      "schedwatch_rulegen: writes Prometheus alert rules, their promtool tests, an "
+      "Alertmanager snippet and a Grafana dashboard from the desired-state spec."};
+  app.set_version_flag("--version", fmt::format("schedwatch_rulegen, version {} (revision: {})",
+                                                SCHEDWATCH_VERSION, SCHEDWATCH_REVISION));
+  std::string config_file, out_dir, mode = "per-role", watcher_stale_after = "5m";
+  rulegen::Options options;
+  app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
+  app.add_option("--out", out_dir, "Directory to write the four files into (created if needed)")
+      ->required();
+  app.add_option("--mode", mode,
+                 "per-role: literal thresholds and an absent() per role (small specs); joined: a "
+                 "constant number of rules joined against the exporter's threshold series")
+      ->check(CLI::IsMember({"per-role", "joined"}))
+      ->capture_default_str();
+  app.add_option("--exporter-job", options.exporter_job,
+                 "The Prometheus job name of the exporter's scrape target")
+      ->capture_default_str();
+  app.add_option("--runbook-base-url", options.runbook_base_url,
+                 "Each alert's runbook_url is this URL plus #<alertname in lower case>")
+      ->capture_default_str();
+  app.add_option("--watcher-stale-after", watcher_stale_after,
+                 "SchedwatchWatcherStale fires when the exporter's last complete refresh is older")
+      ->capture_default_str();
+  app.add_option("--watchdog-url", options.watchdog_url,
+                 "Webhook of the dead man's switch that receives the Watchdog alert")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+    auto stale_after = ParseDuration(watcher_stale_after);
+    if (!stale_after || *stale_after <= 0) {
+      throw CLI::ValidationError("--watcher-stale-after",
+                                 stale_after ? "must be longer than 0s" : stale_after.error());
+    }
+    options.watcher_stale_after = *stale_after;
+    for (const auto& [flag, value] :
+         {std::pair<const char*, const std::string*>{"--exporter-job", &options.exporter_job},
+          {"--runbook-base-url", &options.runbook_base_url},
+          {"--watchdog-url", &options.watchdog_url}}) {
+      if (value->empty() || HasControlCharacters(*value)) {
+        throw CLI::ValidationError(flag, "must be non-empty, without control characters");
+      }
+    }
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  options.mode = mode == "joined" ? rulegen::Mode::kJoined : rulegen::Mode::kPerRole;
+
+  auto spec = LoadSpecFile(config_file);
+  if (!spec) {
+    std::fprintf(stderr, "%s\n", spec.error().c_str());
+    return kExitBadInput;
+  }
+  std::vector<std::string> warnings;
+  auto written = rulegen::Write(*spec, options, out_dir, warnings);
+  for (const auto& warning : warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  if (!written) {
+    std::fprintf(stderr, "%s\n", written.error().c_str());
+    return 1;
+  }
+  return 0;
+}

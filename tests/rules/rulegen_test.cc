@@ -1,0 +1,321 @@
+// Unit tests of the rule generator's library: quoting, template expansion, selector parsing, and
+// the shape of the generated rules in both modes. promtool checks behaviour (rules_test.py).
+#include "rulegen/rulegen.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+#include "rulegen/alerts.h"
+#include "rulegen/text.h"
+
+namespace schedwatch::rulegen {
+namespace {
+
+Spec MakeSpec(int roles, const std::string& extra_job = "") {
+  std::string text =
+      "version: 1\n"
+      "defaults: {alert_for: 5m}\n"
+      "sources:\n  demo: {type: file, path: live.yaml}\n  other: {type: file, path: o.yaml}\n"
+      "jobs:\n";
+  for (int i = 0; i < roles; ++i) {
+    text += "  - {role: r" + std::to_string(i) + ", source: " + (i % 2 ? "other" : "demo") +
+            ", schedule: '*/5 * * * *', spec_version: '1'}\n";
+  }
+  text += extra_job;
+  auto spec = ParseSpec(text, "dir/spec.yaml");
+  if (!spec) throw std::runtime_error(spec.error());
+  return *spec;
+}
+
+std::size_t CountRules(const Spec& spec, Mode mode) {
+  Options options;
+  options.mode = mode;
+  std::size_t count = 0;
+  for (const auto& group : BuildRules(spec, options)) count += group.rules.size();
+  return count;
+}
+
+TEST(YamlScalar, ReadsBackAsTheSameString) {
+  for (std::string text : {"plain",
+                           "5m",
+                           "1h30m",
+                           "",
+                           "yes",
+                           "No",
+                           "null",
+                           "on",
+                           "1e5",
+                           "0x1F",
+                           "12",
+                           "-3",
+                           "a: b",
+                           "# comment",
+                           "it's",
+                           "say \"hi\"",
+                           "{{ $labels.role }}",
+                           "line\nbreak",
+                           "tab\there",
+                           " leading space",
+                           "trailing ",
+                           "[list]",
+                           "&anchor",
+                           "*alias",
+                           "!tag",
+                           "%x",
+                           "@x",
+                           "`x",
+                           "ünïcode",
+                           "~",
+                           "- dash",
+                           "? q",
+                           "http://127.0.0.1:9099/x",
+                           "a,b"}) {
+    std::string yaml = "key: " + YamlScalar(text) + "\n";
+    YAML::Node node = YAML::Load(yaml);
+    EXPECT_EQ(node["key"].as<std::string>(), text) << yaml;
+  }
+  EXPECT_EQ(YamlScalar("severity"), "severity");
+  EXPECT_EQ(YamlScalar("5m"), "5m");
+  EXPECT_EQ(YamlScalar("yes"), "'yes'");
+  EXPECT_EQ(YamlScalar("12"), "'12'");
+  EXPECT_EQ(YamlScalar("it's"), "'it''s'");
+}
+
+TEST(PromString, EscapesQuotesBackslashesAndControls) {
+  EXPECT_EQ(PromString("retry"), "\"retry\"");
+  EXPECT_EQ(PromString("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+  EXPECT_EQ(PromString(std::string("\x01", 1)), "\"\\x01\"");
+}
+
+TEST(RegexQuote, EscapesMetacharacters) {
+  EXPECT_EQ(RegexQuote("nightly-report"), "nightly-report");
+  EXPECT_EQ(RegexQuote("a.b|c(d)"), "a\\.b\\|c\\(d\\)");
+}
+
+TEST(HumanizeDuration, MatchesPrometheusTemplates) {
+  EXPECT_EQ(HumanizeDuration(0), "0s");
+  EXPECT_EQ(HumanizeDuration(45), "45s");
+  EXPECT_EQ(HumanizeDuration(60), "1m 0s");
+  EXPECT_EQ(HumanizeDuration(3700), "1h 1m 40s");  // checked against promtool 2.42
+  EXPECT_EQ(HumanizeDuration(93600), "1d 2h 0m 0s");
+  EXPECT_EQ(HumanizeDuration(-90), "-1m 30s");
+}
+
+TEST(ExpandAnnotation, FillsLabelsAndValue) {
+  std::map<std::string, std::string> labels = {{"role", "retry"}, {"source", "demo"}};
+  EXPECT_EQ(ExpandAnnotation("{{ $labels.role }} on {{$labels.source}}: {{ $value }}", labels, 2),
+            "retry on demo: 2");
+  EXPECT_EQ(
+      ExpandAnnotation("{{ $value | humanizeDuration }} ago, {{ $labels.none }}.", labels, 61),
+      "1m 1s ago, .");
+  EXPECT_EQ(
+      ExpandAnnotation("{{ $labels.role }}: {{ $value | humanizeDuration }}", labels, std::nullopt),
+      "retry: {{ $value | humanizeDuration }}");
+  EXPECT_THROW(ExpandAnnotation("{{ $value | humanize }}", labels, 1), std::logic_error);
+  EXPECT_THROW(ExpandAnnotation("{{ $value", labels, 1), std::logic_error);
+}
+
+TEST(Selector, ParsesMatchersAndBuildsAMatchingSeries) {
+  auto selector = ParseSelector(
+      " report_last_success_timestamp_seconds { job = \"report\", env=~'prod|staging', "
+      "instance!=\"\", zone!~\"dev\", } ");
+  ASSERT_TRUE(selector);
+  EXPECT_EQ(selector->metric, "report_last_success_timestamp_seconds");
+  ASSERT_EQ(selector->matchers.size(), 4u);
+  EXPECT_EQ(selector->matchers[1].op, "=~");
+  EXPECT_EQ(*ExampleSeries(*selector),
+            "report_last_success_timestamp_seconds{env=\"prod\",instance=\"x\",job=\"report\"}");
+  auto by_name = ParseSelector("{__name__=\"push_time_seconds\",job=\"a\\\"b\"}");
+  ASSERT_TRUE(by_name);
+  EXPECT_EQ(*ExampleSeries(*by_name), "push_time_seconds{job=\"a\\\"b\"}");
+  EXPECT_FALSE(ExampleSeries(*ParseSelector("x{job=~\"a.*\"}")));
+  EXPECT_FALSE(ExampleSeries(*ParseSelector("{job=\"a\"}")));  // no metric name
+  for (const char* bad : {"", "max(x)", "x{job}", "x{job=\"a\"", "x{job=a}", "x y", "x{=\"a\"}"}) {
+    EXPECT_FALSE(ParseSelector(bad)) << bad;
+  }
+}
+
+TEST(Alerts, NamesAreTheDesignContract) {
+  std::set<std::string_view> names;
+  for (int i = 0; i <= static_cast<int>(Alert::kWatchdog); ++i) {
+    const AlertText& text = TextOf(static_cast<Alert>(i));
+    names.insert(text.name);
+    EXPECT_FALSE(text.summary.empty());
+    if (static_cast<Alert>(i) != Alert::kWatchdog) {  // a heartbeat: no action to take
+      EXPECT_NE(text.description.find("Safe first action"), std::string_view::npos) << text.name;
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string_view>{
+                       "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent",
+                       "SchedwatchJobSuccessStale", "SchedwatchJobInactive",
+                       "SchedwatchJobDuplicate", "SchedwatchJobDrift", "SchedwatchJobNotStarted",
+                       "SchedwatchJobHung", "SchedwatchJobFailing", "SchedwatchJobProgressStalled",
+                       "SchedwatchJobLedgerMismatch", "SchedwatchSourceDown",
+                       "SchedwatchExporterDown", "SchedwatchWatcherStale", "Watchdog"}));
+  Options options;
+  options.runbook_base_url = "https://example.org/README.md";
+  EXPECT_EQ(RunbookUrl(options, Alert::kJobMissing),
+            "https://example.org/README.md#schedwatchjobmissing");
+}
+
+TEST(BuildRules, JoinedModeHasAConstantNumberOfRules) {
+  EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), CountRules(MakeSpec(300), Mode::kJoined));
+  // The exporter's four alerts, the gate recording rule, one rule per alert.
+  EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), 5u + RoleAlerts().size());
+  // Per-role: a gate per source and every alert that applies to each role (no progress here).
+  EXPECT_EQ(CountRules(MakeSpec(300), Mode::kPerRole), 6u + 300 * (RoleAlerts().size() - 1));
+  // A pushed success adds its own rules in joined mode, nothing else does.
+  std::string pushed =
+      "  - {role: report, source: demo, schedule: '0 3 * * *', spec_version: '1', "
+      "success_metric: 'report_success{job=\"report\"}'}\n";
+  EXPECT_EQ(CountRules(MakeSpec(300, pushed), Mode::kJoined),
+            CountRules(MakeSpec(1), Mode::kJoined) + 2);
+}
+
+TEST(BuildRules, PerRoleModeWritesLiteralThresholdsAndGates) {
+  Spec spec = MakeSpec(2);  // stale_after = 2 x 5m + 30m = 2400s
+  Options options;
+  options.exporter_job = "sched\"watch";
+  std::string rules = Generate(spec, options).rules;
+  EXPECT_NE(rules.find("schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
+                       "role=\"r0\",source=\"demo\"} > 2400"),
+            std::string::npos);
+  EXPECT_NE(
+      rules.find("absent(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
+                 "role=\"r1\",source=\"other\"})"),
+      std::string::npos);
+  EXPECT_NE(rules.find("- record: schedwatch:source_watched\n        expr: 'schedwatch_source_up{"
+                       "job=\"sched\\\"watch\",source=\"demo\"} == 1 and on() "
+                       "(up{job=\"sched\\\"watch\"} == 1)'"),
+            std::string::npos);
+  EXPECT_NE(rules.find(" == 0) and on() schedwatch:source_watched{job=\"sched\\\"watch\","
+                       "source=\"other\"}'"),
+            std::string::npos);
+  EXPECT_NE(rules.find("- name: schedwatch-jobs-other"), std::string::npos);
+
+  YAML::Node parsed = YAML::Load(rules);
+  ASSERT_EQ(parsed["groups"].size(), 3u);
+  for (const auto& group : parsed["groups"]) {
+    for (const auto& rule : group["rules"]) {
+      if (rule["record"]) continue;
+      EXPECT_TRUE(rule["labels"]["severity"]) << rule["alert"].as<std::string>();
+      for (const char* key : {"summary", "description", "runbook_url"}) {
+        EXPECT_FALSE(rule["annotations"][key].as<std::string>().empty());
+      }
+    }
+  }
+}
+
+TEST(BuildRules, JoinedModeUsesTheExportersThresholdSeriesAndTheSmallestFor) {
+  std::string slow =
+      "  - {role: slow, source: demo, schedule: '@daily', spec_version: '1', "
+      "alert_for: 1h}\n  - {role: quick, source: demo, schedule: '@daily', "
+      "spec_version: '1', alert_for: 2m}\n";
+  Spec spec = MakeSpec(1, slow);
+  EXPECT_EQ(ForPolicy(spec, Mode::kJoined).Of(nullptr), 120);
+  EXPECT_EQ(ForPolicy(spec, Mode::kJoined).Of(spec.FindJob("slow")), 120);
+  EXPECT_EQ(ForPolicy(spec, Mode::kPerRole).Of(spec.FindJob("slow")), 3600);
+  EXPECT_EQ(ForPolicy(spec, Mode::kPerRole).Of(nullptr), 120);
+  Options options;
+  options.mode = Mode::kJoined;
+  std::string rules = Generate(spec, options).rules;
+  EXPECT_NE(rules.find("> schedwatch_job_stale_after_seconds{job=\"schedwatch\"}"),
+            std::string::npos);
+  EXPECT_NE(rules.find("unless on(job, role, source) schedwatch_job_last_success"),
+            std::string::npos);
+  EXPECT_EQ(rules.find("for: 1h"), std::string::npos);
+  EXPECT_EQ(rules.find("role=\""), std::string::npos);  // nothing names a role
+}
+
+TEST(BuildRules, PushedSuccessIsJudgedByItsValue) {
+  std::string pushed =
+      "  - {role: report, source: demo, schedule: '0 3 * * *', spec_version: '1', "
+      "stale_after: 26h, success_metric: 'report_success{job=\"report\"}'}\n";
+  Spec spec = MakeSpec(1, pushed);
+  for (Mode mode : {Mode::kPerRole, Mode::kJoined}) {
+    Options options;
+    options.mode = mode;
+    std::string rules = Generate(spec, options).rules;
+    EXPECT_NE(rules.find("time() - max(report_success{job=\"report\"}) > 93600"),
+              std::string::npos);
+    EXPECT_NE(rules.find("absent(max(report_success{job=\"report\"}))"), std::string::npos);
+    // The role is written into annotations, since the pushed series does not carry it.
+    EXPECT_NE(rules.find("summary: 'report: last success {{ $value | humanizeDuration }} ago'"),
+              std::string::npos);
+  }
+  Options joined;
+  joined.mode = Mode::kJoined;
+  std::string rules = Generate(spec, joined).rules;
+  EXPECT_NE(rules.find("schedwatch_job_info{job=\"schedwatch\",role!~\"report\"}"),
+            std::string::npos);
+}
+
+TEST(Generate, IsDeterministicAndWarnsAboutUntestableSelectors) {
+  std::string pushed =
+      "  - {role: odd, source: demo, schedule: '0 3 * * *', spec_version: '1', "
+      "success_metric: 'x{job=~\"a.+\"}'}\n";
+  Spec spec = MakeSpec(3, pushed);
+  Options options;
+  Output first = Generate(spec, options), second = Generate(spec, options);
+  EXPECT_EQ(first.rules, second.rules);
+  EXPECT_EQ(first.rule_tests, second.rule_tests);
+  EXPECT_EQ(first.alertmanager, second.alertmanager);
+  EXPECT_EQ(first.dashboard, second.dashboard);
+  ASSERT_EQ(first.warnings.size(), 1u);
+  EXPECT_NE(first.warnings[0].find("odd"), std::string::npos);
+  EXPECT_EQ(first.rules.rfind("# Alerting rules generated by schedwatch_rulegen from spec.yaml", 0),
+            0u);
+  YAML::Node tests = YAML::Load(first.rule_tests);
+  EXPECT_EQ(tests["rule_files"][0].as<std::string>(), "schedwatch.rules.yml");
+  EXPECT_GT(tests["tests"].size(), 10u);
+  YAML::Node alertmanager = YAML::Load(first.alertmanager);
+  EXPECT_EQ(alertmanager["inhibit_rules"].size(), 3u);
+}
+
+TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
+  Spec spec = MakeSpec(400);  // per-role rules and tests of 400 roles are over 1 MiB each
+  Output output = Generate(spec, Options{});
+  ASSERT_GT(output.rules.size(), kSinkChunk);
+  ASSERT_GT(output.rule_tests.size(), kSinkChunk);
+  std::size_t rules = 0;
+  for (const auto& group : YAML::Load(output.rules)["groups"]) rules += group["rules"].size();
+  EXPECT_EQ(rules, CountRules(spec, Mode::kPerRole));
+  YAML::Node tests = YAML::Load(output.rule_tests);
+  // Two groups (every role, then exact annotations) for each of the 12 role cases (two for
+  // SuccessAbsent), and five exporter cases.
+  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u);
+  EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
+}
+
+TEST(Write, StreamsWhatGenerateReturns) {
+  Spec spec = MakeSpec(40);
+  Options options;
+  options.mode = Mode::kJoined;
+  auto directory =
+      std::filesystem::temp_directory_path() / ("rulegen_test_" + std::to_string(::getpid()));
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(Write(spec, options, directory.string(), warnings));
+  Output output = Generate(spec, options);
+  auto read = [&](const char* name) {
+    std::ifstream file(directory / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+  EXPECT_EQ(read("schedwatch.rules.yml"), output.rules);
+  EXPECT_EQ(read("schedwatch.rules.test.yml"), output.rule_tests);
+  EXPECT_EQ(read("alertmanager.yml"), output.alertmanager);
+  EXPECT_EQ(read("dashboard.json"), output.dashboard);
+  std::filesystem::remove_all(directory);
+  // A directory that cannot be created is an error naming it.
+  auto failed = Write(spec, options, "/proc/rulegen-cannot-create", warnings);
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().find("/proc/rulegen-cannot-create"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedwatch::rulegen
