@@ -187,7 +187,6 @@ class FieldParser {
   struct Value {
     int number = 0;
     std::string_view token;
-    bool is_name = false;
   };
 
   std::string ExpectedValue(std::string_view rest) const {
@@ -223,7 +222,6 @@ class FieldParser {
     for (int i = 0; i < spec_.name_count; ++i) {
       if (EqualsIgnoreCase(token, spec_.names[i])) {
         value->number = spec_.name_base + i;
-        value->is_name = true;
         return {};
       }
     }
