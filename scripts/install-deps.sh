@@ -18,9 +18,14 @@ done
 if [ -n "$missing" ]; then
   echo "installing:$missing"
   $SUDO apt-get update -q
-  # Services must not start on install: the tests start their own, on loopback.
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-  $SUDO chmod +x /usr/sbin/policy-rc.d
+  # Services must not start on install: the tests start their own, on loopback. A policy the
+  # machine already has is left as it is.
+  own_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d
+    own_policy=yes
+  fi
   $SUDO apt-get install -y -q --no-install-recommends $missing
-  $SUDO rm -f /usr/sbin/policy-rc.d
+  [ -z "$own_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 fi
