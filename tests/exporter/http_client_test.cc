@@ -221,18 +221,26 @@ TEST_F(HttpClientTest, RefusedConnectionIsAConnectFailure) {
   EXPECT_EQ(failure, HttpFailure::kConnect);
 }
 
-TEST_F(HttpClientTest, CancellationAbortsAnIdleWaitPromptly) {
-  HttpClient client(TrustTestCa());
+// Sends a 5-second request and cancels it after 300 ms; returns how long Send took.
+double SendCancelledAfter300ms(HttpClient& client, const HttpRequest& request,
+                               Result<HttpResponse>& response, HttpFailure& failure) {
   std::atomic<bool> cancelled{false};
   std::thread canceller([&] {
     std::this_thread::sleep_for(milliseconds(300));
     cancelled = true;
   });
-  HttpFailure failure = HttpFailure::kNone;
   auto start = Clock::now();
-  auto response = client.Send(Get("/slow?seconds=5"), &cancelled, &failure);
+  response = client.Send(request, &cancelled, &failure);
   double elapsed = SecondsSince(start);
   canceller.join();
+  return elapsed;
+}
+
+TEST_F(HttpClientTest, CancellationAbortsAnIdleWaitPromptly) {
+  HttpClient client(TrustTestCa());
+  Result<HttpResponse> response = Error{"not sent"};
+  HttpFailure failure = HttpFailure::kNone;
+  double elapsed = SendCancelledAfter300ms(client, Get("/slow?seconds=5"), response, failure);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(failure, HttpFailure::kCancelled);
   EXPECT_EQ(response.error(), "GET /slow: cancelled");
@@ -241,16 +249,9 @@ TEST_F(HttpClientTest, CancellationAbortsAnIdleWaitPromptly) {
 
 TEST_F(HttpClientTest, CancellationAbortsADripFeed) {
   HttpClient client(TrustTestCa());
-  std::atomic<bool> cancelled{false};
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(milliseconds(300));
-    cancelled = true;
-  });
+  Result<HttpResponse> response = Error{"not sent"};
   HttpFailure failure = HttpFailure::kNone;
-  auto start = Clock::now();
-  auto response = client.Send(Get("/drip?seconds=5"), &cancelled, &failure);
-  double elapsed = SecondsSince(start);
-  canceller.join();
+  double elapsed = SendCancelledAfter300ms(client, Get("/drip?seconds=5"), response, failure);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(failure, HttpFailure::kCancelled);
   EXPECT_LT(elapsed, 1.0);
