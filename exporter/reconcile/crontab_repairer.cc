@@ -54,7 +54,7 @@ class CrontabRepairer : public Repairer {
     return true;
   }
 
-  Result<std::string> Create(const JobSpec& job, const std::string& text) override {
+  Result<Creation> Create(const JobSpec& job, const std::string& text) override {
     std::string target = fmt::format("{}/schedwatch-{}", directory_, job.role);
     std::string temporary = fmt::format("{}/.schedwatch-{}.{}", directory_, job.role, getpid());
     int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -71,10 +71,11 @@ class CrontabRepairer : public Repairer {
     int linked = link(temporary.c_str(), target.c_str());
     saved_errno = errno;
     unlink(temporary.c_str());
+    if (linked != 0 && saved_errno == EEXIST) return Creation{target, true};
     if (linked != 0) {
       return Error{fmt::format("cannot create {}: {}", target, std::strerror(saved_errno))};
     }
-    return target;
+    return Creation{target};
   }
 
  private:

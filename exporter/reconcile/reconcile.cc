@@ -243,8 +243,8 @@ class Reconciler {
         row.action = "skipped: source unknown on the last read (" + third.error() + ")";
         continue;
       }
-      if (!ObjectsOf(*third, item.job->role).empty()) {
-        row.action = "skipped: appeared before it was created";
+      if (auto objects = ObjectsOf(*third, item.job->role); !objects.empty()) {
+        Appeared(*item.job, objects, row);
         continue;
       }
       auto created = (*repairer)->Create(*item.job, item.text);
@@ -252,10 +252,43 @@ class Reconciler {
         row.action = "create failed: " + created.error();
         continue;
       }
-      Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", *created}});
+      if (created->already_exists) {
+        // The name was taken since the last read: look again rather than fail or overwrite.
+        auto reread = List(source);
+        if (!reread) {
+          row.action = fmt::format("skipped: {} exists; re-reading failed: {}", created->what,
+                                   reread.error());
+        } else if (auto objects = ObjectsOf(*reread, item.job->role); !objects.empty()) {
+          Appeared(*item.job, objects, row);
+        } else {
+          row.action = fmt::format("skipped: {} exists but is not this role's job", created->what);
+        }
+        continue;
+      }
+      Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", created->what}});
       row.action = Verify(source, *item.job);
       row.needs_person = row.action != "created";
     }
+  }
+
+  // Someone else created the role's job since the reads before: fine, and recorded, when it is
+  // the one the spec wants; a person's business otherwise.
+  void Appeared(const JobSpec& job, const std::vector<const LiveObject*>& objects,
+                ReconcileRow& row) {
+    std::string problem = Problem(job, objects);
+    row.action = "skipped: appeared before it was created";
+    if (!problem.empty()) row.action += ", but " + problem;
+    row.needs_person = !problem.empty();
+    if (problem.empty()) Record(job, objects.front()->id);
+  }
+
+  // What is wrong with the role's live objects, or "" when there is one, enabled, as specified.
+  static std::string Problem(const JobSpec& job, const std::vector<const LiveObject*>& objects) {
+    if (objects.size() > 1) return "now duplicate: check by hand";
+    if (Drifted(job, *objects.front()) || !objects.front()->enabled) {
+      return "it differs from the spec: check by hand";
+    }
+    return "";
   }
 
   // Re-lists (bounded) until the object is seen, then checks its role, schedule and spec version.
@@ -270,10 +303,7 @@ class Reconciler {
       }
       auto objects = ObjectsOf(*snapshot, job.role);
       if (objects.empty()) continue;
-      if (objects.size() > 1) return "created, but now duplicate: check by hand";
-      if (Drifted(job, *objects.front()) || !objects.front()->enabled) {
-        return "created, but it differs from the spec: check by hand";
-      }
+      if (auto problem = Problem(job, objects); !problem.empty()) return "created, but " + problem;
       Record(job, objects.front()->id);
       return "created";
     }

@@ -11,19 +11,28 @@
 
 namespace schedwatch {
 
+struct Creation {
+  std::string what;             // what was created ("/etc/cron.d/schedwatch-retry"), or what
+                                // stood in the way
+  bool already_exists = false;  // an object of that name was there; nothing was written
+};
+
 class Repairer {
  public:
   virtual ~Repairer() = default;
   // Checks that the template creates exactly this job: the role's marker, its spec version and
   // its schedule. An Error says what is wrong with it; nothing is written before this passes.
   virtual Result<bool> Validate(const JobSpec& job, const std::string& template_text) = 0;
-  // Creates the object. Must fail, not overwrite, when an object of that name already exists
-  // (someone else created it since the last read). Returns a description of what was created.
-  virtual Result<std::string> Create(const JobSpec& job, const std::string& template_text) = 0;
+  // Creates the object. When an object of that name already exists (someone else created it
+  // since the last read) it must leave it alone and say so (already_exists), never overwrite.
+  virtual Result<Creation> Create(const JobSpec& job, const std::string& template_text) = 0;
 };
 
 // nullptr with an explanation when the source type cannot be repaired (github_actions: a
 // workflow is a commit).
 Result<std::unique_ptr<Repairer>> MakeRepairer(const SourceSpec& source);
+
+Result<std::unique_ptr<Repairer>> MakeCrontabRepairer(const SourceSpec& source);
+Result<std::unique_ptr<Repairer>> MakeKubernetesRepairer(const SourceSpec& source);
 
 }  // namespace schedwatch

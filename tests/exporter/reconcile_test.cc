@@ -156,9 +156,39 @@ TEST_F(ReconcileTest, AnExistingFileOfTheSameNameIsNeverReplaced) {
     return std::unique_ptr<Source>(std::make_unique<Blind>());
   };
   auto rows = Rows(Reconcile(spec_, options));
-  EXPECT_EQ(rows["retry"].action.rfind("create failed: cannot create ", 0), 0u)
-      << rows["retry"].action;
+  EXPECT_EQ(rows["retry"].action,
+            fmt::format("skipped: {}/etc/cron.d/schedwatch-retry exists but is not this role's job",
+                        root().string()));
+  EXPECT_TRUE(rows["retry"].needs_person);
   EXPECT_EQ(ReadFile(root() / "etc/cron.d/schedwatch-retry"), "# not ours\n");
+}
+
+TEST_F(ReconcileTest, NameTakenByTheRightJobIsAcceptedAfterAReRead) {
+  // Someone wrote the very file between the read under the lock and the write; the re-read
+  // after the refused link shows it is the role's job as specified.
+  struct Late : Source {
+    int reads = 0;
+    Result<SourceSnapshot> List(const ListContext&) override {
+      SourceSnapshot snapshot;
+      if (++reads >= 4) {
+        snapshot.objects.push_back(
+            {"/etc/cron.d/schedwatch-retry:2", "retry", "*/10 * * * *", "", "7"});
+      }
+      return snapshot;
+    }
+  };
+  WriteFile(root() / "etc/cron.d/schedwatch-retry", "# theirs\n");
+  ReconcileOptions options = Options(true);
+  options.make_source = [](const SourceOptions&) -> Result<std::unique_ptr<Source>> {
+    return std::unique_ptr<Source>(std::make_unique<Late>());
+  };
+  auto rows = Rows(Reconcile(spec_, options));
+  EXPECT_EQ(rows["retry"].action, "skipped: appeared before it was created");
+  EXPECT_FALSE(rows["retry"].needs_person);
+  EXPECT_EQ(ReadFile(root() / "etc/cron.d/schedwatch-retry"), "# theirs\n");
+  auto ledger = ReadLedger((dir_.path() / "ledger.json").string());
+  ASSERT_TRUE(ledger.ok()) << ledger.error();
+  EXPECT_EQ(ledger->entries["retry"].id, "/etc/cron.d/schedwatch-retry:2");
 }
 
 TEST_F(ReconcileTest, UnreadableSourceIsSkippedAsUnknown) {

@@ -555,7 +555,7 @@ std::string StatusReason(std::string_view body) {
   return reason != status.end() && reason->is_string() ? reason->get<std::string>() : "";
 }
 
-std::string DescribeApiError(long status, std::string_view body) {
+std::string DescribeApiError(long status, std::string_view body, std::string_view permission) {
   std::string reason, message;
   Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object() && parsed.value("kind", Json()) == "Status") {
@@ -578,9 +578,7 @@ std::string DescribeApiError(long status, std::string_view body) {
   if (!message.empty() && message != reason) text += ": " + Truncate(message);
   if (status == 401) text += " (the token or client certificate was refused)";
   if (status == 403) {
-    text +=
-        " (grant get and list on cronjobs and jobs in API group batch; see "
-        "examples/kubernetes/)";
+    text += fmt::format(" (grant {} in API group batch; see examples/kubernetes/)", permission);
   }
   return text;
 }

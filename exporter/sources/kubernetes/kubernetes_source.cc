@@ -39,15 +39,6 @@ std::string ListPath(const std::string& namespace_name, const char* resource) {
   return fmt::format("/apis/batch/v1/namespaces/{}/{}", namespace_name, resource);
 }
 
-// Belt and braces: whatever a server or library said, the token never leaves in a message.
-std::string Redact(std::string text, const std::string& secret) {
-  if (secret.empty()) return text;
-  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-    text.replace(at, secret.size(), "[redacted]");
-  }
-  return text;
-}
-
 // Lists `resource` in every scope ("" for all namespaces) into `items`, adding the problems of
 // its pages. When a list restarts, what its earlier pages gave is dropped first.
 template <typename T, typename ParsePage>
@@ -115,8 +106,7 @@ class KubernetesSource : public Source {
   Result<std::string> Connect() {
     if (settings_.in_cluster) {
       if (!access_) {
-        auto access = InClusterAccess(std::getenv("KUBERNETES_SERVICE_HOST"),
-                                      std::getenv("KUBERNETES_SERVICE_PORT"), ServiceAccountDir());
+        auto access = LoadAccess(settings_);
         if (!access) return Error{access.error()};
         Use(std::move(*access));
       }
@@ -131,7 +121,7 @@ class KubernetesSource : public Source {
           info.st_dev, info.st_ino, info.st_size,
           static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
       if (!access_ || !(stamp == kubeconfig_stamp_)) {
-        auto access = LoadKubeconfig(settings_.kubeconfig, settings_.context);
+        auto access = LoadAccess(settings_);
         if (!access) {
           access_.reset();
           return Error{access.error()};
@@ -140,8 +130,7 @@ class KubernetesSource : public Source {
         Use(std::move(*access));
       }
     }
-    if (access_->token_file.empty()) return access_->token;
-    return ReadTokenFile(access_->token_file);  // rotated by the kubelet: read it every time
+    return BearerToken(*access_);
   }
 
   void Use(ClusterAccess access) {
@@ -241,6 +230,28 @@ Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_var
 
 Result<std::unique_ptr<Source>> MakeSource(Settings settings) {
   return std::unique_ptr<Source>(std::make_unique<KubernetesSource>(std::move(settings)));
+}
+
+Result<ClusterAccess> LoadAccess(const Settings& settings) {
+  if (settings.in_cluster) {
+    return InClusterAccess(std::getenv("KUBERNETES_SERVICE_HOST"),
+                           std::getenv("KUBERNETES_SERVICE_PORT"), ServiceAccountDir());
+  }
+  return LoadKubeconfig(settings.kubeconfig, settings.context);
+}
+
+Result<std::string> BearerToken(const ClusterAccess& access) {
+  if (access.token_file.empty()) return access.token;
+  return ReadTokenFile(access.token_file);  // rotated by the kubelet: read it every time
+}
+
+// Belt and braces: the token is never put in a message knowingly; this catches the rest.
+std::string Redact(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+    text.replace(at, secret.size(), "[redacted]");
+  }
+  return text;
 }
 
 }  // namespace schedwatch::kubernetes

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exporter/source.h"
+#include "exporter/sources/kubernetes/kube_config.h"
 
 namespace schedwatch::kubernetes {
 
@@ -39,6 +40,15 @@ Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_var
                               const char* home);
 
 Result<std::unique_ptr<Source>> MakeSource(Settings settings);
+
+// How to reach the cluster of `settings`: its kubeconfig context, or the pod's service account.
+Result<ClusterAccess> LoadAccess(const Settings& settings);
+
+// The bearer token to send now ("" for none): inline, or read afresh from the file (it rotates).
+Result<std::string> BearerToken(const ClusterAccess& access);
+
+// Whatever a server or library said, `secret` never leaves in a message.
+std::string Redact(std::string text, const std::string& secret);
 
 }  // namespace schedwatch::kubernetes
 
