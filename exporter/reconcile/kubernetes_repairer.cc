@@ -271,7 +271,7 @@ class KubernetesRepairer : public Repairer {
         return Creation{what};
       } else if (response->status == 409 && StatusReason(response->body) == "AlreadyExists") {
         if (may_have_arrived)
-          return Creation{what + " (found by a retry; the first answer was lost)"};
+          return Creation{what + " (a retry found it: the first answer was lost)"};
         return Creation{what, /*already_exists=*/true};
       } else if (response->status == 429 || response->status >= 500) {
         may_have_arrived = may_have_arrived || response->status != 429;

@@ -47,10 +47,10 @@ class FileLock {
   int fd_;
 };
 
-std::vector<const LiveObject*> ObjectsOf(const SourceSnapshot& snapshot, const std::string& role) {
-  std::vector<const LiveObject*> objects;
+std::vector<LiveObject> ObjectsOf(const SourceSnapshot& snapshot, const std::string& role) {
+  std::vector<LiveObject> objects;
   for (const auto& object : snapshot.objects) {
-    if (object.role == role) objects.push_back(&object);
+    if (object.role == role) objects.push_back(object);
   }
   return objects;
 }
@@ -154,9 +154,7 @@ class Reconciler {
     for (const JobSpec* job : run.jobs) {
       RoleObservation observation;
       observation.source_up = true;
-      for (const LiveObject* object : ObjectsOf(*second, job->role)) {
-        observation.objects.push_back(*object);
-      }
+      observation.objects = ObjectsOf(*second, job->role);
       observation.absence_confirmed =
           observation.objects.empty() &&
           std::find(absent.begin(), absent.end(), job->role) != absent.end();
@@ -244,7 +242,7 @@ class Reconciler {
         continue;
       }
       if (auto objects = ObjectsOf(*third, item.job->role); !objects.empty()) {
-        Appeared(*item.job, objects, row);
+        Settle(*item.job, objects, "skipped: appeared before it was created", row);
         continue;
       }
       auto created = (*repairer)->Create(*item.job, item.text);
@@ -252,62 +250,60 @@ class Reconciler {
         row.action = "create failed: " + created.error();
         continue;
       }
-      if (created->already_exists) {
-        // The name was taken since the last read: look again rather than fail or overwrite.
-        auto reread = List(source);
-        if (!reread) {
-          row.action = fmt::format("skipped: {} exists; re-reading failed: {}", created->what,
-                                   reread.error());
-        } else if (auto objects = ObjectsOf(*reread, item.job->role); !objects.empty()) {
-          Appeared(*item.job, objects, row);
-        } else {
-          row.action = fmt::format("skipped: {} exists but is not this role's job", created->what);
-        }
-        continue;
+      if (!created->already_exists) {
+        Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", created->what}});
       }
-      Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", created->what}});
-      row.action = Verify(source, *item.job);
-      row.needs_person = row.action != "created";
+      // Re-list until the role's object shows. When the name was already taken (by someone
+      // else, or by this very request when a lost answer made the HTTP client send it again),
+      // this tells a good object from a stranger; nothing is ever overwritten.
+      Sighting sighting = AwaitRole(source, *item.job);
+      if (!sighting.objects.empty()) {
+        Settle(*item.job, sighting.objects,
+               created->already_exists ? "skipped: appeared before it was created" : "created",
+               row);
+      } else if (created->already_exists) {
+        row.action = fmt::format("skipped: {} exists but is not this role's job", created->what);
+        if (!sighting.list_error.empty()) row.action += " (the last list failed)";
+      } else {
+        row.action =
+            "created, not verified: " +
+            (sighting.list_error.empty() ? "not seen in the live list" : sighting.list_error);
+      }
     }
   }
 
-  // Someone else created the role's job since the reads before: fine, and recorded, when it is
-  // the one the spec wants; a person's business otherwise.
-  void Appeared(const JobSpec& job, const std::vector<const LiveObject*>& objects,
-                ReconcileRow& row) {
-    std::string problem = Problem(job, objects);
-    row.action = "skipped: appeared before it was created";
-    if (!problem.empty()) row.action += ", but " + problem;
+  // Judges the role's objects seen after a creation, ours or someone else's: recorded when
+  // there is one, enabled, as specified; a person's business otherwise.
+  void Settle(const JobSpec& job, const std::vector<LiveObject>& objects, const std::string& what,
+              ReconcileRow& row) {
+    std::string problem;
+    if (objects.size() > 1) {
+      problem = "now duplicate: check by hand";
+    } else if (Drifted(job, objects.front()) || !objects.front().enabled) {
+      problem = "it differs from the spec: check by hand";
+    }
+    row.action = problem.empty() ? what : what + ", but " + problem;
     row.needs_person = !problem.empty();
-    if (problem.empty()) Record(job, objects.front()->id);
+    if (problem.empty()) Record(job, objects.front().id);
   }
 
-  // What is wrong with the role's live objects, or "" when there is one, enabled, as specified.
-  static std::string Problem(const JobSpec& job, const std::vector<const LiveObject*>& objects) {
-    if (objects.size() > 1) return "now duplicate: check by hand";
-    if (Drifted(job, *objects.front()) || !objects.front()->enabled) {
-      return "it differs from the spec: check by hand";
-    }
-    return "";
-  }
+  struct Sighting {
+    std::vector<LiveObject> objects;  // the role's, from the first list that had any
+    std::string list_error;           // the last list's, when it failed
+  };
 
-  // Re-lists (bounded) until the object is seen, then checks its role, schedule and spec version.
-  std::string Verify(Source& source, const JobSpec& job) {
-    std::string last_problem = "not seen in the live list";
+  // Re-lists, a bounded number of times, until the role's object is seen.
+  Sighting AwaitRole(Source& source, const JobSpec& job) {
+    Sighting sighting;
     for (int attempt = 0; attempt < options_.verify_attempts; ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(options_.verify_interval);
       auto snapshot = List(source);
-      if (!snapshot) {
-        last_problem = snapshot.error();
-        continue;
-      }
-      auto objects = ObjectsOf(*snapshot, job.role);
-      if (objects.empty()) continue;
-      if (auto problem = Problem(job, objects); !problem.empty()) return "created, but " + problem;
-      Record(job, objects.front()->id);
-      return "created";
+      sighting.list_error = snapshot ? "" : snapshot.error();
+      if (!snapshot) continue;
+      sighting.objects = ObjectsOf(*snapshot, job.role);
+      if (!sighting.objects.empty()) break;
     }
-    return "created, not verified: " + last_problem;
+    return sighting;
   }
 
   void Record(const JobSpec& job, const std::string& id) {

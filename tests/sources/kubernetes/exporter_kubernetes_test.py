@@ -160,12 +160,12 @@ class ApiServer:
 
 
 class Exporter:
-    def __init__(self, binary, spec, workdir, name, env=None):
+    def __init__(self, binary, spec, workdir, name, env=None, extra=()):
         self.log_path = os.path.join(workdir, f"exporter-{name}.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
             [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms"],
+             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms", *extra],
             stdout=self.log, stderr=self.log, env={**os.environ, **(env or {})})
         deadline = time.time() + 20
         self.port = None

@@ -14,15 +14,25 @@ The config file (JSON) is re-read whenever it changes:
    "cronjobs": [...], "jobs": [...],  items as the API returns them
    "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K},  generated items
    "faults": [{"path": "/apis/batch/v1/jobs",  exact path; absent: any list path
+               "method": "POST",               the method it applies to; absent: GET
+               "name": "retry",                POST: only for this metadata.name
+               "commit": true,                 POST: create the object first, then misbehave
                "continue": true,               only requests with (true) / without (false) one
                "times": 1,                     how often it applies; absent: always
                "delay": 3.0,                   seconds to wait first (then the rest of the fault)
                "status": 403, "reason": "Forbidden", "message": "...",  a Status answer
                "headers": {"Retry-After": "1"},
                "raw": "{not json",             this body with status (default 200)
-               "drop": true}]}                 close the connection without an answer
+               "drop": true}],                 close the connection without an answer
+   "visible_after": 1.5,              seconds before a created CronJob shows in lists
+   "appear_on_post": [...]}           CronJobs someone else creates just before a POST of the
+                                      same namespace/name arrives (the race reconcile must survive)
 Lists honour limit, continue (410 Expired for a token of an older config) and labelSelector
-(`key` or `key=value`, comma-separated). Each request is appended to --request-log as a JSON line.
+(`key` or `key=value`, comma-separated). POST /apis/batch/v1/namespaces/NS/cronjobs creates a
+CronJob as the API server does (201; 409 AlreadyExists for a taken name; 400 for a namespace
+that differs from the path's); created objects outlive config changes. PUT, PATCH and DELETE are
+logged and refused: tests prove from the log that nothing was changed or removed. Each request is
+appended to --request-log as a JSON line (method, path, query, body for POSTs).
 Also, for HTTP client tests: /echo (request headers as JSON), /bytes?n=N, /slow?seconds=S,
 /drip?seconds=S (a byte every 50 ms), /status/NNN.
 """
@@ -149,31 +159,81 @@ class World:
         self.lock = threading.Lock()
         self.stamp = None
         self.generation = 0
+        self.created = []  # (visible from, CronJob) made by POSTs
+        self.visible_created = 0
         self.load()
 
     def load(self):
         with self.lock:
             stamp = os.stat(self.path).st_mtime_ns
-            if stamp == self.stamp:
+            if stamp != self.stamp:
+                with open(self.path) as source:
+                    config = json.load(source)
+                self.stamp = stamp
+                self.config = config
+                self.base = synthetic_world(config.get("synthetic", {}))
+                self.faults = [dict(fault) for fault in config.get("faults", [])]
+                self.appear_on_post = list(config.get("appear_on_post", []))
+            elif self.visible_created == self.count_visible():
                 return
-            with open(self.path) as source:
-                config = json.load(source)
-            self.stamp = stamp
-            self.generation += 1
-            self.config = config
-            cronjobs, jobs = synthetic_world(config.get("synthetic", {}))
-            self.items = {}
-            for kind, listed in (("cronjobs", config.get("cronjobs", []) + cronjobs),
-                                 ("jobs", config.get("jobs", []) + jobs)):
-                # Serialised once: a page is then a join of strings.
-                self.items[kind] = [(item, json.dumps(item, separators=(",", ":")))
-                                    for item in sorted(listed, key=sort_key)]
-            self.selections = {}
-            self.faults = [dict(fault) for fault in config.get("faults", [])]
+            self.rebuild()
 
-    def take_fault(self, path, has_continue):
+    def count_visible(self):
+        now = time.time()
+        return sum(1 for visible_from, _ in self.created if visible_from <= now)
+
+    def rebuild(self):
+        """The lists as served: the config's items, the synthetic ones, the visible created."""
+        self.generation += 1
+        self.visible_created = self.count_visible()
+        now = time.time()
+        created = [item for visible_from, item in self.created if visible_from <= now]
+        self.items = {}
+        for kind, listed in (("cronjobs", self.config.get("cronjobs", []) + self.base[0] + created),
+                             ("jobs", self.config.get("jobs", []) + self.base[1])):
+            # Serialised once: a page is then a join of strings.
+            self.items[kind] = [(item, json.dumps(item, separators=(",", ":")))
+                                for item in sorted(listed, key=sort_key)]
+        self.selections = {}
+
+    def exists(self, namespace, name):
+        everything = (self.config.get("cronjobs", []) + self.base[0]
+                      + [item for _, item in self.created])
+        return any(metadata_field(item, "namespace") == namespace
+                   and metadata_field(item, "name") == name for item in everything)
+
+    def create(self, namespace, item):
+        """Stores a POSTed CronJob as the API server would. Returns (status, body)."""
+        with self.lock:
+            name = metadata_field(item, "name")
+            for other in self.appear_on_post:
+                if (metadata_field(other, "namespace"), metadata_field(other, "name")) == (
+                        namespace, name):
+                    self.appear_on_post.remove(other)
+                    self.created.append((0, other))
+                    break
+            if self.exists(namespace, name):
+                return 409, status_body(409, "AlreadyExists",
+                                        f'cronjobs.batch "{name}" already exists',
+                                        {"details": {"name": name, "group": "batch",
+                                                     "kind": "cronjobs"}})
+            stored = json.loads(json.dumps(item))
+            stored["metadata"].update(
+                uid=f"created-{len(self.created)}-{namespace}-{name}",
+                resourceVersion=str(990000 + len(self.created)),
+                creationTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            stored["status"] = {}
+            self.created.append((time.time() + self.config.get("visible_after", 0), stored))
+            self.rebuild()
+            return 201, stored
+
+    def take_fault(self, method, path, has_continue, name=None):
         with self.lock:
             for fault in self.faults:
+                if fault.get("method", "GET") != method:
+                    continue
+                if "name" in fault and fault["name"] != name:
+                    continue
                 if "path" in fault and fault["path"] != path:
                     continue
                 if "continue" in fault and fault["continue"] != has_continue:
@@ -239,48 +299,65 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return value
         return None
 
-    def do_GET(self):
+    def begin(self, body=None):
+        """Logs the request; returns (url, query, authenticated)."""
         world = self.server.world
         world.load()
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
         cn = self.client_cn()
         authorization = self.headers.get("Authorization", "")
+        entry = {"method": self.command, "path": url.path, "query": query,
+                 "authorization": authorization, "client_cn": cn,
+                 "client_port": self.client_address[1], "accept": self.headers.get("Accept", "")}
+        if body is not None:
+            entry.update(body=body.decode(errors="replace"),
+                         content_type=self.headers.get("Content-Type", ""))
         with self.server.log_lock, open(self.server.request_log, "a") as log:
-            log.write(json.dumps({"path": url.path, "query": query, "authorization": authorization,
-                                  "client_cn": cn, "client_port": self.client_address[1],
-                                  "accept": self.headers.get("Accept", "")}) + "\n")
-        if not url.path.startswith(API_PREFIX):
-            return self.test_route(url.path, query)
-
+            log.write(json.dumps(entry) + "\n")
         config = world.config
         tokens = config.get("token")
         tokens = [tokens] if isinstance(tokens, str) else tokens
         authenticated = ((tokens is None and "client_cn" not in config)
                          or (tokens and authorization in [f"Bearer {t}" for t in tokens])
                          or ("client_cn" in config and cn == config["client_cn"]))
-        if not authenticated:
-            return self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
+        return url, query, authenticated
 
-        fault = world.take_fault(url.path, "continue" in query)
-        if fault:
-            time.sleep(fault.get("delay", 0))
-            if fault.get("drop"):
-                self.close_connection = True
-                self.connection.close()
-                return
-            if "raw" in fault:
-                return self.send_json(fault.get("status", 200), fault["raw"],
-                                      fault.get("headers"))
-            if "status" in fault:
-                code = fault["status"]
-                extra = {}
-                if code == 410:
-                    extra = {"metadata": {"continue": "bm90LXVzZWQ="}}
-                return self.send_json(code, status_body(
-                    code, fault.get("reason", "InternalError"),
-                    fault.get("message", "an error on the server has prevented the request"),
-                    extra), fault.get("headers"))
+    def act_out(self, fault):
+        """Answers as the fault says; False when the fault leaves the request to go on."""
+        time.sleep(fault.get("delay", 0))
+        if fault.get("drop"):
+            self.close_connection = True
+            self.connection.close()
+            return True
+        if "raw" in fault:
+            self.send_json(fault.get("status", 200), fault["raw"], fault.get("headers"))
+            return True
+        if "status" in fault:
+            code = fault["status"]
+            extra = {}
+            if code == 410:
+                extra = {"metadata": {"continue": "bm90LXVzZWQ="}}
+            self.send_json(code, status_body(
+                code, fault.get("reason", "InternalError"),
+                fault.get("message", "an error on the server has prevented the request"),
+                extra), fault.get("headers"))
+            return True
+        return False
+
+    def unauthorized(self):
+        return self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
+
+    def do_GET(self):
+        world = self.server.world
+        url, query, authenticated = self.begin()
+        if not url.path.startswith(API_PREFIX):
+            return self.test_route(url.path, query)
+        if not authenticated:
+            return self.unauthorized()
+        fault = world.take_fault("GET", url.path, "continue" in query)
+        if fault and self.act_out(fault):
+            return None
 
         parts = url.path[len(API_PREFIX):].split("/")
         if len(parts) == 1 and parts[0] in ("cronjobs", "jobs"):
@@ -291,6 +368,52 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send_json(404, status_body(404, "NotFound", "the server could not find "
                                                    "the requested resource"))
         self.send_list(world, kind, namespace, query)
+
+    def do_POST(self):
+        world = self.server.world
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        url, _, authenticated = self.begin(body)
+        if not authenticated:
+            return self.unauthorized()
+        parts = url.path[len(API_PREFIX):].split("/")
+        if not (url.path.startswith(API_PREFIX) and len(parts) == 3
+                and parts[0] == "namespaces" and parts[2] == "cronjobs"):
+            return self.send_json(405, status_body(405, "MethodNotAllowed",
+                                                   "the server does not allow this method"))
+        if not self.headers.get("Content-Type", "").startswith("application/json"):
+            return self.send_json(415, status_body(415, "UnsupportedMediaType",
+                                                   "the body of the request was in an unknown "
+                                                   "format"))
+        namespace = parts[1]
+        try:
+            item = json.loads(body)
+            if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
+                raise ValueError("no metadata")
+        except ValueError as error:
+            return self.send_json(400, status_body(400, "BadRequest", str(error)))
+        if item["metadata"].get("namespace", namespace) != namespace:
+            return self.send_json(400, status_body(
+                400, "BadRequest", "the namespace of the provided object does not match the "
+                "namespace sent on the request"))
+        if (item.get("apiVersion"), item.get("kind")) != ("batch/v1", "CronJob") or not \
+                item["metadata"].get("name") or not isinstance(item.get("spec"), dict):
+            return self.send_json(422, status_body(422, "Invalid", "CronJob is invalid"))
+        item["metadata"]["namespace"] = namespace
+        fault = world.take_fault("POST", url.path, False, item["metadata"]["name"])
+        if fault and fault.get("commit"):
+            world.create(namespace, item)
+        if fault and self.act_out(fault):
+            return None
+        code, answer = world.create(namespace, item)
+        return self.send_json(code, answer)
+
+    def refuse_change(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        self.begin()
+        return self.send_json(405, status_body(405, "MethodNotAllowed",
+                                               "this test server changes nothing"))
+
+    do_PUT = do_PATCH = do_DELETE = refuse_change
 
     def send_list(self, world, kind, namespace, query):
         selector = query.get("labelSelector")

@@ -9,4 +9,9 @@ if(TARGET schedwatch_exporter)
   add_test(NAME kubernetes_examples
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/sources/kubernetes/examples_test.py
                    --exporter $<TARGET_FILE:schedwatch_exporter> --source-dir ${CMAKE_SOURCE_DIR})
+  add_test(NAME kubernetes_reconcile
+           COMMAND /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/sources/kubernetes/reconcile_kubernetes_test.py
+                   --exporter $<TARGET_FILE:schedwatch_exporter>)
+  set_tests_properties(kubernetes_reconcile PROPERTIES TIMEOUT 300)
 endif()
