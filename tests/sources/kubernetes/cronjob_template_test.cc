@@ -67,6 +67,27 @@ TEST(CronJobTemplateTest, YamlBecomesTheJsonKubectlWouldSend) {
   EXPECT_EQ(body.count("status"), 0u);
 }
 
+TEST(CronJobTemplateTest, TheExampleCronJobIsATemplateForItsRole) {
+  // examples/kubernetes/watched/db-backup-cronjob.yaml, for the db-backup job of the example
+  // ConfigMap's spec: the marked manifest kept in version control is the template.
+  auto spec = ParseSpec(R"(version: 1
+sources:
+  cluster: {type: kubernetes, in_cluster: true}
+jobs:
+  - {role: db-backup, source: cluster, schedule: "30 2 * * *", timezone: Europe/Berlin,
+     spec_version: "4"}
+)",
+                        "spec.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  auto read =
+      ReadCronJobTemplate(testing::ReadFile(std::filesystem::path(SCHEDWATCH_SOURCE_DIR) /
+                                            "examples/kubernetes/watched/db-backup-cronjob.yaml"),
+                          spec->jobs.at(0), {});
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read->namespace_name, "ops");
+  EXPECT_EQ(read->name, "db-backup");
+}
+
 TEST(CronJobTemplateTest, PlainScalarsFollowTheYaml12CoreSchema) {
   auto read = ReadCronJobTemplate(
       Edited("  startingDeadlineSeconds: 600\n",

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Checks examples/kubernetes/*.yaml as YAML: the kinds are there, the ClusterRole grants get and
 list on batch cronjobs and jobs (and nothing more), the names that tie the objects together
-agree, and the ConfigMap's spec passes `schedwatch_exporter check`. Prints 'N passed, N failed'.
+agree, and the ConfigMap's spec passes `schedwatch_exporter check`; reconcile/rbac.yaml grants
+only create on cronjobs, in the namespace of the example CronJob, to the same ServiceAccount.
+Prints 'N passed, N failed'.
 """
 import argparse
 import glob
@@ -122,6 +124,26 @@ def main():
               and cronjob["spec"].get("timeZone", "UTC") == job.get("timezone", "UTC")
               and cronjob["metadata"]["annotations"]["schedwatch.io/spec-version"]
               == job["spec_version"], (cronjob["spec"], job))
+
+    with open(os.path.join(directory, "reconcile", "rbac.yaml")) as source:
+        reconciler = {d["kind"]: d for d in yaml.safe_load_all(source) if d}
+    check("reconcile/rbac.yaml holds a Role and its RoleBinding",
+          set(reconciler) == {"Role", "RoleBinding"}, list(reconciler))
+    if set(reconciler) == {"Role", "RoleBinding"}:
+        granted = {(group, resource, verb) for rule in reconciler["Role"]["rules"]
+                   for group in rule["apiGroups"] for resource in rule["resources"]
+                   for verb in rule["verbs"]}
+        check("the reconciler may create batch cronjobs and do nothing else",
+              granted == {("batch", "cronjobs", "create")}, granted)
+        check("in the example CronJob's namespace",
+              {reconciler[k]["metadata"]["namespace"] for k in reconciler}
+              == {cronjob["metadata"]["namespace"]})
+        check("bound to the exporter's ServiceAccount",
+              reconciler["RoleBinding"]["subjects"] == [
+                  {"kind": "ServiceAccount", "name": account["metadata"]["name"],
+                   "namespace": account["metadata"]["namespace"]}]
+              and reconciler["RoleBinding"]["roleRef"]["name"]
+              == reconciler["Role"]["metadata"]["name"])
 
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
