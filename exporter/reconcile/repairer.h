@@ -2,7 +2,6 @@
 // versioned template. A repairer only ever creates: it never modifies or deletes an object.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
@@ -28,8 +27,8 @@ class Repairer {
   virtual Result<Creation> Create(const JobSpec& job, const std::string& template_text) = 0;
 };
 
-// nullptr with an explanation when the source type cannot be repaired (github_actions: a
-// workflow is a commit).
+// An Error saying why when the source type cannot be repaired (github_actions: a workflow is a
+// commit).
 Result<std::unique_ptr<Repairer>> MakeRepairer(const SourceSpec& source);
 
 Result<std::unique_ptr<Repairer>> MakeCrontabRepairer(const SourceSpec& source);
