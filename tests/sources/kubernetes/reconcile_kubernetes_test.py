@@ -9,13 +9,15 @@ another role under the same name), a create whose answer is lost, a 500 and a 40
 CronJobs show in lists only 1.5 s later, so verification must re-list. The request log proves
 that nothing but those POSTs changed the cluster. Then the exporter reports the created role ok
 against the ledger, and --reconcile.on-start creates missing roles at start-up and after a
-reload. Prints 'N passed, N failed'.
+reload, and two reconcilers without a shared lock create one CronJob. Prints 'N passed,
+N failed'.
 """
 import argparse
 import collections
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -241,12 +243,47 @@ def reconcile_phases(args, workdir, server):
         exporter.stop()
 
 
+def subdirectory(workdir, name):
+    """A directory for a phase's spec and templates, reaching the same cluster."""
+    directory = os.path.join(workdir, name)
+    os.makedirs(directory)
+    for shared in ("kubeconfig", "pki"):
+        os.symlink(os.path.join(workdir, shared), os.path.join(directory, shared))
+    return directory
+
+
+def listed(server, role, pki):
+    """The role's CronJobs as the API server lists them."""
+    context = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+    request = urllib.request.Request(
+        f"{server.url}/apis/batch/v1/namespaces/batch/cronjobs?labelSelector="
+        f"schedwatch.io/role%3D{role}", headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
+        return [item["metadata"]["name"] for item in json.load(response)["items"]]
+
+
+def two_hosts_phase(args, workdir, server):
+    """Two reconcilers on different machines (no shared lock) repair the same role at once:
+    the fixed name and 409 AlreadyExists leave one CronJob, and both say so."""
+    directory = subdirectory(workdir, "two-hosts")
+    templates = write_templates(directory, ["twin"])
+    spec = write_spec(directory, [("twin", templates["twin"])])
+    processes = [subprocess.Popen(
+        [args.exporter, "reconcile", "--config.file", spec, "--apply",
+         "--refresh.confirm-delay", "200ms", "--lock-file", os.path.join(directory, f"{i}.lock")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    actions = sorted(re.split(r"\s{2,}", p.communicate(timeout=120)[0].splitlines()[1])[3]
+                     for p in processes)
+    check("two hosts: one created it, the other found it",
+          actions == ["created", "skipped: appeared before it was created"], actions)
+    check("two hosts: one CronJob", listed(server, "twin", os.path.join(workdir, "pki"))
+          == ["twin"])
+    check("two hosts: both exit 0", [p.returncode for p in processes] == [0, 0])
+
+
 def on_start_phase(args, workdir, server):
     """--reconcile.on-start: a missing role is created at start-up, a new one after a reload."""
-    directory = os.path.join(workdir, "on-start")
-    os.makedirs(directory)
-    os.symlink(os.path.join(workdir, "kubeconfig"), os.path.join(directory, "kubeconfig"))
-    os.symlink(os.path.join(workdir, "pki"), os.path.join(directory, "pki"))
+    directory = subdirectory(workdir, "on-start")
     templates = write_templates(directory, ["late", "later"])
     spec = write_spec(directory, [("backup", None), ("late", templates["late"])])
     ledger = os.path.join(directory, "ledger.json")
@@ -293,6 +330,7 @@ def main():
     write_kubeconfig(os.path.join(workdir, "kubeconfig"), server.url)
     try:
         reconcile_phases(args, workdir, server)
+        two_hosts_phase(args, workdir, server)
         on_start_phase(args, workdir, server)
     finally:
         server.stop()
