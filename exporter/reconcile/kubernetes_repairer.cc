@@ -251,7 +251,6 @@ class KubernetesRepairer : public Repairer {
     if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
     request.body = manifest.json;
     auto deadline = Clock::now() + settings_.timeout.value_or(kDefaultCreateTimeout);
-    bool may_have_arrived = false;  // an earlier attempt may have created it unanswered
     std::string last_error;
     for (int attempt = 1; attempt <= kCreateAttempts; ++attempt) {
       auto remaining =
@@ -265,16 +264,13 @@ class KubernetesRepairer : public Repairer {
         if (failure == HttpFailure::kTls || failure == HttpFailure::kTooLarge) {
           return Error{response.error()};
         }
-        may_have_arrived = may_have_arrived || failure != HttpFailure::kConnect;
         last_error = response.error();
       } else if (response->status >= 200 && response->status < 300) {
         return Creation{what};
       } else if (response->status == 409 && StatusReason(response->body) == "AlreadyExists") {
-        if (may_have_arrived)
-          return Creation{what + " (a retry found it: the first answer was lost)"};
+        // Someone else's, or ours when an earlier attempt's answer was lost: reconcile re-lists.
         return Creation{what, /*already_exists=*/true};
       } else if (response->status == 429 || response->status >= 500) {
-        may_have_arrived = may_have_arrived || response->status != 429;
         last_error =
             fmt::format("POST {}: {}", path, DescribeApiError(response->status, response->body));
       } else {

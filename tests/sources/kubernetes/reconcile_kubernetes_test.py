@@ -94,7 +94,8 @@ def posted_names(workdir):
 
 
 def reconcile(binary, spec, *extra):
-    result = subprocess.run([binary, "reconcile", "--config.file", spec,
+    lock = os.path.join(os.path.dirname(spec), "reconcile.lock")  # apart from other tests
+    result = subprocess.run([binary, "reconcile", "--config.file", spec, "--lock-file", lock,
                              "--refresh.confirm-delay", "200ms", *extra],
                             capture_output=True, text=True, timeout=120)
     rows = {}
