@@ -13,6 +13,8 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "exporter/ledger.h"
 #include "exporter/log.h"
@@ -47,12 +49,19 @@ class FileLock {
   int fd_;
 };
 
-std::vector<LiveObject> ObjectsOf(const SourceSnapshot& snapshot, const std::string& role) {
-  std::vector<LiveObject> objects;
-  for (const auto& object : snapshot.objects) {
-    if (object.role == role) objects.push_back(object);
-  }
-  return objects;
+using RoleIndex = std::unordered_map<std::string, std::vector<LiveObject>>;
+
+// Each role's live objects, from one pass over a list: reconcile stays linear in roles.
+RoleIndex ByRole(const SourceSnapshot& snapshot) {
+  RoleIndex index;
+  for (const auto& object : snapshot.objects) index[object.role].push_back(object);
+  return index;
+}
+
+const std::vector<LiveObject>& ObjectsOf(const RoleIndex& index, const std::string& role) {
+  static const std::vector<LiveObject> kNone;
+  auto it = index.find(role);
+  return it == index.end() ? kNone : it->second;
 }
 
 std::int64_t SystemNow() {
@@ -118,20 +127,18 @@ class Reconciler {
   std::int64_t Now() const { return options_.clock ? options_.clock() : SystemNow(); }
 
   std::vector<ReconcileRow> ReconcileSource(SourceRun& run) {
-    std::vector<ReconcileRow> rows;
-    auto row_for = [&](const JobSpec& job) -> ReconcileRow& {
-      rows.push_back({job.role, job.source, "", "", false});
-      return rows.back();
-    };
+    std::vector<ReconcileRow> rows;  // rows[i] is run.jobs[i]'s
+    for (const JobSpec* job : run.jobs) rows.push_back({job->role, job->source, "", "", false});
     SourceOptions source_options{run.spec, run.jobs};
     auto made =
         options_.make_source ? options_.make_source(source_options) : MakeSource(source_options);
     Result<SourceSnapshot> first =
         made ? List(**made) : Result<SourceSnapshot>(Error{made.error()});
-    std::vector<std::string> absent;
+    std::unordered_set<std::string> absent;
     if (first) {
+      RoleIndex live = ByRole(*first);
       for (const JobSpec* job : run.jobs) {
-        if (ObjectsOf(*first, job->role).empty()) absent.push_back(job->role);
+        if (!live.count(job->role)) absent.insert(job->role);
       }
     }
     // Re-read: an absence seen once may be a race; only an absence seen twice is `missing`.
@@ -141,8 +148,7 @@ class Reconciler {
       second = List(**made);
     }
     if (!second) {
-      for (const JobSpec* job : run.jobs) {
-        ReconcileRow& row = row_for(*job);
+      for (auto& row : rows) {
         row.condition = "unknown";
         row.action = "skipped: source unknown (" + second.error() + ")";
         row.needs_person = true;
@@ -150,72 +156,67 @@ class Reconciler {
       return rows;
     }
 
-    std::vector<const JobSpec*> to_create;
-    for (const JobSpec* job : run.jobs) {
+    RoleIndex live = ByRole(*second);
+    std::vector<std::size_t> to_create;
+    for (std::size_t i = 0; i < run.jobs.size(); ++i) {
+      const JobSpec& job = *run.jobs[i];
       RoleObservation observation;
       observation.source_up = true;
-      observation.objects = ObjectsOf(*second, job->role);
-      observation.absence_confirmed =
-          observation.objects.empty() &&
-          std::find(absent.begin(), absent.end(), job->role) != absent.end();
+      observation.objects = ObjectsOf(live, job.role);
+      observation.absence_confirmed = observation.objects.empty() && absent.count(job.role);
       observation.desired_since = Now();
-      RoleStatus status = Classify(*job, observation, Now());
-      ReconcileRow& row = row_for(*job);
+      RoleStatus status = Classify(job, observation, Now());
+      ReconcileRow& row = rows[i];
       row.condition = status.ConditionList();
+      row.needs_person = true;
       if (status.Has(Condition::kMissing)) {
-        row.action = "missing";  // decided below
-        to_create.push_back(job);
+        row.action = "missing";  // decided by Repair
+        to_create.push_back(i);
       } else if (observation.objects.empty()) {
         row.action = "skipped: absent in one read only";
-        row.needs_person = true;
       } else if (status.Has(Condition::kDuplicate)) {
         row.action = "skipped: duplicate";
-        row.needs_person = true;
       } else if (status.Has(Condition::kInactive)) {
         row.action = "skipped: inactive, enable explicitly";
-        row.needs_person = true;
       } else if (status.Has(Condition::kDrift)) {
         row.action = "skipped: drift";
-        row.needs_person = true;
       } else {
         row.action = "verified";
-        Record(*job, observation.objects.front().id);
+        row.needs_person = false;
+        Record(job, observation.objects.front().id);
       }
     }
     if (!to_create.empty()) Repair(run, **made, to_create, rows);
     return rows;
   }
 
-  void Repair(SourceRun& run, Source& source, const std::vector<const JobSpec*>& jobs,
+  // Creates the jobs run.jobs[i] for i in `indices`, whose rows say `missing`.
+  void Repair(SourceRun& run, Source& source, const std::vector<std::size_t>& indices,
               std::vector<ReconcileRow>& rows) {
-    auto row_of = [&rows](const JobSpec& job) -> ReconcileRow& {
-      return *std::find_if(rows.begin(), rows.end(),
-                           [&job](const ReconcileRow& row) { return row.role == job.role; });
-    };
     auto repairer =
         options_.make_repairer ? options_.make_repairer(*run.spec) : MakeRepairer(*run.spec);
     struct Ready {
-      const JobSpec* job;
+      std::size_t index;
       std::string text;
     };
     std::vector<Ready> ready;
-    for (const JobSpec* job : jobs) {
-      ReconcileRow& row = row_of(*job);
-      row.needs_person = true;  // until verified
+    for (std::size_t i : indices) {
+      const JobSpec& job = *run.jobs[i];
+      ReconcileRow& row = rows[i];
       if (!repairer) {
         row.action = repairer.error();
         continue;
       }
-      if (job->template_path.empty()) {
+      if (job.template_path.empty()) {
         row.action = "skipped: no template";
         continue;
       }
-      auto text = ReadTemplate(job->template_path);
+      auto text = ReadTemplate(job.template_path);
       if (!text) {
         row.action = "skipped: " + text.error();
         continue;
       }
-      if (auto valid = (*repairer)->Validate(*job, *text); !valid) {
+      if (auto valid = (*repairer)->Validate(job, *text); !valid) {
         row.action = "skipped: template refused: " + valid.error();
         continue;
       }
@@ -223,51 +224,68 @@ class Reconciler {
         row.action = "would create";
         continue;
       }
-      ready.push_back({job, std::move(*text)});
+      ready.push_back({i, std::move(*text)});
     }
     if (ready.empty()) return;
 
     auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60));
     if (!lock) {
-      for (const auto& item : ready) row_of(*item.job).action = "skipped: " + lock.error();
+      for (const auto& item : ready) rows[item.index].action = "skipped: " + lock.error();
       return;
     }
     // Under the lock, one more read: whatever another reconciler or a person created since is
     // not created again.
     auto third = List(source);
+    RoleIndex live = third ? ByRole(*third) : RoleIndex{};
+    struct Pending {
+      std::size_t index;
+      Creation creation;
+    };
+    std::vector<Pending> pending;
     for (const auto& item : ready) {
-      ReconcileRow& row = row_of(*item.job);
+      const JobSpec& job = *run.jobs[item.index];
+      ReconcileRow& row = rows[item.index];
       if (!third) {
         row.action = "skipped: source unknown on the last read (" + third.error() + ")";
         continue;
       }
-      if (auto objects = ObjectsOf(*third, item.job->role); !objects.empty()) {
-        Settle(*item.job, objects, "skipped: appeared before it was created", row);
+      if (const auto& objects = ObjectsOf(live, job.role); !objects.empty()) {
+        Settle(job, objects, "skipped: appeared before it was created", row);
         continue;
       }
-      auto created = (*repairer)->Create(*item.job, item.text);
+      auto created = (*repairer)->Create(job, item.text);
       if (!created) {
         row.action = "create failed: " + created.error();
         continue;
       }
       if (!created->already_exists) {
-        Log(LogLevel::kInfo, "created", {{"role", item.job->role}, {"what", created->what}});
+        Log(LogLevel::kInfo, "created", {{"role", job.role}, {"what", created->what}});
       }
-      // Re-list until the role's object shows. When the name was already taken (by someone
-      // else, or by this very request when a lost answer made the HTTP client send it again),
-      // this tells a good object from a stranger; nothing is ever overwritten.
-      Sighting sighting = AwaitRole(source, *item.job);
-      if (!sighting.objects.empty()) {
-        Settle(*item.job, sighting.objects,
-               created->already_exists ? "skipped: appeared before it was created" : "created",
-               row);
-      } else if (created->already_exists) {
-        row.action = fmt::format("skipped: {} exists but is not this role's job", created->what);
-        if (!sighting.list_error.empty()) row.action += " (the last list failed)";
-      } else {
+      pending.push_back({item.index, std::move(*created)});
+    }
+    if (pending.empty()) return;
+
+    // Re-list until every new role shows. When a name was already taken (by someone else, or
+    // by this very request when a lost answer made the HTTP client send it again), this tells
+    // a good object from a stranger; nothing is ever overwritten.
+    std::vector<std::string> roles;
+    for (const auto& item : pending) roles.push_back(run.jobs[item.index]->role);
+    std::string list_error;
+    RoleIndex seen = AwaitRoles(source, roles, list_error);
+    for (const auto& item : pending) {
+      const JobSpec& job = *run.jobs[item.index];
+      ReconcileRow& row = rows[item.index];
+      const auto& objects = ObjectsOf(seen, job.role);
+      bool taken = item.creation.already_exists;
+      if (!objects.empty()) {
+        Settle(job, objects, taken ? "skipped: appeared before it was created" : "created", row);
+      } else if (taken) {
         row.action =
-            "created, not verified: " +
-            (sighting.list_error.empty() ? "not seen in the live list" : sighting.list_error);
+            fmt::format("skipped: {} exists but is not this role's job", item.creation.what);
+        if (!list_error.empty()) row.action += " (the last list failed)";
+      } else {
+        row.action = "created, not verified: " +
+                     (list_error.empty() ? "not seen in the live list" : list_error);
       }
     }
   }
@@ -287,23 +305,23 @@ class Reconciler {
     if (problem.empty()) Record(job, objects.front().id);
   }
 
-  struct Sighting {
-    std::vector<LiveObject> objects;  // the role's, from the first list that had any
-    std::string list_error;           // the last list's, when it failed
-  };
-
-  // Re-lists, a bounded number of times, until the role's object is seen.
-  Sighting AwaitRole(Source& source, const JobSpec& job) {
-    Sighting sighting;
-    for (int attempt = 0; attempt < options_.verify_attempts; ++attempt) {
+  // Re-lists, a bounded number of times, until each role's object is seen; each list serves
+  // every role. `list_error` is the last list's error, if it failed.
+  RoleIndex AwaitRoles(Source& source, const std::vector<std::string>& roles,
+                       std::string& list_error) {
+    RoleIndex seen;
+    for (int attempt = 0; attempt < options_.verify_attempts && seen.size() < roles.size();
+         ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(options_.verify_interval);
       auto snapshot = List(source);
-      sighting.list_error = snapshot ? "" : snapshot.error();
+      list_error = snapshot ? "" : snapshot.error();
       if (!snapshot) continue;
-      sighting.objects = ObjectsOf(*snapshot, job.role);
-      if (!sighting.objects.empty()) break;
+      RoleIndex live = ByRole(*snapshot);
+      for (const auto& role : roles) {
+        if (auto it = live.find(role); it != live.end()) seen.emplace(role, it->second);
+      }
     }
-    return sighting;
+    return seen;
   }
 
   void Record(const JobSpec& job, const std::string& id) {
