@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schedwatch/selector.h"
+
 namespace schedwatch::rulegen {
 
 // fmt::format_to(std::back_inserter(out), ...) resizes `out` with zeros before it copies; this
@@ -46,18 +48,6 @@ std::string HumanizeDuration(std::int64_t seconds);
 std::string ExpandAnnotation(std::string_view text,
                              const std::map<std::string, std::string>& labels,
                              std::optional<std::int64_t> value);
-
-// A parsed instant-vector selector: `name{label="v",other=~"a|b"}`.
-struct LabelMatcher {
-  std::string name;
-  std::string op;  // = != =~ !~
-  std::string value;
-};
-struct Selector {
-  std::string metric;  // may be empty when a __name__ matcher or only labels are given
-  std::vector<LabelMatcher> matchers;
-};
-std::optional<Selector> ParseSelector(std::string_view text);
 
 // A concrete series (promtool input notation) that the selector matches, or nullopt when the
 // matchers cannot be satisfied by construction (a =~ that is not a list of literal words).

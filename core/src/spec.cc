@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/selector.h"
 #include "schedwatch/yaml_tree.h"
 #include "spec_sources.h"
 
@@ -385,7 +386,14 @@ class Decoder {
         job.stale_after_overridden = true;
       }
       if (key == "template") job.template_path = ResolvePath(Scalar(value, field));
-      if (key == "success_metric") job.success_metric = Scalar(value, field);
+      if (key == "success_metric") {
+        job.success_metric = Scalar(value, field);
+        if (auto selector = ParseSelector(job.success_metric); !selector) {
+          Fail(value, field,
+               fmt::format("\"{}\" is not a PromQL series selector: {}", job.success_metric,
+                           selector.error()));
+        }
+      }
       if (key == "progress") {
         Fields progress = Check(value, field, {"file", "stale_after"}, {"file", "stale_after"});
         job.progress =
