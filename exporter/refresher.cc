@@ -35,6 +35,7 @@ namespace {
 struct ReadOutcome {
   Result<SourceSnapshot> snapshot = Error{"not read"};
   std::set<std::string> absent_in_first_read;
+  std::vector<SourceProblem> recovered_in_first_read;  // when a confirming read followed
   double seconds = 0;
 };
 
@@ -65,6 +66,9 @@ ReadOutcome ReadSource(Source& source, const std::vector<std::string>& desired_r
   if (outcome.snapshot) {
     outcome.absent_in_first_read = RolesWithoutObject(desired_roles, *outcome.snapshot);
     if (!outcome.absent_in_first_read.empty()) {
+      for (auto& problem : outcome.snapshot->problems) {
+        if (problem.recovered) outcome.recovered_in_first_read.push_back(std::move(problem));
+      }
       auto until = std::chrono::steady_clock::now() + confirm_delay;
       while (std::chrono::steady_clock::now() < until && !context.cancelled->load()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -316,6 +320,9 @@ void Refresher::RefreshOnce() {
       if (problems[status.name].empty())
         problems[status.name].push_back({"list_failed", status.error});
       Log(LogLevel::kWarn, "list failed", {{"source", status.name}, {"err", status.error}});
+    }
+    for (const auto& problem : outcome.recovered_in_first_read) {
+      problems[status.name].push_back(problem);
     }
     result.sources.push_back(std::move(status));
   }

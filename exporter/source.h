@@ -17,11 +17,16 @@
 
 namespace schedwatch {
 
-// Something wrong with one item of a list that did not stop the rest: a malformed object, a
-// garbled log line. Counted in schedwatch_source_errors_total{reason} and shown on the status page.
+// Something wrong with one item of a list that did not stop the rest (a malformed object, a
+// garbled log line), or a failure a retry got past. Counted in
+// schedwatch_source_errors_total{reason} and shown on the status page.
 struct SourceProblem {
   std::string reason;   // a short metric label value: "malformed_object", "unmatched_line"
   std::string message;  // for people; never holds a secret
+  // A failed request that a retry got past (a 500, an expired continue token). The data
+  // problems of a first read are seen again by the read that confirms an absence; these are
+  // not, so they are counted from both.
+  bool recovered = false;
 };
 
 // One complete read of one source.

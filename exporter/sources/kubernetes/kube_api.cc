@@ -101,10 +101,11 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
               fmt::format("{}: the continue token expired {} times; the list never completed",
                           where, restarts)};
         }
-        problems_.push_back(
-            {"list_restarted", fmt::format("{}: the continue token expired after {} pages; "
-                                           "listing again from the start",
-                                           where, pages)});
+        problems_.push_back({"list_restarted",
+                             fmt::format("{}: the continue token expired after {} pages; "
+                                         "listing again from the start",
+                                         where, pages),
+                             /*recovered=*/true});
         on_restart();
         continue_token.clear();
         pages = 0;
@@ -130,7 +131,7 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
       if (Clock::now() + wait >= deadline_) {
         return Error{fmt::format("{} (no time left to retry)", error)};
       }
-      problems_.push_back({reason, error + "; retrying"});
+      problems_.push_back({reason, error + "; retrying", /*recovered=*/true});
       if (auto waited = Wait(wait); !waited) return Error{where + ": " + waited.error()};
     }
     if (continue_token.empty() && pages > 0) return true;
