@@ -489,7 +489,17 @@ Result<bool> Refresher::Reload() {
     return Error{error};
   }
   {
+    // No refresh runs while caches move from the old sources to the new ones.
+    std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
     std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& runner : (*config)->runners) {
+      for (const auto& old : config_->runners) {
+        // A read that outlived its refresh (busy) keeps its source; the new one starts cold.
+        if (old->name == runner->name && old->type == runner->type && !old->busy->exchange(true)) {
+          runner->source->InheritCaches(*old->source);
+        }
+      }
+    }
     std::int64_t now = Now();
     std::map<std::string, std::int64_t> desired_since;
     for (const auto& job : (*config)->spec->jobs) {

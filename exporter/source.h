@@ -50,6 +50,11 @@ class Source {
   // Reads the scheduler's live list and run history. An Error means the list could not be
   // read as a whole: its roles become unknown, never missing. Called from one thread at a time.
   virtual Result<SourceSnapshot> List(const ListContext& context) = 0;
+  // On a spec reload, the same-named source of the previous spec (which is read no more) hands
+  // over what saves work or cannot be read again: HTTP validators and cached answers, a log's
+  // read position and the runs it showed. Never conclusions from the old spec's jobs. By
+  // default nothing is kept.
+  virtual void InheritCaches(Source& previous) { (void)previous; }
 };
 
 // Everything a source may need besides its spec block: the jobs it serves.

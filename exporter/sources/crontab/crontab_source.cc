@@ -160,6 +160,16 @@ Result<bool> RunCommand(const std::vector<std::string>& argv,
 
 }  // namespace
 
+void LogTail::Swap(LogTail& other) {
+  std::swap(path_, other.path_);
+  std::swap(max_backlog_, other.max_backlog_);
+  std::swap(fd_, other.fd_);
+  std::swap(device_, other.device_);
+  std::swap(inode_, other.inode_);
+  std::swap(offset_, other.offset_);
+  std::swap(head_, other.head_);
+}
+
 LogTail::~LogTail() {
   if (fd_ >= 0) close(fd_);
 }
@@ -412,6 +422,19 @@ Result<bool> CrontabSource::ReadHistory(const ListContext& context, CronLogBatch
       [&](std::string_view text) { return ParseSyslog(text, log_options, log_state_, batch); },
       [&](bool skip_partial_line) { log_state_.in_long_line = skip_partial_line; },
       context.cancelled);
+}
+
+void CrontabSource::InheritCaches(Source& previous) {
+  auto* old = dynamic_cast<CrontabSource*>(&previous);
+  if (old == nullptr || old->options_.root != options_.root ||
+      old->options_.journal != options_.journal || old->options_.syslog != options_.syslog ||
+      old->options_.journal_directory != options_.journal_directory) {
+    return;  // another log: read it afresh
+  }
+  tail_.Swap(old->tail_);
+  log_state_ = std::move(old->log_state_);
+  journal_cursor_ = std::move(old->journal_cursor_);
+  finished_ = std::move(old->finished_);
 }
 
 Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {

@@ -64,6 +64,8 @@ class LogTail {
   Result<bool> Read(const Consume& consume, const Restart& restart,
                     const std::atomic<bool>* cancelled);
 
+  void Swap(LogTail& other);
+
  private:
   Result<bool> Drain(const Consume& consume, const std::atomic<bool>* cancelled);
 
@@ -79,6 +81,9 @@ class CrontabSource : public Source {
  public:
   explicit CrontabSource(CrontabSourceOptions options);
   Result<SourceSnapshot> List(const ListContext& context) override;
+  // From a source reading the same log: where it stopped and the runs it saw, which a rotated
+  // log could not give again.
+  void InheritCaches(Source& previous) override;
 
  private:
   Result<std::vector<CrontabEntry>> ReadCrontabs(SourceSnapshot& snapshot);

@@ -342,6 +342,19 @@ void GitHubActionsSource::ForgetUnused(const std::set<std::string>& used) {
   KeepUsed(run_pages_, used);
 }
 
+void GitHubActionsSource::InheritCaches(Source& previous) {
+  auto* old = dynamic_cast<GitHubActionsSource*>(&previous);
+  if (old == nullptr) return;
+  // Cached by URL: after a change of repository or api_url they match nothing and are dropped.
+  branches_ = std::move(old->branches_);
+  workflow_pages_ = std::move(old->workflow_pages_);
+  listings_ = std::move(old->listings_);
+  files_ = std::move(old->files_);
+  run_pages_ = std::move(old->run_pages_);
+  token_ = old->token_;  // what they were obtained with: a new token still forgets them
+  api_->SetToken(token_);
+}
+
 Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
   auto token = LoadToken();
   if (!token) return Error{token.error()};

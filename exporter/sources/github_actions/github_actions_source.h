@@ -50,6 +50,10 @@ class GitHubActionsSource : public Source {
   // for one confirming re-read when the last read found a desired role without a workflow.
   Result<SourceSnapshot> List(const ListContext& context) override;
 
+  // The cached answers and their ETags, so that a reload costs 304s, not quota. The refresh
+  // floor starts afresh: the jobs may have changed.
+  void InheritCaches(Source& previous) override;
+
   // Requests of the last List that reached the API.
   github::RequestStats last_read_stats() const { return last_read_stats_; }
 

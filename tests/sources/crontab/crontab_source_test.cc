@@ -292,6 +292,40 @@ TEST_F(CrontabSourceTest, RotationAndTruncation) {
   EXPECT_EQ(snapshot->history["retry"].last_failure, Time("2026-11-30T11:20:07Z"));
 }
 
+TEST_F(CrontabSourceTest, OnReloadTheNewSourceKeepsTheRunsOfARotatedLog) {
+  Append(syslog(), Line("2026-11-30T11:00:01+00:00", 200,
+                        "(root) CMD ([201] /usr/local/bin/retry --queue main)") +
+                       Line("2026-11-30T11:00:05+00:00", 200,
+                            "(root) END ([201] /usr/local/bin/retry --queue main)"));
+  CrontabSource before(Options());
+  ASSERT_TRUE(List(before).ok());
+  fs::rename(syslog(), root_ / "var/log/syslog.1");
+  testing::WriteFile(syslog(), "");
+  ASSERT_TRUE(List(before, kNow + 30).ok());
+
+  // The run is only in the rotated file: a source reading afresh would not see it.
+  CrontabSource after(Options());
+  after.InheritCaches(before);
+  auto snapshot = List(after, kNow + 60);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->history["retry"].last_success, Time("2026-11-30T11:00:05Z"));
+  Append(syslog(), Line("2026-11-30T11:10:01+00:00", 300,
+                        "(root) CMD ([301] /usr/local/bin/retry --queue main)"));
+  snapshot = List(after, kNow + 90);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->history["retry"].running_since, Time("2026-11-30T11:10:01Z"));
+
+  // Another log is read afresh.
+  CrontabSourceOptions elsewhere = Options();
+  elsewhere.syslog = "/var/log/cron.log";
+  testing::WriteFile(root_ / "var/log/cron.log", "");
+  CrontabSource other(elsewhere);
+  other.InheritCaches(after);
+  snapshot = List(other, kNow + 120);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->history.count("retry"), 0u);
+}
+
 TEST_F(CrontabSourceTest, FirstReadSkipsAnOldBacklog) {
   std::string old_run = Line("2026-11-29T11:00:01+00:00", 500,
                              "(root) CMD ([501] /usr/local/bin/retry --queue main)") +

@@ -377,6 +377,23 @@ def main():
         check("rotated token file: source comes up",
               wait_for(lambda: exporter.status()[1]["secret"]["up"]), exporter.status()[1])
 
+        # A reload builds new sources; they inherit the cached answers and their ETags, so the
+        # first read after it costs 304s, not quota.
+        reload_at = len(state.requests("acme/widgets"))
+        request = urllib.request.Request(exporter.base + "/-/reload", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            check("reload accepted", response.status == 200, response.status)
+
+        def reads_since_reload():
+            after = state.requests("acme/widgets")[reload_at:]
+            return after, [i for i, e in enumerate(after) if e["path"] == "/repos/acme/widgets"]
+        check("the reloaded source reads again", wait_for(lambda: len(reads_since_reload()[1]) >= 2))
+        after, starts = reads_since_reload()
+        first_read = after[starts[0]:starts[1]] if len(starts) >= 2 else []
+        check("after a reload every request is conditional and answered 304",
+              first_read and all(e["status"] == 304 and e["conditional"] for e in first_read),
+              [(e["path"], e["status"]) for e in first_read])
+
         logs = exporter.logs()
         pages = get(exporter.base + "/")[1] + get(exporter.base + "/api/v1/status")[1] + \
             get(exporter.base + "/metrics")[1]
