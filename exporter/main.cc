@@ -206,21 +206,12 @@ int main(int argc, char** argv) {
   reconcile_options.ledger_file = ledger_file;
   reconcile_options.confirm_delay = options.confirm_delay;
   if (reconcile->parsed()) return RunReconcile(config_file, reconcile_options);
+  std::shared_ptr<BackgroundReconciler> background;
   if (reconcile_on_start) {
     reconcile_options.apply = true;
-    options.on_spec_loaded = [reconcile_options](std::shared_ptr<const Spec> spec) {
-      // On its own thread: a repair waits for verification, refreshes and scrapes do not.
-      std::thread([spec, reconcile_options] {
-        ReconcileReport report = Reconcile(*spec, reconcile_options);
-        for (const auto& row : report.rows) {
-          if (row.action == "verified") continue;
-          Log(row.needs_person ? LogLevel::kWarn : LogLevel::kInfo, "reconcile",
-              {{"role", row.role},
-               {"source", row.source},
-               {"condition", row.condition},
-               {"action", row.action}});
-        }
-      }).detach();
+    background = std::make_shared<BackgroundReconciler>(reconcile_options);
+    options.on_spec_loaded = [background](std::shared_ptr<const Spec> spec) {
+      background->Submit(std::move(spec));
     };
   }
   return Serve(config_file, listen_address, telemetry_path, options);

@@ -28,15 +28,17 @@ namespace {
 class FileLock {
  public:
   static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path,
-                                                   std::chrono::seconds wait) {
+                                                   std::chrono::seconds wait,
+                                                   const std::atomic<bool>& cancelled) {
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
       return Error{fmt::format("cannot open the lock {}: {}", path, std::strerror(errno))};
     auto deadline = std::chrono::steady_clock::now() + wait;
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
+      if (std::chrono::steady_clock::now() > deadline || cancelled.load()) {
         close(fd);
-        return Error{fmt::format("another reconcile holds {}", path)};
+        return Error{cancelled.load() ? "shutting down"
+                                      : fmt::format("another reconcile holds {}", path)};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -86,7 +88,10 @@ struct SourceRun {
 
 class Reconciler {
  public:
-  Reconciler(const Spec& spec, const ReconcileOptions& options) : spec_(spec), options_(options) {}
+  Reconciler(const Spec& spec, const ReconcileOptions& options)
+      : spec_(spec),
+        options_(options),
+        cancelled_(options.cancelled != nullptr ? *options.cancelled : never_cancelled_) {}
 
   ReconcileReport Run() {
     std::map<std::string, ReconcileRow> rows;
@@ -120,8 +125,18 @@ class Reconciler {
 
  private:
   Result<SourceSnapshot> List(Source& source) {
-    ListContext context{Now(), &never_cancelled_};
+    ListContext context{Now(), &cancelled_};
     return source.List(context);
+  }
+
+  // Waits, or less when cancelled; false then.
+  bool Wait(std::chrono::milliseconds duration) const {
+    auto until = std::chrono::steady_clock::now() + duration;
+    while (!cancelled_.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(50), until - std::chrono::steady_clock::now()));
+    }
+    return !cancelled_.load();
   }
 
   std::int64_t Now() const { return options_.clock ? options_.clock() : SystemNow(); }
@@ -144,8 +159,7 @@ class Reconciler {
     // Re-read: an absence seen once may be a race; only an absence seen twice is `missing`.
     Result<SourceSnapshot> second = first;
     if (first && !absent.empty()) {
-      std::this_thread::sleep_for(options_.confirm_delay);
-      second = List(**made);
+      second = Wait(options_.confirm_delay) ? List(**made) : Error{"shutting down"};
     }
     if (!second) {
       for (auto& row : rows) {
@@ -228,7 +242,7 @@ class Reconciler {
     }
     if (ready.empty()) return;
 
-    auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60));
+    auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60), cancelled_);
     if (!lock) {
       for (const auto& item : ready) rows[item.index].action = "skipped: " + lock.error();
       return;
@@ -251,6 +265,10 @@ class Reconciler {
       }
       if (const auto& objects = ObjectsOf(live, job.role); !objects.empty()) {
         Settle(job, objects, "skipped: appeared before it was created", row);
+        continue;
+      }
+      if (cancelled_.load()) {
+        row.action = "skipped: shutting down";
         continue;
       }
       auto created = (*repairer)->Create(job, item.text);
@@ -312,7 +330,7 @@ class Reconciler {
     RoleIndex seen;
     for (int attempt = 0; attempt < options_.verify_attempts && seen.size() < roles.size();
          ++attempt) {
-      if (attempt > 0) std::this_thread::sleep_for(options_.verify_interval);
+      if (attempt > 0 && !Wait(options_.verify_interval)) break;
       auto snapshot = List(source);
       list_error = snapshot ? "" : snapshot.error();
       if (!snapshot) continue;
@@ -331,6 +349,7 @@ class Reconciler {
   const Spec& spec_;
   const ReconcileOptions& options_;
   std::atomic<bool> never_cancelled_{false};
+  const std::atomic<bool>& cancelled_;
   std::map<std::string, LedgerEntry> ledger_updates_;
 };
 
@@ -360,6 +379,52 @@ std::string ReconcileReport::Render() const {
 
 ReconcileReport Reconcile(const Spec& spec, const ReconcileOptions& options) {
   return Reconciler(spec, options).Run();
+}
+
+BackgroundReconciler::BackgroundReconciler(ReconcileOptions options)
+    : options_(std::move(options)) {
+  options_.cancelled = &cancelled_;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+BackgroundReconciler::~BackgroundReconciler() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cancelled_ = true;
+  wake_.notify_all();
+  thread_.join();
+}
+
+void BackgroundReconciler::Submit(std::shared_ptr<const Spec> spec) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    next_ = std::move(spec);
+  }
+  wake_.notify_all();
+}
+
+void BackgroundReconciler::Loop() {
+  for (;;) {
+    std::shared_ptr<const Spec> spec;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || next_ != nullptr; });
+      if (stopping_) return;
+      spec = std::move(next_);
+      next_ = nullptr;
+    }
+    ReconcileReport report = Reconcile(*spec, options_);
+    for (const auto& row : report.rows) {
+      if (row.action == "verified") continue;
+      Log(row.needs_person ? LogLevel::kWarn : LogLevel::kInfo, "reconcile",
+          {{"role", row.role},
+           {"source", row.source},
+           {"condition", row.condition},
+           {"action", row.action}});
+    }
+  }
 }
 
 }  // namespace schedwatch

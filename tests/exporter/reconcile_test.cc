@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "exporter/ledger.h"
 #include "tests/exporter/test_util.h"
 
@@ -207,6 +209,30 @@ TEST_F(ReconcileTest, UnreadableSourceIsSkippedAsUnknown) {
   EXPECT_EQ(rows["retry"].action, "skipped: source unknown (permission denied)");
   EXPECT_EQ(report.ExitCode(), 1);
   EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+}
+
+TEST_F(ReconcileTest, BackgroundReconcilerRepairsWhatIsHandedOver) {
+  BackgroundReconciler background(Options(true));
+  background.Submit(std::make_shared<const Spec>(spec_));
+  fs::path ledger = dir_.path() / "ledger.json";
+  for (int i = 0; i < 200 && !fs::exists(ledger); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(ledger));
+  EXPECT_TRUE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_EQ(ReadLedger(ledger.string())->entries.count("retry"), 1u);
+}
+
+TEST_F(ReconcileTest, ShuttingDownEndsTheRunBeforeItWrites) {
+  ReconcileOptions options = Options(true);
+  options.confirm_delay = std::chrono::hours(1);  // would hold the destructor for an hour
+  {
+    BackgroundReconciler background(options);
+    background.Submit(std::make_shared<const Spec>(spec_));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "ledger.json"));
 }
 
 TEST_F(ReconcileTest, TwoReconcilersAtOnceCreateOnce) {
