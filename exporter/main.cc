@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
   bool reconcile_on_start = false;
   app.add_flag("--reconcile.on-start", reconcile_on_start,
                "Serve mode: run reconcile --apply at start-up and after each spec reload");
+  app.add_option("--reconcile.lock-file", reconcile_options.lock_file,
+                 "Serve mode: the lock --reconcile.on-start shares with `reconcile` runs")
+      ->capture_default_str();
   app.require_subcommand(0, 1);
 
   RefresherOptions options;

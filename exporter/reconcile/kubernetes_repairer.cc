@@ -12,6 +12,7 @@
 
 #include "exporter/http_client.h"
 #include "exporter/reconcile/repairer.h"
+#include "exporter/sources/kubernetes/kube_api.h"
 #include "exporter/sources/kubernetes/kube_objects.h"
 #include "exporter/sources/kubernetes/kubernetes_source.h"
 #include "schedwatch/classify.h"
@@ -258,6 +259,7 @@ class KubernetesRepairer : public Repairer {
       if (remaining <= std::chrono::milliseconds(0)) break;
       request.timeout = std::min<std::chrono::milliseconds>(remaining, kRequestTimeout);
       request.connect_timeout = request.timeout;
+      std::chrono::milliseconds backoff = kFirstBackoff * (1 << (attempt - 1));
       HttpFailure failure;
       auto response = client_->Send(request, nullptr, &failure);
       if (!response) {
@@ -273,12 +275,12 @@ class KubernetesRepairer : public Repairer {
       } else if (response->status == 429 || response->status >= 500) {
         last_error =
             fmt::format("POST {}: {}", path, DescribeApiError(response->status, response->body));
+        if (response->status == 429) backoff = RetryAfter(response->Header("retry-after"));
       } else {
         return Error{
             fmt::format("POST {}: {}", path,
                         DescribeApiError(response->status, response->body, "create on cronjobs"))};
       }
-      auto backoff = kFirstBackoff * (1 << (attempt - 1));
       if (attempt == kCreateAttempts || Clock::now() + backoff >= deadline) break;
       std::this_thread::sleep_for(backoff);
     }

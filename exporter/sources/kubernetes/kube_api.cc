@@ -21,7 +21,8 @@ std::string Seconds(ApiLister::Clock::duration duration) {
   return fmt::format("{:g}s", duration_cast<milliseconds>(duration).count() / 1000.0);
 }
 
-// Retry-After as delta seconds; the API server never sends the HTTP-date form.
+}  // namespace
+
 std::chrono::seconds RetryAfter(const std::string& header) {
   if (header.empty() || header.size() > 6 ||
       !std::all_of(header.begin(), header.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -29,8 +30,6 @@ std::chrono::seconds RetryAfter(const std::string& header) {
   }
   return std::min(std::chrono::seconds(std::stoi(header)), kMaxRetryAfter);
 }
-
-}  // namespace
 
 ApiLister::ApiLister(HttpClient& client, std::string server, std::string token, ListOptions options,
                      Clock::time_point deadline, const std::atomic<bool>* cancelled)

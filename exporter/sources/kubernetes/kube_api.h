@@ -25,6 +25,10 @@ struct ListOptions {
   std::chrono::milliseconds first_backoff{std::chrono::milliseconds(200)};
 };
 
+// A Retry-After header's delta seconds (the API server never sends the HTTP-date form); 1 s
+// when missing or unreadable, at most 600 s.
+std::chrono::seconds RetryAfter(const std::string& header);
+
 class ApiLister {
  public:
   using Clock = std::chrono::steady_clock;

@@ -307,7 +307,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         query = dict(urllib.parse.parse_qsl(url.query))
         cn = self.client_cn()
         authorization = self.headers.get("Authorization", "")
-        entry = {"method": self.command, "path": url.path, "query": query,
+        entry = {"time": time.time(), "method": self.command, "path": url.path, "query": query,
                  "authorization": authorization, "client_cn": cn,
                  "client_port": self.client_address[1], "accept": self.headers.get("Accept", "")}
         if body is not None:

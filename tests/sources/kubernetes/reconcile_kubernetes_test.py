@@ -129,6 +129,8 @@ def world():
             {"method": "POST", "name": "lost", "commit": True, "drop": True, "times": 1},
             {"method": "POST", "name": "flaky", "status": 500, "reason": "InternalError",
              "times": 1},
+            {"method": "POST", "name": "throttled", "status": 429, "reason": "TooManyRequests",
+             "headers": {"Retry-After": "2"}, "times": 1},
             {"method": "POST", "name": "forbidden", "status": 403, "reason": "Forbidden",
              "message": 'cronjobs.batch is forbidden: User "system:serviceaccount:monitoring:'
                         'schedwatch" cannot create resource "cronjobs" in API group "batch" in '
@@ -153,6 +155,7 @@ EXPECTED_APPLY = {
     "raced": "skipped: appeared before it was created",
     "taken": "skipped: cronjob batch/taken exists but is not this role's job",
     "flaky": "created",
+    "throttled": "created",
     "forbidden": 'create failed: POST /apis/batch/v1/namespaces/batch/cronjobs: HTTP 403 '
                  'Forbidden: cronjobs.batch is forbidden: User "system:serviceaccount:monitoring:'
                  'schedwatch" cannot create resource "cronjobs" in API group "batch" in the '
@@ -170,7 +173,7 @@ def check_rows(label, rows, expected):
 
 
 def reconcile_phases(args, workdir, server):
-    repairable = ["gone", "raced", "taken", "lost", "flaky", "forbidden"]
+    repairable = ["gone", "raced", "taken", "lost", "flaky", "throttled", "forbidden"]
     templates = write_templates(workdir, repairable + ["unlabelled"],
                                 unlabelled={"labelled": False})
     jobs = [(role, templates.get(role)) for role in
@@ -200,8 +203,11 @@ def reconcile_phases(args, workdir, server):
           ("created", "skipped: appeared before it was created"), rows.get("lost"))
     names = posted_names(workdir)
     check("one POST for each repairable role, two where the first got no answer or a 500",
-          names == {"gone": 1, "raced": 1, "taken": 1, "lost": 2, "flaky": 2, "forbidden": 1},
-          dict(names))
+          names == {"gone": 1, "raced": 1, "taken": 1, "lost": 2, "flaky": 2, "throttled": 2,
+                    "forbidden": 1}, dict(names))
+    throttled = [r["time"] for r in posts(workdir)
+                 if json.loads(r["body"])["metadata"]["name"] == "throttled"]
+    check("a 429's Retry-After is waited for", throttled[1] - throttled[0] >= 1.9, throttled)
     changes = [r for r in requests(workdir) if r["method"] not in ("GET", "POST")]
     check("no PUT, PATCH or DELETE: existing CronJobs untouched", not changes, changes)
     first = next(r for r in posts(workdir) if json.loads(r["body"])["metadata"]["name"] == "gone")
@@ -288,8 +294,10 @@ def on_start_phase(args, workdir, server):
     templates = write_templates(directory, ["late", "later"])
     spec = write_spec(directory, [("backup", None), ("late", templates["late"])])
     ledger = os.path.join(directory, "ledger.json")
+    lock = os.path.join(directory, "on-start.lock")
     exporter = Exporter(args.exporter, spec, directory, "on-start",
-                        extra=["--reconcile.on-start", "--ledger.file", ledger])
+                        extra=["--reconcile.on-start", "--ledger.file", ledger,
+                               "--reconcile.lock-file", lock])
     try:
         status, ok = exporter.wait_for(
             lambda s: roles(s).get("late", {}).get("conditions") == ["ok"], timeout=30)
@@ -316,6 +324,7 @@ def on_start_phase(args, workdir, server):
               {"late", "later"} <= set(json.load(open(ledger)).get("roles", {})),
               open(ledger).read() if os.path.exists(ledger) else "no ledger")
         check("on-start: the token is in no log line", TOKEN not in exporter.logs())
+        check("on-start: --reconcile.lock-file is the lock used", os.path.exists(lock))
     finally:
         exporter.stop()
 
