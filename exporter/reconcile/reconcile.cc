@@ -107,11 +107,17 @@ class Reconciler {
     ReconcileReport report;
     for (const auto& job : spec_.jobs) report.rows.push_back(rows[job.role]);
     if (options_.apply && !options_.ledger_file.empty() && !ledger_updates_.empty()) {
+      // A ledger that cannot be read is left as it is (a person's typo is not overwritten).
       auto ledger = ReadLedger(options_.ledger_file);
-      if (!ledger) ledger = Ledger{};  // an unreadable ledger is rewritten from what was verified
-      for (auto& [role, entry] : ledger_updates_) ledger->entries[role] = entry;
-      if (auto written = WriteLedger(options_.ledger_file, *ledger); !written) {
-        Log(LogLevel::kError, "cannot write the ledger", {{"err", written.error()}});
+      std::string problem = ledger ? "" : ledger.error();
+      if (ledger) {
+        for (auto& [role, entry] : ledger_updates_) ledger->entries[role] = entry;
+        if (auto written = WriteLedger(options_.ledger_file, *ledger); !written) {
+          problem = written.error();
+        }
+      }
+      if (!problem.empty()) {
+        Log(LogLevel::kError, "ledger not written", {{"err", problem}});
         for (auto& row : report.rows) {
           if (ledger_updates_.count(row.role)) {
             row.action += " (ledger not written)";

@@ -128,6 +128,16 @@ TEST_F(ReconcileTest, ApplyCreatesOnlyTheMissingJobVerifiesItAndWritesTheLedger)
   EXPECT_EQ(again["retry"].action, "verified");
 }
 
+TEST_F(ReconcileTest, AnUnreadableLedgerIsNotOverwritten) {
+  const std::string typo = "{\"version\": 1, \"roles\": {\"fine\": {\"id\": \"x\",}}}\n";
+  WriteFile(dir_.path() / "ledger.json", typo);
+  auto rows = Rows(Reconcile(spec_, Options(true)));
+  EXPECT_EQ(rows["retry"].action, "created (ledger not written)");
+  EXPECT_TRUE(rows["retry"].needs_person);
+  EXPECT_EQ(rows["fine"].action, "verified (ledger not written)");
+  EXPECT_EQ(ReadFile(dir_.path() / "ledger.json"), typo);
+}
+
 TEST_F(ReconcileTest, ObjectCreatedBySomeoneElseBeforeTheWriteIsNotDuplicated) {
   // A source whose third read (taken under the lock, just before writing) sees the job.
   struct Racing : Source {
