@@ -15,6 +15,7 @@
 #include "exporter/reconcile/reconcile.h"
 #include "exporter/refresher.h"
 #include "exporter/web.h"
+#include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/spec.h"
 #include "schedwatch/timefmt.h"
@@ -130,8 +131,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "schedwatch_exporter: watches scheduled jobs from the outside and serves what it "
       "sees as Prometheus metrics."};
-  app.set_version_flag("--version", fmt::format("schedwatch_exporter, version {} (revision: {})",
-                                                SCHEDWATCH_VERSION, SCHEDWATCH_REVISION));
+  app.set_version_flag("--version", VersionText("schedwatch_exporter"));
   std::string config_file, listen_address = kDefaultListenAddress, telemetry_path = "/metrics";
   std::string refresh_interval = "30s", confirm_delay = "2s", source_timeout = "10s";
   std::string log_level = "info", log_format = "logfmt", ledger_file;

@@ -14,6 +14,8 @@
 #include "exporter/exposition.h"
 #include "exporter/ledger.h"
 #include "exporter/log.h"
+#include "exporter/process_metrics.h"
+#include "schedwatch/build_info.h"
 #include "schedwatch/timefmt.h"
 
 namespace schedwatch {
@@ -162,11 +164,18 @@ Refresher::Refresher(RefresherOptions options)
                              .Help("1 if the last spec (re)load succeeded, else 0.")
                              .Register(registry_)
                              .Add({})) {
+  const BuildInfo& build = GetBuildInfo();
   prometheus::BuildGauge()
       .Name("schedwatch_exporter_build_info")
-      .Help("Version and revision of the running exporter; value 1.")
+      .Help(
+          "A metric with a constant '1' value labeled by version, revision, branch, compiler "
+          "and platform from which schedwatch_exporter was built.")
       .Register(registry_)
-      .Add({{"version", SCHEDWATCH_VERSION}, {"revision", SCHEDWATCH_REVISION}})
+      .Add({{"version", build.version},
+            {"revision", build.revision},
+            {"branch", build.branch},
+            {"compiler", build.compiler},
+            {"platform", build.platform}})
       .Set(1);
   reload_successful_.Set(1);
 }
@@ -459,6 +468,7 @@ void Refresher::Publish(RefreshResult result) {
   std::ostringstream self;
   prometheus::TextSerializer().Serialize(self, families);
   published->metrics += self.str();
+  if (auto process = ReadProcessStats()) RenderProcessMetrics(*process, published->metrics);
   published->metrics.shrink_to_fit();
   expected_metrics_bytes_ = published->metrics.size();
   published->metrics_gzip = Gzip(published->metrics);

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "rulegen/rulegen.h"
+#include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/spec.h"
 
@@ -26,8 +27,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "schedwatch_rulegen: writes Prometheus alert rules, their promtool tests, an "
       "Alertmanager snippet and a Grafana dashboard from the desired-state spec."};
-  app.set_version_flag("--version", fmt::format("schedwatch_rulegen, version {} (revision: {})",
-                                                SCHEDWATCH_VERSION, SCHEDWATCH_REVISION));
+  app.set_version_flag("--version", VersionText("schedwatch_rulegen"));
   std::string config_file, out_dir, mode = "per-role", watcher_stale_after = "5m";
   rulegen::Options options;
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();

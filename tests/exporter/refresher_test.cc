@@ -53,7 +53,12 @@ const SourceStatus& Source(const Published& published, const std::string& name) 
 
 // The lines that change from build to build or run to run.
 std::string Normalize(std::string metrics) {
-  metrics = std::regex_replace(metrics, std::regex("revision=\"[^\"]*\""), "revision=\"REVISION\"");
+  for (const char* label : {"revision", "branch", "compiler", "platform"}) {
+    metrics = std::regex_replace(metrics, std::regex(std::string(label) + "=\"[^\"]*\""),
+                                 std::string(label) + "=\"" + label + "\"");
+  }
+  metrics = std::regex_replace(metrics, std::regex("\nprocess_([a-z_]+) [0-9.e+-]+"),
+                               "\nprocess_$1 VALUE");
   metrics =
       std::regex_replace(metrics, std::regex("([{,])version=\"[0-9.]+\""), "$1version=\"VERSION\"");
   return std::regex_replace(
