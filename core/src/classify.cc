@@ -94,7 +94,7 @@ bool Drifted(const JobSpec& job, const LiveObject& object) {
   if (!object.timezone.empty() && !SameZone(object.timezone, job.timezone)) return true;
   const CronExpression& desired = job.schedule.expression();
   if (object.schedule == desired.text()) return false;
-  auto live = CronExpression::Parse(object.schedule, /*allow_reboot=*/true);
+  auto live = CronExpression::Parse(object.schedule, desired.dialect());
   return !live || !live->Equivalent(desired);
 }
 

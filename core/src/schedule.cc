@@ -1,4 +1,5 @@
-// Cron expressions (Debian cron / Kubernetes syntax) and their fire times in a time zone.
+// Cron expressions (Debian cron, Kubernetes and GitHub Actions dialects) and their fire times
+// in a time zone.
 //
 // Wall-clock times are handled as "local minutes": minutes since 1970-01-01 00:00 on the zone's
 // wall clock. CronCalendar searches local minutes with the bitsets: a non-matching day or month
@@ -165,16 +166,20 @@ std::string_view Trim(std::string_view s) {
 // Parses one field into bits (bit v = value v). Returns an error detail, empty when fine.
 class FieldParser {
  public:
-  explicit FieldParser(const FieldSpec& spec) : spec_(spec) {}
+  FieldParser(const FieldSpec& spec, CronDialect dialect) : spec_(spec), dialect_(dialect) {
+    if (dialect != CronDialect::kDebianCron && spec.max == 7) spec_.max = 6;  // no 7 for Sunday
+  }
 
-  std::string Parse(std::string_view text, std::uint64_t* bits) {
+  // `unrestricted` receives robfig/cron's star bit: some item is `*` or `?` with a step of 1.
+  std::string Parse(std::string_view text, std::uint64_t* bits, bool* unrestricted) {
     std::uint64_t result = 0;
     std::size_t start = 0;
+    *unrestricted = false;
     while (true) {
       const std::size_t comma = text.find(',', start);
       const std::string_view item = text.substr(
           start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-      std::string error = ParseItem(item, &result);
+      std::string error = ParseItem(item, &result, unrestricted);
       if (!error.empty()) return error;
       if (comma == std::string_view::npos) break;
       start = comma + 1;
@@ -228,14 +233,21 @@ class FieldParser {
     return fmt::format("unknown name \"{}\"", token);
   }
 
-  std::string ParseItem(std::string_view item, std::uint64_t* bits) const {
+  std::string ParseItem(std::string_view item, std::uint64_t* bits, bool* unrestricted) const {
     if (item.empty()) return "empty list item";
     std::size_t pos = 0;
     int low = spec_.min;
     int high = spec_.max;
     bool single = false;
-    if (item[0] == '*') {
+    bool star = false;
+    const bool kubernetes = dialect_ == CronDialect::kKubernetes;
+    if (item[0] == '*' || (kubernetes && item[0] == '?')) {
       pos = 1;
+      star = true;
+      // robfig/cron reads "*-5" as "*": after a wildcard the range end is never looked at.
+      if (kubernetes && pos < item.size() && item[pos] == '-') {
+        pos = std::min(item.find('/', pos), item.size());
+      }
     } else {
       Value first;
       std::string error = ReadValue(item, &pos, &first);
@@ -279,10 +291,12 @@ class FieldParser {
     }
     if (pos != item.size()) return fmt::format("unexpected \"{}\"", item.substr(pos));
     for (int v = low; v <= high; v += step) *bits |= std::uint64_t{1} << v;
+    if (star && step == 1) *unrestricted = true;
     return {};
   }
 
-  const FieldSpec& spec_;
+  FieldSpec spec_;
+  CronDialect dialect_;
 };
 
 }  // namespace
@@ -542,17 +556,33 @@ class CronCalendar {
 // ---------------------------------------------------------------------------------------------
 // CronExpression.
 
-Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_reboot) {
+Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect dialect) {
   const std::string_view trimmed = Trim(text);
   CronExpression e;
   e.text_ = std::string(trimmed);
+  e.dialect_ = dialect;
   std::string_view body = trimmed;
+  if (dialect == CronDialect::kKubernetes &&
+      (trimmed.rfind("TZ=", 0) == 0 || trimmed.rfind("CRON_TZ=", 0) == 0)) {
+    return Error{"Kubernetes refuses TZ= and CRON_TZ= in a schedule: set the job's timezone"};
+  }
   if (!trimmed.empty() && trimmed.front() == '@') {
     std::size_t end = 0;
     while (end < trimmed.size() && !IsBlank(trimmed[end])) ++end;
     const std::string_view name = trimmed.substr(0, end);
-    if (EqualsIgnoreCase(name, "@reboot")) {
-      if (!allow_reboot) {
+    // Debian cron compares macro names in any case; robfig/cron only in lower case.
+    auto is = [dialect](std::string_view a, std::string_view b) {
+      return dialect == CronDialect::kDebianCron ? EqualsIgnoreCase(a, b) : a == b;
+    };
+    if (dialect == CronDialect::kGitHubActions) {
+      return Error{fmt::format("GitHub Actions does not accept macros such as \"{}\"", name)};
+    }
+    if (is(name, "@every")) {
+      return Error{
+          "@every is not supported: its fire times depend on when the CronJob was created"};
+    }
+    if (is(name, "@reboot")) {
+      if (dialect != CronDialect::kDebianCron) {
         return Error{"@reboot has no fire times and is only allowed for crontab sources"};
       }
       body = {};
@@ -560,7 +590,7 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_r
     } else {
       body = {};
       for (const Macro& macro : kMacros) {
-        if (EqualsIgnoreCase(name, macro.name)) body = macro.fields;
+        if (is(name, macro.name)) body = macro.fields;
       }
       if (body.empty()) return Error{fmt::format("unknown macro \"{}\"", name)};
     }
@@ -587,8 +617,9 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_r
   }
 
   std::array<std::uint64_t, 5> bits{};
+  std::array<bool, 5> star_bit{};
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    std::string error = FieldParser(kFields[i]).Parse(fields[i], &bits[i]);
+    std::string error = FieldParser(kFields[i], dialect).Parse(fields[i], &bits[i], &star_bit[i]);
     if (!error.empty()) {
       return Error{fmt::format("{} field \"{}\": {}", kFields[i].name, fields[i], error)};
     }
@@ -600,8 +631,13 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, bool allow_r
   e.weekdays_ = static_cast<std::uint8_t>((bits[4] | (bits[4] >> 7)) & 0x7F);  // 7 is Sunday
   e.minute_star_ = fields[0].front() == '*';
   e.hour_star_ = fields[1].front() == '*';
-  e.dom_star_ = fields[2].front() == '*';
-  e.dow_star_ = fields[4].front() == '*';
+  if (dialect == CronDialect::kKubernetes) {
+    e.dom_star_ = star_bit[2];
+    e.dow_star_ = star_bit[4];
+  } else {
+    e.dom_star_ = fields[2].front() == '*';
+    e.dow_star_ = fields[4].front() == '*';
+  }
 
   // Every real (month, day), February 29 included, falls on every weekday in some year. So with
   // the OR rule any weekday fires, and with AND the expression fires iff some allowed month has

@@ -365,9 +365,17 @@ class Decoder {
     job.timezone = defaults.timezone;
     if (auto zone = fields.Find("timezone")) job.timezone = Zone(*zone, path.Key("timezone"));
     bool crontab = job.source_type == "crontab";
+    CronDialect dialect = crontab                               ? CronDialect::kDebianCron
+                          : job.source_type == "kubernetes"     ? CronDialect::kKubernetes
+                          : job.source_type == "github_actions" ? CronDialect::kGitHubActions
+                                                                : CronDialect::kDebianCron;
     YamlNode schedule_node = fields.At("schedule");
-    auto expression = CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), crontab);
+    auto expression = CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), dialect);
     if (!expression) Fail(schedule_node, path.Key("schedule"), expression.error());
+    if (expression && expression->is_reboot() && !crontab) {
+      Fail(schedule_node, path.Key("schedule"),
+           "@reboot has no fire times and is only allowed for crontab sources");
+    }
     job.schedule = Schedule(std::move(*expression), FindZone(job.timezone),
                             crontab ? DstPolicy::kVixieCron : DstPolicy::kWallClock);
 

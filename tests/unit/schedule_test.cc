@@ -35,7 +35,7 @@ std::int64_t Local(const char* zone, int y, int mo, int d, int h, int mi) {
 }
 
 CronExpression Cron(const std::string& text) {
-  auto parsed = CronExpression::Parse(text, /*allow_reboot=*/true);
+  auto parsed = CronExpression::Parse(text);
   EXPECT_TRUE(parsed.ok()) << text << ": " << (parsed.ok() ? "" : parsed.error());
   return parsed.ok() ? *parsed : CronExpression();
 }
@@ -47,9 +47,15 @@ Schedule Make(const std::string& text, const char* zone = "UTC",
   return Schedule(Cron(text), tz, policy);
 }
 
-std::string ParseError(const std::string& text) {
-  auto parsed = CronExpression::Parse(text);
+std::string ParseError(const std::string& text, CronDialect dialect = CronDialect::kDebianCron) {
+  auto parsed = CronExpression::Parse(text, dialect);
   return parsed.ok() ? "(parsed)" : parsed.error();
+}
+
+Schedule Kubernetes(const std::string& text) {
+  auto parsed = CronExpression::Parse(text, CronDialect::kKubernetes);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << (parsed.ok() ? "" : parsed.error());
+  return Schedule(parsed.ok() ? *parsed : CronExpression(), FindZone("UTC"), DstPolicy::kWallClock);
 }
 
 // The next `count` fire times after `after`.
@@ -141,12 +147,12 @@ TEST(CronParseTest, RejectsEmptyItemsAndTrailingGarbage) {
 TEST(CronParseTest, RejectsUnknownMacrosAndReboot) {
   EXPECT_EQ(ParseError("@sometimes"), "unknown macro \"@sometimes\"");
   EXPECT_EQ(ParseError("@daily /usr/bin/backup"), "unexpected text after \"@daily\"");
-  EXPECT_EQ(ParseError("@reboot"),
+  EXPECT_EQ(ParseError("@reboot", CronDialect::kKubernetes),
             "@reboot has no fire times and is only allowed for crontab sources");
 }
 
 TEST(CronParseTest, AcceptsRebootForCrontabs) {
-  auto parsed = CronExpression::Parse("@reboot", /*allow_reboot=*/true);
+  auto parsed = CronExpression::Parse("@reboot");
   ASSERT_TRUE(parsed.ok());
   EXPECT_TRUE(parsed->is_reboot());
   const Schedule schedule(*parsed, FindZone("UTC"), DstPolicy::kVixieCron);
@@ -755,6 +761,127 @@ TEST(SchedulePropertyTest, PeriodMatchesEnumeratingTheYear) {
     ++checked;
   }
   EXPECT_GT(checked, 300);
+}
+
+}  // namespace
+}  // namespace schedwatch
+
+namespace schedwatch {
+namespace {
+
+// ----------------------------------------------------------------------------------------------
+// Dialects. The Kubernetes cases are robfig/cron v3's own (spec_test.go TestActivation, the
+// 5-field ones, read with ParseStandard as Kubernetes does): a time matches when the first fire
+// strictly after one second before it is that time.
+
+bool FiresAt(const Schedule& schedule, std::int64_t t) { return schedule.Next(t - 1) == t; }
+
+TEST(CronDialectTest, KubernetesActivationCasesOfRobfigCron) {
+  struct Case {
+    std::int64_t time;
+    const char* spec;
+    bool expected;
+  };
+  const Case cases[] = {
+      {Utc(2012, 7, 9, 15, 0), "0/15 * * * *", true},
+      {Utc(2012, 7, 9, 15, 45), "0/15 * * * *", true},
+      {Utc(2012, 7, 9, 15, 40), "0/15 * * * *", false},
+      {Utc(2012, 7, 9, 15, 5), "5/15 * * * *", true},
+      {Utc(2012, 7, 9, 15, 20), "5/15 * * * *", true},
+      {Utc(2012, 7, 9, 15, 50), "5/15 * * * *", true},
+      {Utc(2012, 7, 15, 15, 0), "0/15 * * Jul *", true},
+      {Utc(2012, 7, 15, 15, 0), "0/15 * * Jun *", false},
+      {Utc(2012, 7, 15, 8, 30), "30 08 ? Jul Sun", true},
+      {Utc(2012, 7, 15, 8, 30), "30 08 15 Jul ?", true},
+      {Utc(2012, 7, 16, 8, 30), "30 08 ? Jul Sun", false},
+      {Utc(2012, 7, 16, 8, 30), "30 08 15 Jul ?", false},
+      {Utc(2012, 7, 9, 15, 0), "@hourly", true},
+      {Utc(2012, 7, 9, 15, 4), "@hourly", false},
+      {Utc(2012, 7, 9, 15, 0), "@daily", false},
+      {Utc(2012, 7, 9, 0, 0), "@daily", true},
+      {Utc(2012, 7, 9, 0, 0), "@weekly", false},
+      {Utc(2012, 7, 8, 0, 0), "@weekly", true},
+      {Utc(2012, 7, 8, 1, 0), "@weekly", false},
+      {Utc(2012, 7, 8, 0, 0), "@monthly", false},
+      {Utc(2012, 7, 1, 0, 0), "@monthly", true},
+      // Both day fields restricted: either matches.
+      {Utc(2012, 7, 15), "* * 1,15 * Sun", true},
+      {Utc(2012, 6, 15), "* * 1,15 * Sun", true},
+      {Utc(2012, 8, 1), "* * 1,15 * Sun", true},
+      {Utc(2012, 7, 15), "* * */10 * Sun", true},  // robfig/cron issue 70
+      // One of them a star: both must match.
+      {Utc(2012, 7, 15), "* * * * Mon", false},
+      {Utc(2012, 7, 9), "* * 1,15 * *", false},
+      {Utc(2012, 7, 15), "* * 1,15 * *", true},
+      {Utc(2012, 7, 15), "* * */2 * Sun", true},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(FiresAt(Kubernetes(c.spec), c.time), c.expected) << c.spec << " at " << c.time;
+  }
+}
+
+TEST(CronDialectTest, AStepAboveOneRestrictsTheDayOnlyInKubernetes) {
+  // The issue's example: a CronJob "0 0 */10 * 0" fires on days 1, 11, 21, 31 and on Sundays;
+  // Debian cron reads a field starting with '*' as unrestricted, so only on such days that are
+  // Sundays.
+  const std::int64_t from = Utc(2026, 1, 1) - 1;  // 2026-01-01 is a Thursday
+  EXPECT_EQ(Fires(Kubernetes("0 0 */10 * 0"), from, 5),
+            (std::vector<std::int64_t>{Utc(2026, 1, 1), Utc(2026, 1, 4), Utc(2026, 1, 11),
+                                       Utc(2026, 1, 18), Utc(2026, 1, 21)}));
+  EXPECT_EQ(Fires(Make("0 0 */10 * 0"), from, 3),
+            (std::vector<std::int64_t>{Utc(2026, 1, 11), Utc(2026, 2, 1), Utc(2026, 3, 1)}));
+  // A step of 1 keeps robfig's star bit, and so does a '*' anywhere in a list.
+  EXPECT_EQ(Fires(Kubernetes("0 0 */1 * 1"), from, 2),
+            (std::vector<std::int64_t>{Utc(2026, 1, 5), Utc(2026, 1, 12)}));
+  EXPECT_EQ(Fires(Kubernetes("0 0 1,* * 1"), from, 2),
+            (std::vector<std::int64_t>{Utc(2026, 1, 5), Utc(2026, 1, 12)}));
+  EXPECT_FALSE(
+      Kubernetes("0 0 */10 * 0").expression().Equivalent(Make("0 0 */10 * 0").expression()));
+}
+
+TEST(CronDialectTest, QuestionMarkIsAWildcardOnlyInKubernetes) {
+  EXPECT_TRUE(Kubernetes("? ? ? ? ?").expression().Equivalent(Cron("* * * * *")));
+  EXPECT_TRUE(Kubernetes("?/15 * * * *").expression().Equivalent(Cron("*/15 * * * *")));
+  EXPECT_EQ(ParseError("0 0 ? * *"),
+            "day-of-month field \"?\": expected a number or \"*\", got \"?\"");
+  EXPECT_EQ(ParseError("0 0 ? * *", CronDialect::kGitHubActions),
+            "day-of-month field \"?\": expected a number or \"*\", got \"?\"");
+}
+
+TEST(CronDialectTest, KubernetesIgnoresTheRangeEndOfAWildcard) {
+  // robfig/cron's getRange looks no further than the '*' of "*-5".
+  EXPECT_TRUE(Kubernetes("*-5 * * * *").expression().Equivalent(Cron("* * * * *")));
+  EXPECT_TRUE(Kubernetes("*-5/20 * * * *").expression().Equivalent(Cron("*/20 * * * *")));
+  EXPECT_EQ(ParseError("*-5 * * * *"), "minute field \"*-5\": unexpected \"-5\"");
+}
+
+TEST(CronDialectTest, SevenIsSundayOnlyInDebianCron) {
+  EXPECT_TRUE(Cron("0 0 * * 7").Equivalent(Cron("0 0 * * 0")));
+  EXPECT_EQ(ParseError("0 0 * * 7", CronDialect::kKubernetes),
+            "day-of-week field \"7\": 7 is out of range 0-6");
+  EXPECT_EQ(ParseError("0 0 * * 5-7", CronDialect::kGitHubActions),
+            "day-of-week field \"5-7\": 7 is out of range 0-6");
+}
+
+TEST(CronDialectTest, MacrosPerScheduler) {
+  EXPECT_TRUE(Cron("@DAILY").Equivalent(Cron("0 0 * * *")));  // Debian cron: any case
+  EXPECT_TRUE(Kubernetes("@midnight").expression().Equivalent(Cron("0 0 * * *")));
+  EXPECT_EQ(ParseError("@DAILY", CronDialect::kKubernetes), "unknown macro \"@DAILY\"");
+  EXPECT_EQ(ParseError("@every 1h30m", CronDialect::kKubernetes),
+            "@every is not supported: its fire times depend on when the CronJob was created");
+  EXPECT_EQ(ParseError("@daily", CronDialect::kGitHubActions),
+            "GitHub Actions does not accept macros such as \"@daily\"");
+  EXPECT_EQ(ParseError("@reboot", CronDialect::kGitHubActions),
+            "GitHub Actions does not accept macros such as \"@reboot\"");
+  EXPECT_EQ(ParseError("TZ=Europe/Berlin 0 2 * * *", CronDialect::kKubernetes),
+            "Kubernetes refuses TZ= and CRON_TZ= in a schedule: set the job's timezone");
+  EXPECT_EQ(ParseError("CRON_TZ=UTC 0 2 * * *", CronDialect::kKubernetes),
+            "Kubernetes refuses TZ= and CRON_TZ= in a schedule: set the job's timezone");
+}
+
+TEST(CronDialectTest, TheDialectTravelsWithTheExpression) {
+  EXPECT_EQ(Kubernetes("0 0 * * *").expression().dialect(), CronDialect::kKubernetes);
+  EXPECT_EQ(Cron("0 0 * * *").dialect(), CronDialect::kDebianCron);
 }
 
 }  // namespace

@@ -29,17 +29,38 @@ enum class DstPolicy {
   kWallClock,
 };
 
+// Whose reading of cron text applies: each scheduler parses schedules its own way, and the
+// same text can fire on different days under two of them.
+enum class CronDialect {
+  // Debian cron 3.0pl1 (crontab sources, and file snapshots): 0 and 7 are Sunday, @reboot and
+  // the @daily-style macros in any case; a day field whose first character is '*' (`*/10`
+  // included) is unrestricted, so the day-of-month / day-of-week OR rule needs both fields to
+  // start with something else.
+  kDebianCron,
+  // Kubernetes CronJob, which reads schedules with robfig/cron v3's standard parser: '?' means
+  // '*', day-of-week is 0-6, macros are case-sensitive and @every, @reboot and TZ= prefixes are
+  // refused; a day field is unrestricted only when one of its items is '*' or '?' without a
+  // step above 1, so `*/10` restricts and `0 0 */10 * 0` fires on days 1, 11, 21, 31 and on
+  // Sundays.
+  kKubernetes,
+  // GitHub Actions `on.schedule`, as its documentation states: POSIX cron fields with `*`, `,`,
+  // `-`, `/`, month and weekday names, day-of-week 0-6, no macros. GitHub does not document its
+  // day OR rule; Debian cron's is used.
+  kGitHubActions,
+};
+
 // The five cron fields, parsed. No time zone.
 class CronExpression {
  public:
-  // Accepts the 5-field syntax of Debian cron and Kubernetes: `*`, lists, ranges, steps
-  // (`*/n`, `a-b/n`, `a/n`), 3-letter month and weekday names (any case, not in ranges),
-  // 0 and 7 for Sunday, and the macros @yearly @annually @monthly @weekly @daily @midnight
-  // @hourly. `@reboot` only with allow_reboot. The error names the field, e.g.
+  // Accepts the 5-field syntax of `dialect`: `*`, lists, ranges, steps (`*/n`, `a-b/n`, `a/n`),
+  // 3-letter month and weekday names (any case, also as range ends), and the differences
+  // CronDialect lists. The error names the field, e.g.
   // `minute field "61": 61 is out of range 0-59`.
-  static Result<CronExpression> Parse(std::string_view text, bool allow_reboot = false);
+  static Result<CronExpression> Parse(std::string_view text,
+                                      CronDialect dialect = CronDialect::kDebianCron);
 
   const std::string& text() const { return text_; }
+  CronDialect dialect() const { return dialect_; }
   bool is_reboot() const { return reboot_; }
   // Neither the minute nor the hour field starts with '*' (Vixie cron's "fixed-time" job).
   bool fixed_time() const { return !minute_star_ && !hour_star_; }
@@ -48,14 +69,15 @@ class CronExpression {
 
   bool MatchesMinute(int minute) const { return (minutes_ >> minute) & 1; }
   bool MatchesHour(int hour) const { return (hours_ >> hour) & 1; }
-  // Day-of-month / day-of-week OR rule: when both fields are restricted (first character not
-  // '*'), a match of either runs the job. weekday: 0 = Sunday.
+  // Day-of-month / day-of-week OR rule: when both fields are restricted (as the dialect decides),
+  // a match of either runs the job. weekday: 0 = Sunday.
   bool MatchesDay(int month, int day_of_month, int weekday) const;
 
  private:
   friend class CronCalendar;
 
   std::string text_;
+  CronDialect dialect_ = CronDialect::kDebianCron;
   bool reboot_ = false;
   bool fires_ = false;  // some real calendar day matches (false for `0 0 30 2 *`)
   bool minute_star_ = false, hour_star_ = false, dom_star_ = false, dow_star_ = false;

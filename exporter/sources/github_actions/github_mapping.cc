@@ -202,7 +202,7 @@ LiveObject MakeLiveObject(const Workflow& workflow, const WorkflowFile* file, co
   const CronEntry* chosen = nullptr;
   int best = 0;  // 2: same schedule and zone, 1: same schedule
   for (const auto& entry : file->schedules) {
-    auto expression = CronExpression::Parse(entry.cron);
+    auto expression = CronExpression::Parse(entry.cron, CronDialect::kGitHubActions);
     if (!expression || !expression->Equivalent(job.schedule.expression())) continue;
     int score = (entry.timezone.empty() ? "UTC" : entry.timezone) == job.timezone ? 2 : 1;
     if (score > best) chosen = &entry, best = score;
