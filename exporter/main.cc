@@ -70,7 +70,12 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
     std::fprintf(stderr, "%s: %s\n", config_file.c_str(), refresher.error().c_str());
     return kExitBadInput;
   }
-  auto server = WebServer::Start(web_options, **refresher);
+  bool web_config_error = false;
+  auto server = WebServer::Start(web_options, **refresher, &web_config_error);
+  if (!server && web_config_error) {
+    std::fprintf(stderr, "%s: %s\n", web_config_file.c_str(), server.error().c_str());
+    return kExitBadInput;
+  }
   if (!server) {
     Log(LogLevel::kError, "cannot start the web server", {{"err", server.error()}});
     return 1;

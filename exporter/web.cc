@@ -330,7 +330,10 @@ struct WebServer::Impl {
       : options_(options), refresher_(refresher) {}
   ~Impl();
 
+  Result<bool> LoadTls();
   Result<bool> Start();
+  static void ConnectionStarted(void* self, MHD_Connection* connection, void** socket_context,
+                                MHD_ConnectionNotificationCode code);
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url,
                            const char* method, const char* version, const char* upload_data,
                            std::size_t* upload_data_size, void** request);
@@ -363,10 +366,8 @@ WebServer::Impl::~Impl() {
   for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
 }
 
-Result<bool> WebServer::Impl::Start() {
+Result<bool> WebServer::Impl::LoadTls() {
   const auto& config = options_.web_config;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                   MHD_USE_ERROR_LOG;
   if (config && config->tls) {
     const auto& tls = *config->tls;
     auto key = ReadWholeFile("key_file", tls.key_file);
@@ -388,8 +389,39 @@ Result<bool> WebServer::Impl::Start() {
     auto priorities = TlsPriorities(tls);
     if (!priorities) return Error{priorities.error()};
     tls_priorities_ = std::move(*priorities);
-    flags |= MHD_USE_TLS;
+    // Say what is wrong with the key or certificate here: libmicrohttpd would only fail.
+    gnutls_certificate_credentials_t credentials = nullptr;
+    gnutls_certificate_allocate_credentials(&credentials);
+    gnutls_datum_t cert_data{reinterpret_cast<unsigned char*>(tls_cert_.data()),
+                             static_cast<unsigned>(tls_cert_.size())};
+    gnutls_datum_t key_data{reinterpret_cast<unsigned char*>(tls_key_.data()),
+                            static_cast<unsigned>(tls_key_.size())};
+    int loaded = gnutls_certificate_set_x509_key_mem(credentials, &cert_data, &key_data,
+                                                     GNUTLS_X509_FMT_PEM);
+    int trusted = 0;
+    if (loaded >= 0 && !tls.client_ca_file.empty()) {
+      gnutls_datum_t ca_data{reinterpret_cast<unsigned char*>(tls_trust_.data()),
+                             static_cast<unsigned>(tls_trust_.size())};
+      trusted = gnutls_certificate_set_x509_trust_mem(credentials, &ca_data, GNUTLS_X509_FMT_PEM);
+    }
+    gnutls_certificate_free_credentials(credentials);
+    if (loaded < 0) {
+      return Error{fmt::format("cert_file {} with key_file {}: {}", tls.cert_file, tls.key_file,
+                               gnutls_strerror(loaded))};
+    }
+    if (trusted <= 0 && !tls.client_ca_file.empty()) {
+      return Error{fmt::format("client_ca_file {}: {}", tls.client_ca_file,
+                               trusted < 0 ? gnutls_strerror(trusted) : "no certificate in it")};
+    }
   }
+  return true;
+}
+
+Result<bool> WebServer::Impl::Start() {
+  const auto& config = options_.web_config;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
+  if (config && config->tls) flags |= MHD_USE_TLS;
   if (config && !config->basic_auth_users.empty()) {
     unsigned char salt[32];
     gnutls_rnd(GNUTLS_RND_NONCE, salt, sizeof(salt));
@@ -417,6 +449,7 @@ Result<bool> WebServer::Impl::Start() {
              })),
          nullptr},
         {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd), nullptr},
+        {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::ConnectionStarted), this},
     };
     if (flags & MHD_USE_TLS) {
       auto text = [](const std::string& value) {
@@ -458,6 +491,33 @@ MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const
                                            upload_data_size, closure);
   } catch (...) {
     return MHD_NO;
+  }
+}
+
+// Before the TLS handshake: a client certificate the configuration requires, or one that does
+// not verify, fails the handshake itself (as Go's crypto/tls does); CheckClientCertificate
+// checks each request again.
+void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, void**,
+                                        MHD_ConnectionNotificationCode code) {
+  auto* impl = static_cast<Impl*>(self);
+  if (code != MHD_CONNECTION_NOTIFY_STARTED || !impl->options_.web_config ||
+      !impl->options_.web_config->tls) {
+    return;
+  }
+  const std::string& type = impl->options_.web_config->tls->client_auth_type;
+  if (type == "NoClientCert" || type == "RequestClientCert") return;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (info == nullptr || info->tls_session == nullptr) return;
+  auto session = static_cast<gnutls_session_t>(info->tls_session);
+  if (type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert") {
+    gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+  }
+  if (type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert") {
+    static gnutls_typed_vdata_st purpose{
+        GNUTLS_DT_KEY_PURPOSE_OID,
+        reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
+    gnutls_session_set_verify_cert2(session, &purpose, 1, 0);
   }
 }
 
@@ -719,10 +779,15 @@ WebServer::~WebServer() = default;
 
 const std::vector<WebServer::Listener>& WebServer::listeners() const { return impl_->listeners_; }
 
-Result<std::unique_ptr<WebServer>> WebServer::Start(const WebOptions& options,
-                                                    Refresher& refresher) {
+Result<std::unique_ptr<WebServer>> WebServer::Start(const WebOptions& options, Refresher& refresher,
+                                                    bool* web_config_error) {
   if (options.listen_addresses.empty()) return Error{"no --web.listen-address"};
   auto impl = std::make_unique<Impl>(options, refresher);
+  auto tls = impl->LoadTls();
+  if (!tls) {
+    if (web_config_error != nullptr) *web_config_error = true;
+    return Error{tls.error()};
+  }
   auto started = impl->Start();
   if (!started) return Error{started.error()};
   return std::unique_ptr<WebServer>(new WebServer(std::move(impl)));

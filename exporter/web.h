@@ -33,7 +33,10 @@ class WebServer {
     std::string address;  // as given
     int port = 0;         // as bound
   };
-  static Result<std::unique_ptr<WebServer>> Start(const WebOptions& options, Refresher& refresher);
+  // `web_config_error` (optional) is set when the failure lies in the web configuration's TLS
+  // files rather than in listening.
+  static Result<std::unique_ptr<WebServer>> Start(const WebOptions& options, Refresher& refresher,
+                                                  bool* web_config_error = nullptr);
   ~WebServer();
   const std::vector<Listener>& listeners() const;
 
