@@ -98,9 +98,43 @@ bool IsBcryptHash(std::string_view hash) {
   });
 }
 
+// A file opened for reading without blocking on a FIFO (O_NONBLOCK), kept open only when it is a
+// regular file of at most kMaxWebConfigBytes.
+struct SmallFile {
+  enum class Problem { kNone, kCannotOpen, kDirectory, kNotRegular, kTooLarge };
+  explicit SmallFile(const std::string& path) {
+    fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat info {};
+    if (fd < 0 || fstat(fd, &info) != 0) {
+      problem = Problem::kCannotOpen;
+      why = std::strerror(errno);
+    } else if (S_ISDIR(info.st_mode)) {
+      problem = Problem::kDirectory;
+      why = "is a directory";
+    } else if (!S_ISREG(info.st_mode)) {
+      problem = Problem::kNotRegular;
+      why = "not a regular file";
+    } else if (static_cast<std::uint64_t>(info.st_size) > kMaxWebConfigBytes) {
+      problem = Problem::kTooLarge;
+      why = fmt::format("{} bytes, larger than the {} MiB limit", info.st_size,
+                        kMaxWebConfigBytes >> 20);
+    }
+  }
+  ~SmallFile() {
+    if (fd >= 0) close(fd);
+  }
+  SmallFile(const SmallFile&) = delete;
+  SmallFile& operator=(const SmallFile&) = delete;
+
+  int fd = -1;
+  Problem problem = Problem::kNone;
+  std::string why;
+};
+
 class Decoder {
  public:
-  explicit Decoder(std::string file) : file_(std::move(file)) {
+  // `check_files`: also check that the files the config names can be read (not for pure parsing).
+  Decoder(std::string file, bool check_files) : file_(std::move(file)), check_files_(check_files) {
     auto slash = file_.rfind('/');
     directory_ = slash == std::string::npos ? "" : file_.substr(0, slash + 1);
   }
@@ -118,6 +152,16 @@ class Decoder {
       if (key == "http_server_config") config.headers = DecodeHttp(value, std::string(key));
       if (key == "basic_auth_users") {
         config.basic_auth_users = DecodeUsers(value, std::string(key));
+      }
+    }
+    // Last, so that every other problem is reported with the file's own position first.
+    for (const auto& named : files_) {
+      SmallFile file(named.path);
+      if (file.problem == SmallFile::Problem::kCannotOpen) {
+        Fail(named.node, named.field, fmt::format("cannot read {}: {}", named.path, file.why));
+      }
+      if (file.problem != SmallFile::Problem::kNone) {
+        Fail(named.node, named.field, fmt::format("{}: {}", named.path, file.why));
       }
     }
     return config;
@@ -190,7 +234,9 @@ class Decoder {
   std::string FileName(YamlNode node, const std::string& field) {
     std::string name = String(node, field);
     if (name.empty()) Fail(node, field, "empty; expected a file name");
-    return ResolvePath(name);
+    std::string path = ResolvePath(name);
+    if (check_files_) files_.push_back({node, field, path});
+    return path;
   }
 
   std::string TlsVersion(YamlNode node, const std::string& field) {
@@ -348,48 +394,52 @@ class Decoder {
     return users;
   }
 
+  struct NamedFile {
+    YamlNode node;
+    std::string field, path;
+  };
   std::string file_;
   std::string directory_;
+  bool check_files_;
+  std::vector<NamedFile> files_;
 };
 
-}  // namespace
-
-Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& file_name) {
+Result<WebConfig> Parse(std::string_view yaml_text, const std::string& file_name,
+                        bool check_files) {
   auto document = YamlDocument::Parse(yaml_text);
   if (!document) return Error{fmt::format("{}:{}", file_name, document.error())};
   try {
-    return Decoder(file_name).Decode(document->root());
+    return Decoder(file_name, check_files).Decode(document->root());
   } catch (const WebConfigProblem& problem) {
     return Error{problem.message};
   }
 }
 
+}  // namespace
+
+Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& file_name) {
+  return Parse(yaml_text, file_name, false);
+}
+
 Result<WebConfig> LoadWebConfigFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    return Error{fmt::format("{}: cannot read the web config: {}", path, std::strerror(errno))};
-  }
-  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { close(*f); });
-  struct stat info {};
-  if (fstat(fd, &info) != 0) {
-    return Error{fmt::format("{}: cannot read the web config: {}", path, std::strerror(errno))};
-  }
-  if (S_ISDIR(info.st_mode)) {
-    return Error{fmt::format("{}: is a directory, not a web config file", path)};
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return Error{fmt::format("{}: not a regular file (a web config is read from a file)", path)};
-  }
-  if (static_cast<std::uint64_t>(info.st_size) > kMaxWebConfigBytes) {
-    return Error{fmt::format("{}: the web config is {} bytes, larger than the {} MiB limit", path,
-                             info.st_size, kMaxWebConfigBytes >> 20)};
+  SmallFile file(path);
+  switch (file.problem) {
+    case SmallFile::Problem::kNone:
+      break;
+    case SmallFile::Problem::kCannotOpen:
+      return Error{fmt::format("{}: cannot read the web config: {}", path, file.why)};
+    case SmallFile::Problem::kDirectory:
+      return Error{fmt::format("{}: is a directory, not a web config file", path)};
+    case SmallFile::Problem::kNotRegular:  // a FIFO or a device: never waited on or read
+      return Error{fmt::format("{}: not a regular file (a web config is read from a file)", path)};
+    case SmallFile::Problem::kTooLarge:
+      return Error{fmt::format("{}: the web config is {}", path, file.why)};
   }
   // Read at most one byte past the limit: a file growing while it is read is caught too.
   std::string text(kMaxWebConfigBytes + 1, '\0');
   std::size_t size = 0;
   while (size < text.size()) {
-    ssize_t n = read(fd, text.data() + size, text.size() - size);
+    ssize_t n = read(file.fd, text.data() + size, text.size() - size);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return Error{fmt::format("{}: cannot read the web config: {}", path, std::strerror(errno))};
@@ -402,7 +452,7 @@ Result<WebConfig> LoadWebConfigFile(const std::string& path) {
                              kMaxWebConfigBytes >> 20)};
   }
   text.resize(size);
-  return ParseWebConfig(text, path);
+  return Parse(text, path, true);
 }
 
 bool VerifyBasicAuthPassword(const std::string& bcrypt_hash, const std::string& password) {

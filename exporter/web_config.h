@@ -33,8 +33,9 @@ struct WebConfig {
 // errors read "file:line:col: field: why" and never quote a password hash. Pure: no file access.
 Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& file_name);
 
-// Reads a regular file of at most 1 MiB (a FIFO or device is refused without blocking) and
-// parses it.
+// Reads a regular file of at most 1 MiB (a FIFO or device is refused without blocking), parses
+// it, then checks that the certificate, key and CA files it names are readable regular files of
+// at most 1 MiB (errors point at their key's position).
 Result<WebConfig> LoadWebConfigFile(const std::string& path);
 
 // True when `password` matches the bcrypt ($2a$, $2b$, $2y$) hash; crypt_r, constant-time compare.

@@ -202,10 +202,16 @@ def main():
         ready = wait_until(lambda: curl(https + "/-/ready", *ca, *client)[1] == 200, 15)
         check("mTLS: a client certificate from the CA is accepted", ready,
               exporter.logs()[-2000:])
-        code, status, _, _ = curl(https + "/metrics", *ca)
-        check("mTLS: no client certificate is refused", status == 0 and code != 0, (code, status))
-        code, status, _, _ = curl(https + "/metrics", *ca, *stranger)
-        check("mTLS: a certificate from another CA is refused", status == 0 and code != 0,
+        # The toolkit fails the handshake; libmicrohttpd leaves the check to the server, which
+        # answers 403. Either way nothing is served.
+        def refused(code, status, body):
+            return (status == 0 and code != 0) or (status == 403 and "schedwatch_" not in body)
+
+        code, status, _, body = curl(https + "/metrics", *ca)
+        check("mTLS: no client certificate is refused", refused(code, status, body),
+              (code, status))
+        code, status, _, body = curl(https + "/metrics", *ca, *stranger)
+        check("mTLS: a certificate from another CA is refused", refused(code, status, body),
               (code, status))
 
         # TLS 1.3 only.

@@ -59,8 +59,9 @@ TEST(WebConfigTest, EveryInvalidFileGetsItsExactMessage) {
 }
 
 TEST(WebConfigTest, ValidFileDecodesEverySupportedKey) {
+  // Parsed, not loaded: the certificate files it names do not exist here.
   std::string path = (kWebDir / "valid.yml").string();
-  auto config = LoadWebConfigFile(path);
+  auto config = ParseWebConfig(schedwatch::testing::ReadFile(path), path);
   ASSERT_TRUE(config.ok()) << config.error();
   ASSERT_TRUE(config->tls.has_value());
   // Relative paths are relative to the web config's directory, absolute ones stay.
@@ -82,6 +83,45 @@ TEST(WebConfigTest, ValidFileDecodesEverySupportedKey) {
                                            {"ops", kSecret2b},
                                            {"legacy", kSecret2a}};
   EXPECT_EQ(config->basic_auth_users, users);
+}
+
+TEST(WebConfigTest, LoadingChecksTheNamedFilesAfterEverythingElse) {
+  TempDir dir;
+  fs::path web = dir.path() / "web.yml";
+  std::string prefix = web.string() + ":";
+  for (const char* name : {"server.crt", "server.key", "ca.pem"}) {
+    WriteFile(dir.path() / name, "-----BEGIN CERTIFICATE-----\n");
+  }
+  std::string tls =
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+      "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n";
+  WriteFile(web, tls);
+  auto config = LoadWebConfigFile(web.string());
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(config->tls->client_ca_file, (dir.path() / "ca.pem").string());
+
+  fs::remove(dir.path() / "server.crt");
+  EXPECT_EQ(LoadWebConfigFile(web.string()).error(),
+            prefix + "2:14: tls_server_config.cert_file: cannot read " +
+                (dir.path() / "server.crt").string() + ": No such file or directory");
+  // Another problem further down the file is reported first: it is in the file itself.
+  WriteFile(web, tls + "  max_version: TLS11\n");
+  EXPECT_EQ(LoadWebConfigFile(web.string()).error(),
+            prefix + "6:16: tls_server_config.max_version: TLS11 is lower than min_version TLS12");
+  // Devices and FIFOs are refused without reading or waiting on them.
+  WriteFile(dir.path() / "server.crt", "-----BEGIN CERTIFICATE-----\n");
+  WriteFile(web, "tls_server_config:\n  cert_file: server.crt\n  key_file: /dev/zero\n");
+  EXPECT_EQ(LoadWebConfigFile(web.string()).error(),
+            prefix + "3:13: tls_server_config.key_file: /dev/zero: not a regular file");
+  ASSERT_EQ(mkfifo((dir.path() / "fifo.pem").c_str(), 0600), 0);
+  WriteFile(web, "tls_server_config:\n  cert_file: fifo.pem\n  key_file: server.key\n");
+  EXPECT_EQ(LoadWebConfigFile(web.string()).error(),
+            prefix + "2:14: tls_server_config.cert_file: " + (dir.path() / "fifo.pem").string() +
+                ": not a regular file");
+  WriteFile(web, "tls_server_config:\n  cert_file: server.crt\n  key_file: .\n");
+  EXPECT_EQ(
+      LoadWebConfigFile(web.string()).error(),
+      prefix + "3:13: tls_server_config.key_file: " + dir.path().string() + "/.: is a directory");
 }
 
 TEST(WebConfigTest, DefaultsAndEmptySectionsMeanPlainHttpWithoutAuth) {
