@@ -15,6 +15,7 @@
 #include "exporter/reconcile/reconcile.h"
 #include "exporter/refresher.h"
 #include "exporter/web.h"
+#include "exporter/web_config.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/spec.h"
@@ -24,7 +25,6 @@ namespace schedwatch {
 namespace {
 
 constexpr int kExitBadInput = 2;
-constexpr const char* kDefaultListenAddress = ":9762";
 
 std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& text) {
   auto milliseconds = ParseDurationMilliseconds(text);
@@ -32,12 +32,29 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
   return std::chrono::milliseconds(*milliseconds);
 }
 
-int Serve(const std::string& config_file, const std::string& listen_address,
-          const std::string& telemetry_path, RefresherOptions options) {
+int Serve(const std::string& config_file, const std::string& web_config_file,
+          WebOptions web_options, RefresherOptions options) {
   auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
+  }
+  if (!web_config_file.empty()) {
+    auto web_config = LoadWebConfigFile(web_config_file);
+    if (!web_config) {
+      std::fprintf(stderr, "%s\n", web_config.error().c_str());
+      return kExitBadInput;
+    }
+    web_options.web_config = std::move(*web_config);
+  }
+  // Idle connections cost a descriptor each: let the connection limit be reachable.
+  std::size_t open_files = RaiseOpenFileLimit();
+  if (web_options.max_connections + 64 > open_files) {
+    unsigned reachable = open_files > 128 ? static_cast<unsigned>(open_files - 64) : 64;
+    Log(LogLevel::kWarn, "connection limit lowered to what the open-file limit allows",
+        {{"max_connections", std::to_string(reachable)},
+         {"open_files", std::to_string(open_files)}});
+    web_options.max_connections = reachable;
   }
   // Signals are taken by sigwait below, never by another thread.
   sigset_t signals;
@@ -54,16 +71,24 @@ int Serve(const std::string& config_file, const std::string& listen_address,
     std::fprintf(stderr, "%s: %s\n", config_file.c_str(), refresher.error().c_str());
     return kExitBadInput;
   }
-  auto server = WebServer::Start(listen_address, telemetry_path, **refresher);
+  bool web_config_error = false;
+  auto server = WebServer::Start(web_options, **refresher, &web_config_error);
+  if (!server && web_config_error) {
+    std::fprintf(stderr, "%s: %s\n", web_config_file.c_str(), server.error().c_str());
+    return kExitBadInput;
+  }
   if (!server) {
     Log(LogLevel::kError, "cannot start the web server", {{"err", server.error()}});
     return 1;
   }
-  Log(LogLevel::kInfo, "listening",
-      {{"address", listen_address},
-       {"port", std::to_string((*server)->port())},
-       {"config", config_file},
-       {"version", SCHEDWATCH_VERSION}});
+  for (const auto& listener : (*server)->listeners()) {
+    Log(LogLevel::kInfo, "listening",
+        {{"address", listener.address},
+         {"port", std::to_string(listener.port)},
+         {"tls", web_options.web_config && web_options.web_config->tls ? "true" : "false"},
+         {"config", config_file},
+         {"version", SCHEDWATCH_VERSION}});
+  }
   if (options.on_spec_loaded) options.on_spec_loaded((*refresher)->Current()->result.spec);
   (*refresher)->Start();
   for (;;) {
@@ -132,13 +157,28 @@ int main(int argc, char** argv) {
       "schedwatch_exporter: watches scheduled jobs from the outside and serves what it "
       "sees as Prometheus metrics."};
   app.set_version_flag("--version", VersionText("schedwatch_exporter"));
-  std::string config_file, listen_address = kDefaultListenAddress, telemetry_path = "/metrics";
+  std::string config_file, web_config_file;
+  WebOptions web_options;
   std::string refresh_interval = "30s", confirm_delay = "2s", source_timeout = "10s";
   std::string log_level = "info", log_format = "logfmt", ledger_file;
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
-  app.add_option("--web.listen-address", listen_address, "Address to listen on")
+  app.add_option("--web.listen-address", web_options.listen_addresses,
+                 "Address to listen on; repeat for more (\":9762\" is every IPv4 and IPv6 "
+                 "address)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->capture_default_str();
-  app.add_option("--web.telemetry-path", telemetry_path, "Path under which to expose metrics")
+  app.add_option("--web.telemetry-path", web_options.telemetry_path,
+                 "Path under which to expose metrics")
+      ->capture_default_str();
+  app.add_flag("--web.enable-lifecycle", web_options.enable_lifecycle,
+               "Allow reloading the spec by HTTP (POST /-/reload)");
+  app.add_option("--web.config.file", web_config_file,
+                 "Web configuration (TLS, basic auth, headers) in the Prometheus "
+                 "exporter-toolkit format");
+  app.add_option("--web.max-connections", web_options.max_connections,
+                 "Most connections served at once")
+      ->check(CLI::Range(1u, 1000000u))
       ->capture_default_str();
   app.add_option("--refresh.interval", refresh_interval, "Time between refreshes")
       ->capture_default_str();
@@ -217,5 +257,5 @@ int main(int argc, char** argv) {
       background->Submit(std::move(spec));
     };
   }
-  return Serve(config_file, listen_address, telemetry_path, options);
+  return Serve(config_file, web_config_file, web_options, options);
 }

@@ -163,7 +163,13 @@ Refresher::Refresher(RefresherOptions options)
                              .Name("schedwatch_exporter_config_last_reload_successful")
                              .Help("1 if the last spec (re)load succeeded, else 0.")
                              .Register(registry_)
-                             .Add({})) {
+                             .Add({})),
+      reload_success_time_(
+          prometheus::BuildGauge()
+              .Name("schedwatch_exporter_config_last_reload_success_timestamp_seconds")
+              .Help("Unix time of the last successful spec (re)load.")
+              .Register(registry_)
+              .Add({})) {
   const BuildInfo& build = GetBuildInfo();
   prometheus::BuildGauge()
       .Name("schedwatch_exporter_build_info")
@@ -190,6 +196,7 @@ Result<std::unique_ptr<Refresher>> Refresher::Create(RefresherOptions options,
   std::int64_t now = refresher->Now();
   for (const auto& job : (*config)->spec->jobs) refresher->desired_since_[job.role] = now;
   refresher->config_ = *config;
+  refresher->reload_success_time_.Set(static_cast<double>(now));
   RefreshResult empty;
   empty.spec = refresher->config_->spec;
   refresher->Publish(std::move(empty));
@@ -250,6 +257,7 @@ void Refresher::Stop() {
 
 void Refresher::RefreshOnce() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
+  ApplyPendingConfig();
   std::shared_ptr<Config> config;
   std::map<std::string, std::int64_t> desired_since;
   {
@@ -450,6 +458,7 @@ void Refresher::UpdateSelfMetrics(
 }
 
 void Refresher::Publish(RefreshResult result) {
+  std::lock_guard<std::mutex> publish_lock(publish_mutex_);
   auto published = std::make_shared<Published>();
   // Sized from the last refresh: growing by doubling would leave up to half the buffer unused.
   published->metrics.reserve(expected_metrics_bytes_ + expected_metrics_bytes_ / 16);
@@ -487,39 +496,69 @@ std::shared_ptr<const Published> Refresher::Current() const {
   return published_;
 }
 
+void Refresher::ApplyPendingConfig() {
+  std::shared_ptr<Config> config;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    config = std::move(pending_config_);
+    pending_config_.reset();
+  }
+  if (!config) return;
+  std::shared_ptr<Config> old;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    old = config_;
+  }
+  // Caches move from the old sources to the new ones here, where no read of this loop runs.
+  for (const auto& runner : config->runners) {
+    for (const auto& previous : old->runners) {
+      // A read that outlived its refresh (busy) keeps its source; the new one starts cold.
+      if (previous->name == runner->name && previous->type == runner->type &&
+          !previous->busy->exchange(true)) {
+        runner->source->InheritCaches(*previous->source);
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::int64_t now = Now();
+  std::map<std::string, std::int64_t> desired_since;
+  for (const auto& job : config->spec->jobs) {
+    auto it = desired_since_.find(job.role);
+    desired_since[job.role] = it == desired_since_.end() ? now : it->second;
+  }
+  desired_since_ = std::move(desired_since);
+  config_ = std::move(config);
+}
+
+void Refresher::RepublishSelfMetrics() {
+  std::shared_ptr<const Published> current = Current();
+  RefreshResult result = current->result;
+  current.reset();
+  Publish(std::move(result));
+}
+
 Result<bool> Refresher::Reload() {
+  // Parsing and building touch no source, so this never waits for a read; a refresh that is
+  // waiting for one picks the new spec up when it starts next.
+  std::lock_guard<std::mutex> reload_lock(reload_mutex_);
   auto spec = LoadSpecFile(options_.config_file);
   Result<std::shared_ptr<Config>> config = Error{""};
   if (spec) config = Build(std::make_shared<const Spec>(std::move(*spec)));
   if (!spec || !config) {
     std::string error = spec ? config.error() : spec.error();
     reload_successful_.Set(0);
+    RepublishSelfMetrics();  // the next scrape says so, not the one after the next refresh
     Log(LogLevel::kError, "reload failed, keeping the last good spec",
         {{"file", options_.config_file}, {"err", error}});
     return Error{error};
   }
   {
-    // No refresh runs while caches move from the old sources to the new ones.
-    std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& runner : (*config)->runners) {
-      for (const auto& old : config_->runners) {
-        // A read that outlived its refresh (busy) keeps its source; the new one starts cold.
-        if (old->name == runner->name && old->type == runner->type && !old->busy->exchange(true)) {
-          runner->source->InheritCaches(*old->source);
-        }
-      }
-    }
-    std::int64_t now = Now();
-    std::map<std::string, std::int64_t> desired_since;
-    for (const auto& job : (*config)->spec->jobs) {
-      auto it = desired_since_.find(job.role);
-      desired_since[job.role] = it == desired_since_.end() ? now : it->second;
-    }
-    desired_since_ = std::move(desired_since);
-    config_ = *config;
+    pending_config_ = *config;  // a reload not yet applied is replaced by this newer one
   }
   reload_successful_.Set(1);
+  reload_success_time_.Set(static_cast<double>(Now()));
+  RepublishSelfMetrics();
   if (options_.on_spec_loaded) options_.on_spec_loaded(config.value()->spec);
   Log(LogLevel::kInfo, "spec reloaded",
       {{"file", options_.config_file},

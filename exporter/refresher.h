@@ -54,8 +54,10 @@ class Refresher {
   // One refresh, synchronously (the loop calls this; so do tests).
   void RefreshOnce();
 
-  // Re-reads the config file. On error the last good spec keeps running, the error is
-  // logged and returned, and schedwatch_exporter_config_last_reload_successful drops to 0.
+  // Re-reads and builds the config file; the new spec takes over at the start of the next
+  // refresh (which is woken), so a reload never waits for a source read. Concurrent reloads run
+  // one after the other. On error the last good spec keeps running, the error is logged and
+  // returned, and schedwatch_exporter_config_last_reload_successful reads 0 at once.
   Result<bool> Reload();
 
   std::shared_ptr<const Published> Current() const;
@@ -73,15 +75,20 @@ class Refresher {
   void UpdateSelfMetrics(const RefreshResult& result,
                          const std::map<std::string, std::vector<SourceProblem>>& problems);
   void Publish(RefreshResult result);
+  void ApplyPendingConfig();
+  void RepublishSelfMetrics();
 
   RefresherOptions options_;
   mutable std::mutex mutex_;  // guards config_, published_, desired_since_
   std::shared_ptr<Config> config_;
+  std::shared_ptr<Config> pending_config_;  // built by Reload, applied by the next refresh
   std::shared_ptr<const Published> published_;
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
   std::mutex refresh_mutex_;                            // one refresh at a time
-  std::size_t expected_metrics_bytes_ = 0;              // size of the last exposition
+  std::mutex reload_mutex_;                             // one reload at a time
+  std::mutex publish_mutex_;                // one rendering at a time: a refresh's or a reload's
+  std::size_t expected_metrics_bytes_ = 0;  // size of the last exposition
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> stop_{false};
@@ -98,6 +105,7 @@ class Refresher {
   prometheus::Family<prometheus::Gauge>& source_unowned_;
   prometheus::Gauge& last_cycle_;
   prometheus::Gauge& reload_successful_;
+  prometheus::Gauge& reload_success_time_;
 };
 
 }  // namespace schedwatch

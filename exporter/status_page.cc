@@ -55,7 +55,7 @@ std::string EscapeHtml(const std::string& text) {
   return out;
 }
 
-std::string RenderStatusHtml(const RefreshResult& result) {
+std::string RenderStatusHtml(const RefreshResult& result, const std::string& telemetry_path) {
   std::string out = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>schedwatch</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -77,9 +77,14 @@ code{font-size:.85rem}
   int healthy = 0;
   for (const auto& role : result.roles) healthy += role.status.Has(Condition::kOk);
   out += fmt::format(
-      "<p id=\"state\">Refreshed {} — {} of {} roles ok. <a href=\"metrics\">metrics</a> · "
+      "<p id=\"state\">Refreshed {} — {} of {} roles ok. <a href=\"{}\">metrics</a> · "
       "<a href=\"api/v1/status\">JSON</a></p>\n",
-      Time(result.time, now), healthy, result.roles.size());
+      Time(result.time, now), healthy, result.roles.size(),
+      // Relative, like the JSON link, so the page also works behind a path prefix; "./" keeps
+      // a path such as "/x:y" from reading as a scheme.
+      EscapeHtml("./" + (telemetry_path.empty() || telemetry_path[0] != '/'
+                             ? telemetry_path
+                             : telemetry_path.substr(1))));
   out +=
       "<h2>Roles</h2>\n<table id=\"roles\"><tr><th>role</th><th>source</th><th>conditions</th>"
       "<th>registered</th><th>active</th><th>last started</th><th>last success</th>"

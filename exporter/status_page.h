@@ -8,7 +8,9 @@
 
 namespace schedwatch {
 
-std::string RenderStatusHtml(const RefreshResult& result);
+// `telemetry_path` is --web.telemetry-path: where the page's "metrics" link points.
+std::string RenderStatusHtml(const RefreshResult& result,
+                             const std::string& telemetry_path = "/metrics");
 std::string RenderStatusJson(const RefreshResult& result);
 std::string EscapeHtml(const std::string& text);
 

@@ -1,127 +1,807 @@
 #include "exporter/web.h"
 
-#include <civetweb.h>
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdarg>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
 
+#include "exporter/log.h"
 #include "exporter/status_page.h"
 
 namespace schedwatch {
 namespace {
 
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr const char* kTextType = "text/plain; charset=utf-8";
+constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
+constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
+constexpr std::size_t kAuthCacheEntries = 1024;
+constexpr unsigned kThreadsPerListener = 2;
 
-void Send(mg_connection* connection, int status, const char* content_type, const std::string& body,
-          const char* extra_headers = "") {
-  mg_printf(connection,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\n%s\r\n",
-            status, mg_get_response_code_text(connection, status), content_type, body.size(),
-            extra_headers);
-  mg_write(connection, body.data(), body.size());
+struct Reply {
+  unsigned status = 200;
+  std::string content_type = kTextType;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+Reply Text(unsigned status, std::string body) {
+  Reply reply;
+  reply.status = status;
+  reply.body = std::move(body);
+  return reply;
 }
 
-bool AcceptsGzip(mg_connection* connection) {
-  const char* accept = mg_get_header(connection, "Accept-Encoding");
-  return accept != nullptr && std::strstr(accept, "gzip") != nullptr;
+// One request (MHD's per-request closure), freed when MHD reports it completed. The fields a
+// worker sets are read only after the worker resumed the connection.
+struct Request {
+  MHD_Connection* connection = nullptr;
+  std::size_t body_bytes = 0;
+  enum class Auth { kUnchecked, kOk, kBad } auth = Auth::kUnchecked;
+  std::string user, password;  // for the worker's check only; cleared by it
+  std::optional<Reply> deferred_reply;
+};
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
 }
 
-// ":9762" -> "9762"; "localhost:9762" -> "127.0.0.1:9762"; IPv4 and [IPv6] kept.
-std::string CivetPort(const std::string& address) {
-  if (!address.empty() && address[0] == ':') return address.substr(1);
-  if (address.rfind("localhost:", 0) == 0) return "127.0.0.1" + address.substr(9);
+std::string Trim(const std::string& text) {
+  auto begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, separator)) parts.push_back(Trim(part));
+  return parts;
+}
+
+const char* Header(MHD_Connection* connection, const char* name) {
+  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+}
+
+// Host of a "host[:port]" or "[v6][:port]" authority.
+std::string HostOf(const std::string& authority) {
+  if (!authority.empty() && authority[0] == '[') {
+    auto close = authority.find(']');
+    return close == std::string::npos ? authority : authority.substr(1, close - 1);
+  }
+  auto colon = authority.find(':');
+  return colon == std::string::npos ? authority : authority.substr(0, colon);
+}
+
+bool IsIpLiteralOrLocalhost(const std::string& host) {
+  unsigned char buffer[sizeof(in6_addr)];
+  return Lower(host) == "localhost" || inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+Result<std::string> ReadWholeFile(const std::string& what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    return Error{fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno))};
+  }
+  return text.str();
+}
+
+// GnuTLS priorities for the versions min..max ("TLS10".."TLS13").
+Result<std::string> TlsPriorities(const WebConfig::Tls& tls) {
+  static const char* const kVersions[] = {"TLS10", "TLS11", "TLS12", "TLS13"};
+  static const char* const kGnutls[] = {"VERS-TLS1.0", "VERS-TLS1.1", "VERS-TLS1.2", "VERS-TLS1.3"};
+  auto index = [](const std::string& name, int otherwise) {
+    for (int i = 0; i < 4; ++i) {
+      if (name == kVersions[i]) return i;
+    }
+    return name.empty() ? otherwise : -1;
+  };
+  int low = index(tls.min_version, 2), high = index(tls.max_version, 3);
+  if (low < 0 || high < 0 || low > high) {
+    return Error{fmt::format("TLS versions {}..{} make an empty range", tls.min_version,
+                             tls.max_version.empty() ? "any" : tls.max_version)};
+  }
+  std::string priorities = "NORMAL:-VERS-ALL";
+  for (int i = high; i >= low; --i) priorities += std::string(":+") + kGnutls[i];
+  return priorities;
+}
+
+// A thread that does slow work (a reload, a bcrypt check) for suspended connections and
+// resumes them; requests that queue up while it works are handed over together, so a storm of
+// reloads costs one reload per round.
+class Deferrer {
+ public:
+  using Work = std::function<void(std::vector<Request*>&)>;
+  explicit Deferrer(Work work) : work_(std::move(work)), thread_([this] { Loop(); }) {}
+  ~Deferrer() { Stop(); }
+
+  // Suspends the request's connection until the work is done. False once stopping.
+  bool Submit(Request* request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return false;
+    MHD_suspend_connection(request->connection);
+    waiting_.push_back(request);
+    wake_.notify_one();
+    return true;
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::vector<Request*> batch;
+      bool stopping = false;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
+        batch.swap(waiting_);
+        stopping = stopping_;
+      }
+      if (stopping) {
+        // Every suspended connection must be resumed before the daemon stops.
+        for (Request* request : batch) request->deferred_reply = Text(503, "shutting down\n");
+      } else {
+        try {
+          work_(batch);
+        } catch (const std::exception& e) {
+          for (Request* request : batch) {
+            if (!request->deferred_reply) request->deferred_reply = Text(500, "internal error\n");
+          }
+        }
+      }
+      for (Request* request : batch) MHD_resume_connection(request->connection);
+      if (stopping) return;
+    }
+  }
+
+  Work work_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<Request*> waiting_;
+  std::thread thread_;
+};
+
+struct Address {
+  std::string host;  // empty: every address
+  std::string port;
+};
+
+Result<Address> SplitHostPort(const std::string& text) {
+  Address address;
+  std::string port;
+  if (!text.empty() && text[0] == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return Error{"expected [IPv6]:port"};
+    }
+    address.host = text.substr(1, close - 1);
+    if (address.host.empty()) return Error{"empty IPv6 address"};
+    address.port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos) return Error{"missing port (host:port, :port or [IPv6]:port)"};
+    address.host = text.substr(0, colon);
+    if (address.host.find(':') != std::string::npos) {
+      return Error{"an IPv6 address goes in brackets: [::1]:9762"};
+    }
+    address.port = text.substr(colon + 1);
+  }
+  if (address.port.empty() || address.port.size() > 5 ||
+      address.port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(address.port) > 65535) {
+    return Error{fmt::format("port \"{}\" is not a number from 0 to 65535", address.port)};
+  }
   return address;
+}
+
+// A listening socket for `text`; `port` receives the bound port.
+Result<int> Listen(const std::string& text, int& port) {
+  auto address = SplitHostPort(text);
+  if (!address) return Error{fmt::format("cannot listen on {}: {}", text, address.error())};
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  std::string host = address->host;
+  bool every_address = host.empty() || host == "::";
+  if (Lower(host) == "localhost") host = "127.0.0.1";
+  if (host.empty()) host = "::";
+  addrinfo* found = nullptr;
+  int resolved = getaddrinfo(host.c_str(), address->port.c_str(), &hints, &found);
+  if (resolved != 0) {
+    return Error{fmt::format("cannot listen on {}: {}", text, gai_strerror(resolved))};
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
+  int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 && every_address && errno == EAFNOSUPPORT) {
+    // No IPv6 on this machine: every IPv4 address then.
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    any.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address->port)));
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+      int on = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+      if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof(any)) != 0) {
+        int error = errno;
+        close(fd);
+        return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
+      }
+    }
+  } else if (fd >= 0) {
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (found->ai_family == AF_INET6) {
+      int v6only = every_address ? 0 : 1;  // ":port" and "[::]:port" take IPv4 too
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+    }
+    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+      int error = errno;
+      close(fd);
+      return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
+    }
+  }
+  if (fd < 0) return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(errno))};
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  if (listen(fd, SOMAXCONN) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    int error = errno;
+    close(fd);
+    return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
+  }
+  port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return fd;
+}
+
+void LogFromMhd(void*, const char* format, va_list arguments) {
+  char message[512];
+  std::vsnprintf(message, sizeof(message), format, arguments);
+  std::string text = Trim(message);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  Log(LogLevel::kDebug, "http server", {{"msg", text}});
 }
 
 }  // namespace
 
-Result<std::unique_ptr<WebServer>> WebServer::Start(const std::string& listen_address,
-                                                    const std::string& telemetry_path,
-                                                    Refresher& refresher) {
-  static const bool initialised = (mg_init_library(0), true);
-  (void)initialised;
-  std::unique_ptr<WebServer> server(new WebServer(refresher, telemetry_path));
-  std::string ports = CivetPort(listen_address);
-  const char* options[] = {
-      "listening_ports",    ports.c_str(), "num_threads", "16", "enable_keep_alive", "yes",
-      "request_timeout_ms", "30000",       nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = [](const mg_connection*, const char*) { return 1; };  // ours log
-  server->context_ = mg_start(&callbacks, nullptr, options);
-  if (server->context_ == nullptr) {
-    return Error{fmt::format("cannot listen on {} (address in use or not valid)", listen_address)};
-  }
-  mg_server_port port{};
-  if (mg_get_server_ports(server->context_, 1, &port) > 0) server->port_ = port.port;
-  mg_set_request_handler(server->context_, "/", &WebServer::Handle, server.get());
-  return server;
-}
-
-WebServer::~WebServer() {
-  if (context_ != nullptr) mg_stop(context_);
-}
-
-int WebServer::Handle(mg_connection* connection, void* self) {
-  // No exception may cross into civetweb.
-  try {
-    return static_cast<WebServer*>(self)->Serve(connection);
-  } catch (const std::exception& e) {
-    Send(connection, 500, "text/plain; charset=utf-8", "internal error\n");
-    return 500;
-  }
-}
-
-int WebServer::Serve(mg_connection* connection) {
-  const mg_request_info* request = mg_get_request_info(connection);
-  std::string path = request->local_uri ? request->local_uri : "/";
-  std::string method = request->request_method ? request->request_method : "";
-  std::shared_ptr<const Published> published = refresher_.Current();
-
-  if (path == telemetry_path_) {
-    if (AcceptsGzip(connection) && !published->metrics_gzip.empty()) {
-      Send(connection, 200, kExpositionType, published->metrics_gzip,
-           "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
-    } else {
-      Send(connection, 200, kExpositionType, published->metrics, "Vary: Accept-Encoding\r\n");
+// RFC 9110 section 12.5.3: "gzip;q=0" refuses gzip; "*" stands for every coding not named.
+bool AcceptsGzip(const char* accept_encoding) {
+  if (accept_encoding == nullptr) return false;
+  std::optional<double> gzip, any;
+  for (const auto& element : Split(accept_encoding, ',')) {
+    auto parameters = Split(element, ';');
+    if (parameters.empty()) continue;
+    std::string coding = Lower(parameters[0]);
+    double q = 1;
+    for (std::size_t i = 1; i < parameters.size(); ++i) {
+      std::string parameter = Lower(parameters[i]);
+      if (parameter.rfind("q=", 0) != 0) continue;
+      char* end = nullptr;
+      q = std::strtod(parameter.c_str() + 2, &end);
+      if (end == parameter.c_str() + 2 || *end != '\0' || !(q >= 0 && q <= 1)) q = 0;
     }
-    return 200;
+    if (coding == "gzip" || coding == "x-gzip") {
+      gzip = q;
+    } else if (coding == "*") {
+      any = q;
+    }
   }
-  if (path == "/-/healthy") {
-    Send(connection, 200, "text/plain; charset=utf-8", "schedwatch is healthy.\n");
-    return 200;
+  if (gzip) return *gzip > 0;
+  return any && *any > 0;
+}
+
+struct WebServer::Impl {
+  Impl(const WebOptions& options, Refresher& refresher)
+      : options_(options), refresher_(refresher) {}
+  ~Impl();
+
+  Result<bool> LoadTls();
+  Result<bool> Start();
+  static void ConnectionStarted(void* self, MHD_Connection* connection, void** socket_context,
+                                MHD_ConnectionNotificationCode code);
+  static MHD_Result Access(void* self, MHD_Connection* connection, const char* url,
+                           const char* method, const char* version, const char* upload_data,
+                           std::size_t* upload_data_size, void** request);
+  MHD_Result Serve(MHD_Connection* connection, const std::string& path, const std::string& method,
+                   std::size_t* upload_data_size, void** closure);
+  MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
+  MHD_Result ServeMetrics(MHD_Connection* connection);
+  std::optional<Reply> CheckClientCertificate(MHD_Connection* connection);
+  std::optional<Reply> CheckReloadOrigin(MHD_Connection* connection);
+  void AddConfiguredHeaders(MHD_Response* response);
+  std::string AuthDigest(const std::string& user, const std::string& password);
+  void ReloadBatch(std::vector<Request*>& batch);
+  void AuthBatch(std::vector<Request*>& batch);
+
+  WebOptions options_;
+  Refresher& refresher_;
+  std::vector<Listener> listeners_;
+  std::vector<MHD_Daemon*> daemons_;
+  std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
+  std::unique_ptr<Deferrer> reloads_, auth_checks_;
+  std::mutex auth_mutex_;
+  std::set<std::string> verified_;  // digests of credentials bcrypt accepted
+  std::string auth_salt_;
+};
+
+WebServer::Impl::~Impl() {
+  // Resume every suspended connection first: the daemons may not stop with one suspended.
+  if (reloads_) reloads_->Stop();
+  if (auth_checks_) auth_checks_->Stop();
+  for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
+}
+
+Result<bool> WebServer::Impl::LoadTls() {
+  const auto& config = options_.web_config;
+  if (config && config->tls) {
+    const auto& tls = *config->tls;
+    auto key = ReadWholeFile("key_file", tls.key_file);
+    if (!key) return Error{key.error()};
+    auto cert = ReadWholeFile("cert_file", tls.cert_file);
+    if (!cert) return Error{cert.error()};
+    tls_key_ = std::move(*key);
+    tls_cert_ = std::move(*cert);
+    if (!tls.client_ca_file.empty()) {
+      auto trust = ReadWholeFile("client_ca_file", tls.client_ca_file);
+      if (!trust) return Error{trust.error()};
+      tls_trust_ = std::move(*trust);
+    } else if (tls.client_auth_type == "RequestClientCert" ||
+               tls.client_auth_type == "RequireAnyClientCert") {
+      // libmicrohttpd asks for a client certificate only when it has CAs to name; any
+      // certificate is taken here, so the server's own stands in.
+      tls_trust_ = tls_cert_;
+    }
+    auto priorities = TlsPriorities(tls);
+    if (!priorities) return Error{priorities.error()};
+    tls_priorities_ = std::move(*priorities);
+    // Say what is wrong with the key or certificate here: libmicrohttpd would only fail.
+    gnutls_certificate_credentials_t credentials = nullptr;
+    gnutls_certificate_allocate_credentials(&credentials);
+    gnutls_datum_t cert_data{reinterpret_cast<unsigned char*>(tls_cert_.data()),
+                             static_cast<unsigned>(tls_cert_.size())};
+    gnutls_datum_t key_data{reinterpret_cast<unsigned char*>(tls_key_.data()),
+                            static_cast<unsigned>(tls_key_.size())};
+    int loaded = gnutls_certificate_set_x509_key_mem(credentials, &cert_data, &key_data,
+                                                     GNUTLS_X509_FMT_PEM);
+    int trusted = 0;
+    if (loaded >= 0 && !tls.client_ca_file.empty()) {
+      gnutls_datum_t ca_data{reinterpret_cast<unsigned char*>(tls_trust_.data()),
+                             static_cast<unsigned>(tls_trust_.size())};
+      trusted = gnutls_certificate_set_x509_trust_mem(credentials, &ca_data, GNUTLS_X509_FMT_PEM);
+    }
+    gnutls_certificate_free_credentials(credentials);
+    if (loaded < 0) {
+      return Error{fmt::format("cert_file {} with key_file {}: {}", tls.cert_file, tls.key_file,
+                               gnutls_strerror(loaded))};
+    }
+    if (trusted <= 0 && !tls.client_ca_file.empty()) {
+      return Error{fmt::format("client_ca_file {}: {}", tls.client_ca_file,
+                               trusted < 0 ? gnutls_strerror(trusted) : "no certificate in it")};
+    }
   }
-  if (path == "/-/ready") {
-    bool ready = refresher_.Ready();
-    Send(connection, ready ? 200 : 503, "text/plain; charset=utf-8",
-         ready ? "schedwatch is ready.\n" : "schedwatch is not ready: no complete refresh yet.\n");
-    return ready ? 200 : 503;
+  return true;
+}
+
+Result<bool> WebServer::Impl::Start() {
+  const auto& config = options_.web_config;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
+  if (config && config->tls) flags |= MHD_USE_TLS;
+  if (config && !config->basic_auth_users.empty()) {
+    unsigned char salt[32];
+    gnutls_rnd(GNUTLS_RND_NONCE, salt, sizeof(salt));
+    auth_salt_.assign(reinterpret_cast<char*>(salt), sizeof(salt));
+    auth_checks_ = std::make_unique<Deferrer>([this](auto& batch) { AuthBatch(batch); });
+  }
+  reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
+
+  for (const auto& address : options_.listen_addresses) {
+    int port = 0;
+    auto fd = Listen(address, port);
+    if (!fd) return Error{fd.error()};
+    std::vector<MHD_OptionItem> items = {
+        {MHD_OPTION_LISTEN_SOCKET, *fd, nullptr},
+        {MHD_OPTION_THREAD_POOL_SIZE, kThreadsPerListener, nullptr},
+        {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(options_.max_connections), nullptr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options_.idle_timeout_seconds),
+         nullptr},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr},
+        {MHD_OPTION_NOTIFY_COMPLETED,
+         reinterpret_cast<intptr_t>(static_cast<MHD_RequestCompletedCallback>(
+             [](void*, MHD_Connection*, void** closure, MHD_RequestTerminationCode) {
+               delete static_cast<Request*>(*closure);
+               *closure = nullptr;
+             })),
+         nullptr},
+        {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd), nullptr},
+        {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::ConnectionStarted), this},
+    };
+    if (flags & MHD_USE_TLS) {
+      auto text = [](const std::string& value) {
+        return MHD_OptionItem{MHD_OPTION_END, reinterpret_cast<intptr_t>(value.c_str()),
+                              const_cast<char*>(value.c_str())};
+      };
+      items.push_back(text(tls_key_));
+      items.back().option = MHD_OPTION_HTTPS_MEM_KEY;
+      items.push_back(text(tls_cert_));
+      items.back().option = MHD_OPTION_HTTPS_MEM_CERT;
+      items.push_back(text(tls_priorities_));
+      items.back().option = MHD_OPTION_HTTPS_PRIORITIES;
+      if (!tls_trust_.empty()) {
+        items.push_back(text(tls_trust_));
+        items.back().option = MHD_OPTION_HTTPS_MEM_TRUST;
+      }
+    }
+    items.push_back({MHD_OPTION_END, 0, nullptr});
+    MHD_Daemon* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::Access, this,
+                                          MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
+    if (daemon == nullptr) {
+      close(*fd);
+      return Error{
+          fmt::format("cannot serve on {}: the HTTP server did not start{}", address,
+                      (flags & MHD_USE_TLS) ? " (check the TLS key and certificate)" : "")};
+    }
+    daemons_.push_back(daemon);
+    listeners_.push_back({address, port});
+  }
+  return true;
+}
+
+MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const char* url,
+                                   const char* method, const char*, const char*,
+                                   std::size_t* upload_data_size, void** closure) {
+  // No exception may cross into libmicrohttpd: one that escapes closes the connection.
+  try {
+    return static_cast<Impl*>(self)->Serve(connection, url ? url : "/", method ? method : "",
+                                           upload_data_size, closure);
+  } catch (...) {
+    return MHD_NO;
+  }
+}
+
+// Before the TLS handshake: a client certificate the configuration requires, or one that does
+// not verify, fails the handshake itself (as Go's crypto/tls does); CheckClientCertificate
+// checks each request again.
+void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, void**,
+                                        MHD_ConnectionNotificationCode code) {
+  auto* impl = static_cast<Impl*>(self);
+  if (code != MHD_CONNECTION_NOTIFY_STARTED || !impl->options_.web_config ||
+      !impl->options_.web_config->tls) {
+    return;
+  }
+  const std::string& type = impl->options_.web_config->tls->client_auth_type;
+  if (type == "NoClientCert" || type == "RequestClientCert") return;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (info == nullptr || info->tls_session == nullptr) return;
+  auto session = static_cast<gnutls_session_t>(info->tls_session);
+  if (type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert") {
+    gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+  }
+  if (type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert") {
+    static gnutls_typed_vdata_st purpose{
+        GNUTLS_DT_KEY_PURPOSE_OID,
+        reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
+    gnutls_session_set_verify_cert2(session, &purpose, 1, 0);
+  }
+}
+
+void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
+  if (!options_.web_config) return;
+  for (const auto& [name, value] : options_.web_config->headers) {
+    MHD_add_response_header(response, name.c_str(), value.c_str());
+  }
+}
+
+MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  for (const auto& [name, value] : reply.headers) {
+    MHD_add_response_header(response, name.c_str(), value.c_str());
+  }
+  AddConfiguredHeaders(response);
+  MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
+  // The response sends straight from the published bytes, which it keeps alive until sent.
+  auto* holder = new std::shared_ptr<const Published>(refresher_.Current());
+  bool gzip = AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+              !(*holder)->metrics_gzip.empty();
+  const std::string& body = gzip ? (*holder)->metrics_gzip : (*holder)->metrics;
+  MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+      body.size(), const_cast<char*>(body.data()),
+      [](void* held) { delete static_cast<std::shared_ptr<const Published>*>(held); }, holder);
+  if (response == nullptr) {
+    delete holder;
+    return MHD_NO;
+  }
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  if (gzip) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+  AddConfiguredHeaders(response);
+  MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+std::optional<Reply> WebServer::Impl::CheckClientCertificate(MHD_Connection* connection) {
+  if (!options_.web_config || !options_.web_config->tls) return std::nullopt;
+  const std::string& type = options_.web_config->tls->client_auth_type;
+  bool required = type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert";
+  bool verified = type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert";
+  if (!required && !verified) return std::nullopt;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (info == nullptr) return Text(403, "no TLS session\n");
+  auto session = static_cast<gnutls_session_t>(info->tls_session);
+  unsigned count = 0;
+  const gnutls_datum_t* certificates = gnutls_certificate_get_peers(session, &count);
+  bool given = certificates != nullptr && count > 0;
+  if (required && !given) return Text(403, "a client certificate is required\n");
+  if (verified && given) {
+    gnutls_typed_vdata_st purpose{};
+    purpose.type = GNUTLS_DT_KEY_PURPOSE_OID;
+    purpose.data = reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT));
+    unsigned status = 0;
+    if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) != GNUTLS_E_SUCCESS ||
+        status != 0) {
+      Log(LogLevel::kDebug, "client certificate refused",
+          {{"reason", [&] {
+              gnutls_datum_t text{};
+              std::string why = "unknown";
+              if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) ==
+                  GNUTLS_E_SUCCESS) {
+                why.assign(reinterpret_cast<char*>(text.data), text.size);
+                gnutls_free(text.data);
+              }
+              return why;
+            }()}});
+      return Text(403, "the client certificate is not trusted\n");
+    }
+  }
+  return std::nullopt;
+}
+
+// A browser can send a form POST to any site without asking first (no CORS preflight), and a
+// page on a foreign name that resolves to this host (DNS rebinding) is "same origin" to it.
+// So: no form content types, and a request from a browser only from a page served by this
+// exporter under an IP literal or localhost. Clients that send no Origin are not browsers.
+std::optional<Reply> WebServer::Impl::CheckReloadOrigin(MHD_Connection* connection) {
+  if (const char* type = Header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)) {
+    std::string media = Lower(Trim(std::string(type).substr(0, std::string(type).find(';'))));
+    if (media == "application/x-www-form-urlencoded" || media == "multipart/form-data" ||
+        media == "text/plain") {
+      return Text(403, fmt::format("reload refused: content type {} is what a cross-site form "
+                                   "sends\n",
+                                   media));
+    }
+  }
+  const char* origin = Header(connection, "Origin");
+  const char* fetch_site = Header(connection, "Sec-Fetch-Site");
+  if (origin == nullptr && fetch_site == nullptr) return std::nullopt;
+  if (fetch_site != nullptr && Lower(fetch_site) != "same-origin" && Lower(fetch_site) != "none") {
+    return Text(403, "reload refused: cross-site request\n");
+  }
+  const char* host = Header(connection, MHD_HTTP_HEADER_HOST);
+  std::string origin_authority;
+  if (origin != nullptr) {
+    std::string text = origin;
+    auto scheme = text.find("://");
+    if (scheme != std::string::npos) origin_authority = Lower(text.substr(scheme + 3));
+  }
+  if (host == nullptr || origin_authority.empty() || origin_authority != Lower(host) ||
+      !IsIpLiteralOrLocalhost(HostOf(host))) {
+    return Text(403,
+                "reload refused: a browser may reload only from a page of this exporter "
+                "opened by IP address or localhost\n");
+  }
+  return std::nullopt;
+}
+
+std::string WebServer::Impl::AuthDigest(const std::string& user, const std::string& password) {
+  std::string input = auth_salt_ + user + '\0' + password;
+  unsigned char digest[32];
+  gnutls_hash_fast(GNUTLS_DIG_SHA256, input.data(), input.size(), digest);
+  std::fill(input.begin(), input.end(), '\0');
+  return std::string(reinterpret_cast<char*>(digest), sizeof(digest));
+}
+
+void WebServer::Impl::AuthBatch(std::vector<Request*>& batch) {
+  const auto& users = options_.web_config->basic_auth_users;
+  for (Request* request : batch) {
+    auto it = users.find(request->user);
+    // An unknown user costs the same bcrypt as a known one: no oracle for user names.
+    const std::string& hash = it != users.end() ? it->second : users.begin()->second;
+    bool ok = VerifyBasicAuthPassword(hash, request->password) && it != users.end();
+    if (ok) {
+      std::string digest = AuthDigest(request->user, request->password);
+      std::lock_guard<std::mutex> lock(auth_mutex_);
+      if (verified_.size() >= kAuthCacheEntries) verified_.clear();
+      verified_.insert(std::move(digest));
+    }
+    std::fill(request->password.begin(), request->password.end(), '\0');
+    request->password.clear();
+    request->auth = ok ? Request::Auth::kOk : Request::Auth::kBad;
+  }
+}
+
+void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
+  // One reload answers every request that was waiting when it started: each of them asked
+  // for a reload after its own edit of the file, and this one reads the file after all of them.
+  auto reloaded = refresher_.Reload();
+  Reply reply =
+      reloaded ? Text(200, "") : Text(500, "failed to reload config: " + reloaded.error() + "\n");
+  for (Request* request : batch) request->deferred_reply = reply;
+}
+
+MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string& path,
+                                  const std::string& method, std::size_t* upload_data_size,
+                                  void** closure) {
+  auto* request = static_cast<Request*>(*closure);
+  if (request == nullptr) {  // headers read; a body, if any, comes in the next calls
+    request = new Request;
+    request->connection = connection;
+    *closure = request;
+    return MHD_YES;
+  }
+  if (*upload_data_size != 0) {
+    request->body_bytes += *upload_data_size;
+    *upload_data_size = 0;
+    return request->body_bytes > kMaxBodyBytes ? MHD_NO : MHD_YES;
+  }
+  if (request->deferred_reply) return Queue(connection, *request->deferred_reply);
+
+  if (auto refused = CheckClientCertificate(connection)) return Queue(connection, *refused);
+  if (auth_checks_ && request->auth != Request::Auth::kOk) {
+    Reply unauthorized = Text(401, "Unauthorized\n");
+    unauthorized.headers.push_back(
+        {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
+    if (request->auth == Request::Auth::kBad) return Queue(connection, unauthorized);
+    char* password = nullptr;
+    char* user = MHD_basic_auth_get_username_password(connection, &password);
+    if (user == nullptr) {
+      if (password != nullptr) MHD_free(password);
+      return Queue(connection, unauthorized);
+    }
+    request->user = user;
+    request->password = password != nullptr ? password : "";
+    MHD_free(user);
+    if (password != nullptr) {
+      std::memset(password, 0, std::strlen(password));
+      MHD_free(password);
+    }
+    bool cached;
+    {
+      std::string digest = AuthDigest(request->user, request->password);
+      std::lock_guard<std::mutex> lock(auth_mutex_);
+      cached = verified_.count(digest) > 0;
+    }
+    if (!cached) {
+      // bcrypt takes tens of milliseconds on purpose: never on this thread.
+      if (!auth_checks_->Submit(request)) return Queue(connection, Text(503, "shutting down\n"));
+      return MHD_YES;
+    }
+    std::fill(request->password.begin(), request->password.end(), '\0');
+    request->password.clear();
+    request->auth = Request::Auth::kOk;
+  }
+
+  const bool readable = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
+  auto not_allowed = [&](const char* allow) {
+    Reply reply = Text(405, fmt::format("method {} not allowed; use {}\n", method, allow));
+    reply.headers.push_back({MHD_HTTP_HEADER_ALLOW, allow});
+    return Queue(connection, reply);
+  };
+  if (path == options_.telemetry_path) {
+    if (!readable) return not_allowed("GET, HEAD");
+    return ServeMetrics(connection);
   }
   if (path == "/-/reload") {
-    if (method != "POST" && method != "PUT") {
-      Send(connection, 405, "text/plain; charset=utf-8", "Only POST or PUT requests allowed\n",
-           "Allow: POST, PUT\r\n");
-      return 405;
+    if (method != MHD_HTTP_METHOD_POST && method != MHD_HTTP_METHOD_PUT) {
+      return not_allowed("POST, PUT");
     }
-    auto reloaded = refresher_.Reload();
-    if (!reloaded) {
-      Send(connection, 500, "text/plain; charset=utf-8",
-           "failed to reload config: " + reloaded.error() + "\n");
-      return 500;
+    if (!options_.enable_lifecycle) {
+      return Queue(connection, Text(403, "Lifecycle API is not enabled.\n"));
     }
-    Send(connection, 200, "text/plain; charset=utf-8", "");
-    return 200;
+    if (auto refused = CheckReloadOrigin(connection)) return Queue(connection, *refused);
+    // The reload runs on its own thread; this connection waits, suspended, for its answer.
+    if (!reloads_->Submit(request)) return Queue(connection, Text(503, "shutting down\n"));
+    return MHD_YES;
+  }
+  if (path == "/" || path == "/api/v1/status" || path == "/-/healthy" || path == "/-/ready") {
+    if (!readable) return not_allowed("GET, HEAD");
+  }
+  if (path == "/-/healthy") return Queue(connection, Text(200, "schedwatch is healthy.\n"));
+  if (path == "/-/ready") {
+    return Queue(connection,
+                 refresher_.Ready()
+                     ? Text(200, "schedwatch is ready.\n")
+                     : Text(503, "schedwatch is not ready: no complete refresh yet.\n"));
   }
   if (path == "/api/v1/status") {
-    Send(connection, 200, "application/json", RenderStatusJson(published->result));
-    return 200;
+    Reply reply = Text(200, RenderStatusJson(refresher_.Current()->result));
+    reply.content_type = "application/json";
+    return Queue(connection, reply);
   }
   if (path == "/") {
-    Send(connection, 200, "text/html; charset=utf-8", RenderStatusHtml(published->result));
-    return 200;
+    Reply reply =
+        Text(200, RenderStatusHtml(refresher_.Current()->result, options_.telemetry_path));
+    reply.content_type = "text/html; charset=utf-8";
+    return Queue(connection, reply);
   }
-  Send(connection, 404, "text/plain; charset=utf-8", "404 page not found\n");
-  return 404;
+  return Queue(connection, Text(404, "404 page not found\n"));
+}
+
+WebServer::WebServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WebServer::~WebServer() = default;
+
+const std::vector<WebServer::Listener>& WebServer::listeners() const { return impl_->listeners_; }
+
+Result<std::unique_ptr<WebServer>> WebServer::Start(const WebOptions& options, Refresher& refresher,
+                                                    bool* web_config_error) {
+  if (options.listen_addresses.empty()) return Error{"no --web.listen-address"};
+  auto impl = std::make_unique<Impl>(options, refresher);
+  auto tls = impl->LoadTls();
+  if (!tls) {
+    if (web_config_error != nullptr) *web_config_error = true;
+    return Error{tls.error()};
+  }
+  auto started = impl->Start();
+  if (!started) return Error{started.error()};
+  return std::unique_ptr<WebServer>(new WebServer(std::move(impl)));
+}
+
+std::size_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? 1 << 20 : static_cast<std::size_t>(limit.rlim_cur);
 }
 
 }  // namespace schedwatch

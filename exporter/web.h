@@ -1,38 +1,57 @@
-// HTTP endpoints on civetweb: /metrics (finished bytes of the last refresh, gzip when asked),
-// /-/healthy, /-/ready, POST /-/reload, the status page at / and JSON at /api/v1/status.
+// HTTP endpoints on libmicrohttpd: /metrics (finished bytes of the last refresh, gzip when asked),
+// /-/healthy, /-/ready, POST /-/reload (with --web.enable-lifecycle), the status page at / and
+// JSON at /api/v1/status. Event-driven: an idle connection costs a descriptor and a small
+// bounded buffer, never a thread, and no handler waits for anything; reloads and password checks
+// run on their own threads while their connection is suspended.
 #pragma once
 
-#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "exporter/refresher.h"
+#include "exporter/web_config.h"
 #include "schedwatch/result.h"
-
-struct mg_context;
-struct mg_connection;
 
 namespace schedwatch {
 
+struct WebOptions {
+  // Prometheus form: ":9762" (every address, IPv4 and IPv6), "127.0.0.1:9762", "[::1]:9762",
+  // "[::]:9762", "localhost:9762"; port 0 picks a free one.
+  std::vector<std::string> listen_addresses{":9762"};
+  std::string telemetry_path = "/metrics";
+  bool enable_lifecycle = false;  // POST /-/reload
+  unsigned max_connections = 4096;
+  unsigned idle_timeout_seconds = 30;
+  std::optional<WebConfig> web_config;  // TLS, basic auth, headers
+};
+
 class WebServer {
  public:
-  // `listen_address` in Prometheus form: ":9762", "127.0.0.1:9762", "[::1]:9762"; port 0 picks
-  // a free one.
-  static Result<std::unique_ptr<WebServer>> Start(const std::string& listen_address,
-                                                  const std::string& telemetry_path,
-                                                  Refresher& refresher);
+  struct Listener {
+    std::string address;  // as given
+    int port = 0;         // as bound
+  };
+  // `web_config_error` (optional) is set when the failure lies in the web configuration's TLS
+  // files rather than in listening.
+  static Result<std::unique_ptr<WebServer>> Start(const WebOptions& options, Refresher& refresher,
+                                                  bool* web_config_error = nullptr);
   ~WebServer();
-  int port() const { return port_; }
+  const std::vector<Listener>& listeners() const;
+
+  struct Impl;
 
  private:
-  WebServer(Refresher& refresher, std::string telemetry_path)
-      : refresher_(refresher), telemetry_path_(std::move(telemetry_path)) {}
-  static int Handle(struct mg_connection* connection, void* self);
-  int Serve(struct mg_connection* connection);
-
-  Refresher& refresher_;
-  std::string telemetry_path_;
-  mg_context* context_ = nullptr;
-  int port_ = 0;
+  explicit WebServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
+
+// Whether an Accept-Encoding header value accepts gzip (q-values honoured; "*" counts).
+bool AcceptsGzip(const char* accept_encoding);
+
+// Raises the soft limit of open files to the hard limit (as Go does at start), so that the
+// connection limit can be reached. Returns the soft limit in force.
+std::size_t RaiseOpenFileLimit();
 
 }  // namespace schedwatch

@@ -6,7 +6,8 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-cpp-dev
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
-  libcli11-dev libhowardhinnant-date-dev zlib1g-dev tzdata ca-certificates curl"
+  libcli11-dev libhowardhinnant-date-dev zlib1g-dev libcrypt-dev tzdata ca-certificates curl
+  libmicrohttpd-dev libgnutls28-dev"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium"

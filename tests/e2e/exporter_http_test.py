@@ -46,7 +46,8 @@ class Exporter:
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
             [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms", *extra],
+             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms",
+             "--web.enable-lifecycle", *extra],
             stderr=self.log, stdout=self.log)
         self.port = None
         deadline = time.time() + 15
@@ -139,7 +140,7 @@ def main():
         check("bad reload answers 500", status == 500, status)
         check("bad reload names file, line and field",
               f"{spec}:23:15: jobs[0].schedule: expected 5 fields" in body.decode(), body)
-        time.sleep(1.5)
+        # The very next scrape says so, not the one after the next refresh.
         text = get(exporter.base + "/metrics")[2].decode()
         check("bad reload sets reload_successful 0",
               "schedwatch_exporter_config_last_reload_successful 0\n" in text,
@@ -159,6 +160,11 @@ def main():
         check("SIGHUP reload picks up the new spec", 'role="partner-feed-renamed"' in text)
         check("good reload sets reload_successful 1",
               "schedwatch_exporter_config_last_reload_successful 1\n" in text)
+        stamp = re.search(
+            r"^schedwatch_exporter_config_last_reload_success_timestamp_seconds (\S+)$", text, re.M)
+        check("last successful reload time is exported and recent",
+              stamp is not None and abs(float(stamp.group(1)) - time.time()) < 60,
+              stamp and stamp.group(0))
         check("logs are logfmt", re.search(r'level=info msg="spec reloaded"', exporter.logs()))
     finally:
         code = exporter.stop()

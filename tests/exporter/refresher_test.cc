@@ -266,6 +266,73 @@ jobs:
             std::string::npos);
 }
 
+TEST(RefresherTest, ReloadDoesNotWaitForARefreshThatWaitsForASource) {
+  TempDir dir;
+  fs::path fifo = dir.path() / "stuck.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // opening it for reading blocks: a hung read
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  fs::path spec = dir.path() / "spec.yaml";
+  WriteFile(spec, R"(version: 1
+sources:
+  fine: {type: file, path: live.yaml}
+  stuck: {type: file, path: stuck.yaml, timeout: 3s}
+jobs:
+  - {role: first, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
+)");
+  // A writer that never writes: the source's read blocks once it has opened the FIFO.
+  int writer = open(fifo.c_str(), O_RDWR);
+  ASSERT_GE(writer, 0);
+  auto fifo_opens = [&] {
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+      std::error_code error;
+      if (fs::read_symlink(entry.path(), error) == fifo) ++count;
+    }
+    return count;
+  };
+  auto refresher = MakeRefresher(spec.string());
+  std::atomic<bool> refreshed{false};
+  std::thread refresh([&] {
+    refresher->RefreshOnce();
+    refreshed = true;
+  });
+  // Wait until the refresh is inside the hung read (the source holds the FIFO open too).
+  for (int i = 0; i < 500 && fifo_opens() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(fifo_opens(), 2);
+  WriteFile(spec, R"(version: 1
+sources:
+  fine: {type: file, path: live.yaml}
+  stuck: {type: file, path: stuck.yaml, timeout: 3s}
+jobs:
+  - {role: first, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
+  - {role: second, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
+)");
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(refresher->Reload().ok());
+  WriteFile(spec, "version: 1\nsources: {}\njobs: []\n");
+  EXPECT_FALSE(refresher->Reload().ok());
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_FALSE(refreshed.load());  // the reloads did not wait for the refresh
+  EXPECT_LT(took, std::chrono::seconds(2));
+  // The failed reload shows in the very next scrape, without a refresh.
+  const std::string& metrics = refresher->Current()->metrics;
+  EXPECT_NE(metrics.find("schedwatch_exporter_config_last_reload_successful 0\n"),
+            std::string::npos);
+  EXPECT_NE(
+      metrics.find("schedwatch_exporter_config_last_reload_success_timestamp_seconds 1796040000\n"),
+      std::string::npos);
+  refresh.join();
+  // The good spec of the two takes over at the next refresh.
+  refresher->RefreshOnce();
+  EXPECT_EQ(refresher->Current()->result.roles.size(), 2u);
+  close(writer);  // the reader sees the end of the file and its thread ends
+  for (int i = 0; i < 500 && fifo_opens() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 TEST(RefresherTest, NotReadyAndNoHeartbeatBeforeTheFirstRefresh) {
   auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string());
   EXPECT_FALSE(refresher->Ready());

@@ -195,7 +195,8 @@ class Exporter:
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
             [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms"],
+             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms",
+             "--web.enable-lifecycle"],
             stderr=self.log, stdout=self.log, env=env)
         self.port = None
         deadline = time.time() + 20

@@ -306,7 +306,7 @@ def on_start_phase(args, workdir, server):
     lock = os.path.join(directory, "on-start.lock")
     exporter = Exporter(args.exporter, spec, directory, "on-start",
                         extra=["--reconcile.on-start", "--ledger.file", ledger,
-                               "--reconcile.lock-file", lock])
+                               "--reconcile.lock-file", lock, "--web.enable-lifecycle"])
     try:
         status, ok = exporter.wait_for(
             lambda s: roles(s).get("late", {}).get("conditions") == ["ok"], timeout=30)

@@ -1,0 +1,44 @@
+// --web.config.file: the Prometheus exporter-toolkit web configuration (TLS, basic auth,
+// response headers), so a file written for node_exporter or Prometheus works here unchanged.
+// Keys the toolkit knows but schedwatch does not apply are refused by name, never ignored.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schedwatch/result.h"
+
+namespace schedwatch {
+
+struct WebConfig {
+  struct Tls {
+    std::string cert_file, key_file;  // PEM; relative paths are resolved against the file's dir
+    // NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven or
+    // RequireAndVerifyClientCert (the toolkit's old spelling RequireClientCert is normalised).
+    std::string client_auth_type = "NoClientCert";
+    std::string client_ca_file;         // PEM bundle; set whenever a Verify* type is
+    std::string min_version = "TLS12";  // TLS10, TLS11, TLS12 or TLS13
+    std::string max_version;            // empty: no maximum
+  };
+  std::optional<Tls> tls;                                    // absent: plain HTTP
+  std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash
+  std::vector<std::pair<std::string, std::string>> headers;  // http_server_config.headers
+};
+
+// Decodes the file's text strictly (unknown keys, wrong types and bad values are errors);
+// errors read "file:line:col: field: why" and never quote a password hash. Pure: no file access.
+Result<WebConfig> ParseWebConfig(std::string_view yaml_text, const std::string& file_name);
+
+// Reads a regular file of at most 1 MiB (a FIFO or device is refused without blocking), parses
+// it, then checks that the certificate, key and CA files it names are readable regular files of
+// at most 1 MiB (errors point at their key's position).
+Result<WebConfig> LoadWebConfigFile(const std::string& path);
+
+// True when `password` matches the bcrypt ($2a$, $2b$, $2y$) hash; crypt_r, constant-time compare.
+bool VerifyBasicAuthPassword(const std::string& bcrypt_hash, const std::string& password);
+
+}  // namespace schedwatch

@@ -1,0 +1,462 @@
+#!/usr/bin/python3
+"""The exporter's HTTP surface against hostile or careless clients, on the real binary.
+
+1,000 idle TCP connections and a storm of 20 concurrent reloads (against a spec whose GitHub
+source points at a loopback server that never answers) must not keep /metrics from answering,
+and memory must stay bounded; HEAD sends no body; other methods get 405 with Allow;
+Accept-Encoding q-values; the reload metric right after a failed reload; reload only with
+--web.enable-lifecycle and never from a cross-site form or a foreign Host; repeated listen
+addresses, IPv6 loopback and dual stack; a clear error when an address cannot be bound; basic
+auth whose bcrypt checks never hold up a scrape.
+Prints the latency figures and 'N passed, N failed'.
+"""
+import argparse
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+RESULTS = {"passed": 0, "failed": 0}
+IDLE_CONNECTIONS = 1000
+STORM = 20
+
+
+def check(name, condition, detail=""):
+    if condition:
+        RESULTS["passed"] += 1
+        print(f"ok   {name}")
+    else:
+        RESULTS["failed"] += 1
+        print(f"FAIL {name} {detail}")
+
+
+def wait_for(predicate, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    return predicate()
+
+
+def request(url, method="GET", headers=None, data=None, timeout=10):
+    req = urllib.request.Request(url, method=method, headers=headers or {}, data=data)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def curl_latency(url, max_time=5):
+    """(HTTP status, seconds) of one GET by curl, which gives up after max_time."""
+    result = subprocess.run(["curl", "-g", "-s", "-o", "/dev/null", "--max-time", str(max_time),
+                             "-w", "%{http_code} %{time_total}", url],
+                            capture_output=True, text=True)
+    code, seconds = result.stdout.split()
+    return int(code), float(seconds)
+
+
+def raw(port, text, host="127.0.0.1"):
+    """Sends raw bytes, reads until the server closes: (head, body)."""
+    with socket.create_connection((host, port), timeout=10) as connection:
+        connection.sendall(text.encode())
+        data = b""
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.decode(), body
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+class Exporter:
+    def __init__(self, binary, spec, workdir, *flags, listen=("127.0.0.1:0",), name="exporter"):
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.log = open(self.log_path, "w+")
+        command = [binary, "--config.file", spec, "--refresh.interval", "1s",
+                   "--refresh.confirm-delay", "100ms", *flags]
+        for address in listen:
+            command += ["--web.listen-address", address]
+        self.process = subprocess.Popen(command, stderr=self.log, stdout=self.log)
+        self.ports = wait_for(lambda: self._ports(len(listen)))
+        if not self.ports:
+            raise RuntimeError("exporter did not start: " + self.logs())
+        self.port = self.ports[0]
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _ports(self, count):
+        ports = [int(p) for p in re.findall(r"msg=listening .*port=(\d+)", self.logs())]
+        return ports if len(ports) == count else None
+
+    def logs(self):
+        with open(self.log_path) as log:
+            return log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=40)  # a refresh may be waiting for the hung source
+
+
+def write_spec(path, hung_port):
+    with open(path, "w") as out:
+        out.write(f"""version: 1
+sources:
+  local: {{type: file, path: live.yaml}}
+  hung:
+    type: github_actions
+    repository: acme/hung
+    api_url: http://127.0.0.1:{hung_port}
+    timeout: 20s
+jobs:
+  - {{role: gate, source: local, schedule: "*/5 * * * *", spec_version: "1"}}
+  - role: nightly
+    source: hung
+    workflow: .github/workflows/nightly.yml
+    schedule: "0 3 * * *"
+    spec_version: "1"
+""")
+
+
+def hostile_phase(args, workdir, spec):
+    """Idle connections and a reload storm against a source that hangs."""
+    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", name="hostile")
+    idle = []
+    try:
+        metrics_url = exporter.base + "/metrics"
+        quiet = [curl_latency(metrics_url) for _ in range(5)]
+        check("metrics answers with no other clients", all(code == 200 for code, _ in quiet), quiet)
+        rss_before = rss_kib(exporter.process.pid)
+        fds_before = open_fds(exporter.process.pid)
+        for i in range(IDLE_CONNECTIONS):
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+            if i % 2:  # half of them start a request and never finish it
+                connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            idle.append(connection)
+        accepted = wait_for(
+            lambda: open_fds(exporter.process.pid) >= fds_before + IDLE_CONNECTIONS, timeout=30)
+        check(f"the exporter holds all {IDLE_CONNECTIONS} idle connections", accepted,
+              open_fds(exporter.process.pid) - fds_before)
+        held = [curl_latency(metrics_url) for _ in range(5)]
+        check(f"metrics answers with {IDLE_CONNECTIONS} idle connections open",
+              all(code == 200 for code, _ in held), held)
+        check("... in under 1 s", max(s for _, s in held) < 1.0, held)
+        rss_after = rss_kib(exporter.process.pid)
+        print(f"figure: VmRSS {rss_before} KiB before, {rss_after} KiB with "
+              f"{IDLE_CONNECTIONS} idle connections (+{rss_after - rss_before} KiB)")
+        check("memory stays bounded (< 64 MiB more)", rss_after - rss_before < 64 * 1024,
+              rss_after - rss_before)
+
+        # The first refresh still waits (20 s) for the hung source; 20 reloads arrive at once.
+        check("a refresh is waiting for the hung source",
+              request(exporter.base + "/-/ready")[0] == 503)
+        replies = []
+
+        def reload():
+            replies.append(request(exporter.base + "/-/reload", method="POST", timeout=30)[0])
+
+        storm = [threading.Thread(target=reload) for _ in range(STORM)]
+        started = time.time()
+        for thread in storm:
+            thread.start()
+        during = []
+        while any(thread.is_alive() for thread in storm) or len(during) < 5:
+            during.append(curl_latency(metrics_url))
+        for thread in storm:
+            thread.join()
+        storm_seconds = time.time() - started
+        check("metrics answers during the reload storm", all(code == 200 for code, _ in during),
+              during)
+        check("... in under 1 s", max(s for _, s in during) < 1.0, during)
+        check(f"all {STORM} reloads answered 200", replies == [200] * STORM, replies)
+        check("... while the refresh was still waiting for the hung source",
+              request(exporter.base + "/-/ready")[0] == 503)
+        check("the reloads did not wait for the hung source (< 5 s)", storm_seconds < 5,
+              storm_seconds)
+        rss_storm = rss_kib(exporter.process.pid)
+        print("figure: /metrics latency (s): "
+              f"quiet median {statistics.median(s for _, s in quiet):.4f} "
+              f"max {max(s for _, s in quiet):.4f}; "
+              f"{IDLE_CONNECTIONS} idle median {statistics.median(s for _, s in held):.4f} "
+              f"max {max(s for _, s in held):.4f}; "
+              f"reload storm + idle median {statistics.median(s for _, s in during):.4f} "
+              f"max {max(s for _, s in during):.4f}; storm took {storm_seconds:.2f} s; "
+              f"VmRSS after storm {rss_storm} KiB")
+        check("memory stays bounded after the storm", rss_storm - rss_before < 64 * 1024,
+              rss_storm - rss_before)
+        check("healthy afterwards", request(exporter.base + "/-/healthy")[0] == 200)
+    finally:
+        for connection in idle:
+            connection.close()
+        check("hostile exporter exits 0", exporter.stop() == 0)
+
+
+def http_details_phase(args, workdir, spec):
+    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", name="details")
+    try:
+        port = exporter.port
+        head, body = raw(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        check("HEAD /metrics: 200 with no body", head.startswith("HTTP/1.1 200") and body == b"",
+              (head, body[:80]))
+        check("HEAD /metrics: Content-Length of the GET", re.search(r"(?i)content-length: [1-9]",
+                                                                     head), head)
+        for path in ("/metrics", "/", "/api/v1/status", "/-/healthy", "/-/ready"):
+            for method in ("PUT", "DELETE", "PATCH", "POST", "OPTIONS"):
+                status, headers, _ = request(exporter.base + path, method=method)
+                if status != 405 or headers.get("Allow") != "GET, HEAD":
+                    check(f"{method} {path}: 405 with Allow: GET, HEAD", False, (status, headers))
+                    break
+            else:
+                check(f"{path}: other methods get 405 with Allow: GET, HEAD", True)
+        status, headers, _ = request(exporter.base + "/-/reload")
+        check("GET /-/reload: 405 with Allow: POST, PUT",
+              status == 405 and headers.get("Allow") == "POST, PUT", (status, headers))
+
+        for accept, gzip in (("gzip", True), ("gzip;q=0", False), ("gzip; q=0.0", False),
+                             ("GZIP;Q=0.5", True), ("*", True), ("*;q=0", False),
+                             ("gzip;q=0, *", False), ("identity", False), ("br, *;q=0.1", True),
+                             ("deflate, gzip;q=0, *;q=1", False)):
+            headers = request(exporter.base + "/metrics", headers={"Accept-Encoding": accept})[1]
+            check(f"Accept-Encoding {accept!r}: gzip {gzip}",
+                  (headers.get("Content-Encoding") == "gzip") == gzip, headers)
+
+        # A failed reload shows in the very next scrape.
+        good = open(spec).read()
+        with open(spec, "w") as out:
+            out.write(good.replace('schedule: "*/5 * * * *"', 'schedule: "*/5 * *"'))
+        status = request(exporter.base + "/-/reload", method="POST")[0]
+        text = request(exporter.base + "/metrics")[2].decode()
+        check("failed reload answers 500", status == 500, status)
+        check("the next scrape has reload_successful 0",
+              "schedwatch_exporter_config_last_reload_successful 0\n" in text,
+              re.findall(r"schedwatch_exporter_config_last_reload.*", text))
+        with open(spec, "w") as out:
+            out.write(good)
+
+        # Cross-site request forgery and DNS rebinding.
+        reload_url = exporter.base + "/-/reload"
+        host = f"127.0.0.1:{port}"
+        refused = {
+            "form POST": {"Content-Type": "application/x-www-form-urlencoded"},
+            "multipart form POST": {"Content-Type": "multipart/form-data; boundary=x"},
+            "text/plain POST": {"Content-Type": "text/plain;charset=UTF-8"},
+            "cross-site Origin": {"Origin": "http://evil.example"},
+            "cross-site form from a browser": {"Origin": "http://evil.example",
+                                               "Content-Type": "application/x-www-form-urlencoded"},
+            "foreign Host with a matching Origin (DNS rebinding)": {
+                "Host": f"rebind.example:{port}", "Origin": f"http://rebind.example:{port}"},
+            "Sec-Fetch-Site cross-site": {"Sec-Fetch-Site": "cross-site"},
+            "Sec-Fetch-Site without Origin": {"Sec-Fetch-Site": "same-origin"},
+            "Origin null": {"Origin": "null"},
+        }
+        for name, headers in refused.items():
+            status, _, body = request(reload_url, method="POST", headers=headers, data=b"x=1")
+            check(f"reload refused: {name}", status == 403, (status, body))
+        accepted = {
+            "curl-like (no Origin)": {},
+            "a script posting JSON": {"Content-Type": "application/json"},
+            "same-origin page by IP": {"Origin": f"http://{host}", "Sec-Fetch-Site": "same-origin"},
+            "same-origin page on localhost": {"Host": f"localhost:{port}",
+                                              "Origin": f"http://localhost:{port}"},
+        }
+        for name, headers in accepted.items():
+            status, _, body = request(reload_url, method="POST", headers=headers)
+            check(f"reload accepted: {name}", status == 200, (status, body))
+        result = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X",
+                                 "POST", reload_url], capture_output=True, text=True)
+        check("reload by curl -X POST", result.stdout == "200", result.stdout)
+    finally:
+        check("details exporter exits 0", exporter.stop() == 0)
+
+
+def lifecycle_and_paths_phase(args, workdir, spec):
+    """Without --web.enable-lifecycle: 403, SIGHUP still reloads; a custom telemetry path."""
+    spec = os.path.join(workdir, "plain.yaml")  # no hung source: refreshes end at once
+    with open(spec, "w") as out:
+        out.write("version: 1\nsources: {local: {type: file, path: live.yaml}}\njobs:\n"
+                  "  - {role: gate, source: local, schedule: '*/5 * * * *', spec_version: '1'}\n")
+    exporter = Exporter(args.exporter, spec, workdir, "--web.telemetry-path", "/x/metrics",
+                        name="lifecycle")
+    try:
+        status, _, body = request(exporter.base + "/-/reload", method="POST")
+        check("lifecycle off: reload answers 403 and says why",
+              status == 403 and body == b"Lifecycle API is not enabled.\n", (status, body))
+        good = open(spec).read()
+        with open(spec, "w") as out:
+            out.write(good.replace("role: gate", "role: gate-renamed"))
+        exporter.process.send_signal(signal.SIGHUP)
+        check("lifecycle off: SIGHUP still reloads", wait_for(
+            lambda: 'role="gate-renamed"' in request(exporter.base + "/x/metrics")[2].decode()))
+        with open(spec, "w") as out:
+            out.write(good)
+        check("custom telemetry path serves metrics",
+              request(exporter.base + "/x/metrics")[0] == 200)
+        check("/metrics is then 404", request(exporter.base + "/metrics")[0] == 404)
+        status, headers, _ = request(exporter.base + "/x/metrics", method="DELETE")
+        check("custom telemetry path: 405 with Allow", status == 405 and headers.get("Allow"))
+        page = wait_for(lambda: (lambda b: b if "Refreshed" in b else None)(
+            request(exporter.base + "/")[2].decode()))
+        check("the status page links the telemetry path", page and 'href="./x/metrics"' in page,
+              page and re.findall(r'<a href="[^"]*">metrics', page))
+    finally:
+        check("lifecycle exporter exits 0", exporter.stop() == 0)
+
+
+def basic_auth_phase(args, workdir, spec):
+    """Wrong passwords cost bcrypt, but off the server threads: a scrape with a password already
+    verified answers at once while they are checked, and pays no bcrypt itself."""
+    import warnings
+    with warnings.catch_warnings():  # deprecated in 3.11, still in Debian's; libxcrypt's bcrypt
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+    hashed = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 12))
+    web = os.path.join(workdir, "web.yml")
+    with open(web, "w") as out:
+        out.write(f"basic_auth_users:\n  alice: '{hashed}'\n"
+                  "http_server_config:\n  headers:\n    X-Frame-Options: deny\n")
+    exporter = Exporter(args.exporter, spec, workdir, "--web.config.file", web, name="auth")
+    try:
+        def curl(user, max_time=30):
+            result = subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", str(max_time),
+                                     "-u", user, "-w", "%{http_code} %{time_total}",
+                                     exporter.base + "/metrics"], capture_output=True, text=True)
+            code, seconds = result.stdout.split()
+            return int(code), float(seconds)
+
+        first = curl("alice:s3cret")
+        check("basic auth: the right password gets 200", first[0] == 200, first)
+        again = [curl("alice:s3cret") for _ in range(3)]
+        print(f"figure: basic auth scrape {first[1]:.3f} s with bcrypt, then "
+              f"{max(s for _, s in again):.4f} s max once verified")
+        check("basic auth: a verified password is not checked by bcrypt again",
+              all(code == 200 for code, _ in again) and max(s for _, s in again) < first[1] / 2,
+              (first, again))
+        wrong = []
+        flood = [threading.Thread(target=lambda: wrong.append(curl("mallory:guess")[0]))
+                 for _ in range(6)]
+        for thread in flood:
+            thread.start()
+        during = [curl("alice:s3cret", max_time=5)]
+        for thread in flood:
+            thread.join()
+        check("basic auth: wrong passwords get 401", wrong == [401] * 6, wrong)
+        check("basic auth: a verified scrape answers in under 1 s while wrong ones are checked",
+              during[0][0] == 200 and during[0][1] < 1.0, during)
+        status, headers, _ = request(exporter.base + "/-/healthy")
+        check("basic auth: 401 with a Basic challenge on every endpoint",
+              status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"),
+              (status, headers))
+        check("configured headers on every answer, 401 too",
+              headers.get("X-Frame-Options") == "deny", headers)
+    finally:
+        check("auth exporter exits 0", exporter.stop() == 0)
+    check("passwords never reach the log", "s3cret" not in exporter.logs()
+          and "guess" not in exporter.logs())
+
+
+def has_ipv6_loopback():
+    try:
+        with open("/proc/net/if_inet6") as interfaces:
+            return any(line.split()[0] == "0" * 31 + "1" for line in interfaces)
+    except OSError:
+        return False
+
+
+def listen_phase(args, workdir, spec):
+    if not has_ipv6_loopback():
+        check("this machine has the IPv6 loopback ::1 (needed for the IPv6 checks)", False,
+              "no ::1 in /proc/net/if_inet6: enable IPv6 on lo")
+        return
+    exporter = Exporter(args.exporter, spec, workdir, name="listen",
+                        listen=("127.0.0.1:0", "[::1]:0", ":0", "localhost:0", "[::]:0"))
+    try:
+        v4, v6, every, localhost, any6 = exporter.ports
+        check("one log line per listen address", len(set(exporter.ports)) == 5, exporter.ports)
+
+        def curl(url):
+            return subprocess.run(["curl", "-g", "-s", "-o", "/dev/null", "--max-time", "5",
+                                   "-w", "%{http_code}", url], capture_output=True,
+                                  text=True).stdout
+
+        check("IPv4 listener", curl(f"http://127.0.0.1:{v4}/metrics") == "200")
+        check("[::1] listener over IPv6", curl(f"http://[::1]:{v6}/metrics") == "200")
+        check("[::1] listener is IPv6 only", curl(f"http://127.0.0.1:{v6}/metrics") == "000")
+        check(":0 is dual stack: IPv4", curl(f"http://127.0.0.1:{every}/metrics") == "200")
+        check(":0 is dual stack: IPv6", curl(f"http://[::1]:{every}/metrics") == "200")
+        check("[::]:0 takes IPv6 and IPv4", curl(f"http://[::1]:{any6}/metrics") == "200"
+              and curl(f"http://127.0.0.1:{any6}/metrics") == "200")
+        check("localhost:0 is loopback", curl(f"http://127.0.0.1:{localhost}/metrics") == "200")
+    finally:
+        check("listen exporter exits 0", exporter.stop() == 0)
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        for listen, why in (((address,), "Address already in use"),
+                            (("127.0.0.1:0", "nonsense"), "missing port"),
+                            (("::1:9762",), "brackets"), (("127.0.0.1:99999",), "0 to 65535")):
+            command = [args.exporter, "--config.file", spec]
+            for item in listen:
+                command += ["--web.listen-address", item]
+            result = subprocess.run(command, capture_output=True, text=True, timeout=15)
+            bad = listen[-1]
+            check(f"cannot listen on {bad}: exit 1 naming the address",
+                  result.returncode == 1 and f"cannot listen on {bad}" in result.stderr
+                  and why in result.stderr, (result.returncode, result.stderr[-300:]))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exporter", required=True)
+    parser.add_argument("--source-dir", required=True)
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < IDLE_CONNECTIONS + 256:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    workdir = tempfile.mkdtemp(prefix="schedwatch-hostile-")
+    with open(os.path.join(workdir, "live.yaml"), "w") as out:
+        out.write("objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n")
+    # A GitHub API that accepts connections and never answers: reads hang until their timeout.
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(1024)
+    spec = os.path.join(workdir, "spec.yaml")
+    write_spec(spec, blackhole.getsockname()[1])
+    try:
+        hostile_phase(args, workdir, spec)
+        http_details_phase(args, workdir, spec)
+        lifecycle_and_paths_phase(args, workdir, spec)
+        basic_auth_phase(args, workdir, spec)
+        listen_phase(args, workdir, spec)
+    finally:
+        blackhole.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
+    return 1 if RESULTS["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
