@@ -6,8 +6,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;
-  static const JobSpec job =
-      fuzz::MakeJob("{type: file, path: live.yaml}", "gate", "*/5 * * * *");
+  static const JobSpec job = fuzz::MakeJob("{type: file, path: live.yaml}", "gate", "*/5 * * * *");
   auto snapshot = ParseSnapshot(fuzz::AsText(data, size), fuzz::kNow);
   if (!snapshot) return 0;
   RoleObservation observation;

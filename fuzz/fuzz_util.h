@@ -22,9 +22,9 @@ inline constexpr std::int64_t kNow = 1796040000;
 // with DST. `extra` goes into the job's flow mapping (e.g. "workflow: x.yml").
 inline JobSpec MakeJob(const std::string& source, const std::string& role,
                        const std::string& schedule, const std::string& extra = "") {
-  auto spec = ParseSpec("version: 1\nsources:\n  s: " + source +
-                            "\njobs:\n  - {role: " + role + ", source: s, schedule: \"" +
-                            schedule + "\", timezone: Europe/Berlin, spec_version: \"3\"" +
+  auto spec = ParseSpec("version: 1\nsources:\n  s: " + source + "\njobs:\n  - {role: " + role +
+                            ", source: s, schedule: \"" + schedule +
+                            "\", timezone: Europe/Berlin, spec_version: \"3\"" +
                             (extra.empty() ? "" : ", " + extra) + "}\n",
                         "/fuzz/spec.yaml");
   if (!spec) std::abort();  // the fuzz target itself is wrong

@@ -6,9 +6,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;
   using namespace schedwatch::github;
-  static const JobSpec job =
-      fuzz::MakeJob("{type: github_actions, repository: acme/widgets}", "nightly", "0 3 * * *",
-                    "workflow: nightly.yml");
+  static const JobSpec job = fuzz::MakeJob("{type: github_actions, repository: acme/widgets}",
+                                           "nightly", "0 3 * * *", "workflow: nightly.yml");
   auto file = ParseWorkflowFile(fuzz::AsText(data, size));
   if (!file) return 0;
   Workflow workflow{1, "nightly", ".github/workflows/nightly.yml", "active"};

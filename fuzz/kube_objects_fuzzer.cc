@@ -14,10 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<CronJob> cronjobs;
   if (auto page = ParseCronJobList(text)) cronjobs = std::move(page->items);
   // The owners of the Job fixtures' Jobs, so that a JobList input has CronJobs to belong to.
-  for (const char* uid : {"5b1c2a9e-0001-4c61-9a0e-2f7b8c1d4e01",
-                          "9d7e4410-0002-4f0b-8c55-71aa30c2b9e7",
-                          "7c2d0000-0003-4000-8000-00000000c1ea",
-                          "00000000-0004-4000-8000-000000000004"}) {
+  for (const char* uid :
+       {"5b1c2a9e-0001-4c61-9a0e-2f7b8c1d4e01", "9d7e4410-0002-4f0b-8c55-71aa30c2b9e7",
+        "7c2d0000-0003-4000-8000-00000000c1ea", "00000000-0004-4000-8000-000000000004"}) {
     CronJob owner;
     owner.uid = uid;
     owner.object = {std::string("batch/") + uid, "db-backup", "0 3 * * *", "UTC", "3", true};

@@ -5,8 +5,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;
-  static const JobSpec job = fuzz::MakeJob("{type: kubernetes, namespaces: [batch]}",
-                                           "nightly-export", "30 2 * * *");
+  static const JobSpec job =
+      fuzz::MakeJob("{type: kubernetes, namespaces: [batch]}", "nightly-export", "30 2 * * *");
   std::string_view text = fuzz::AsText(data, size);
   kubernetes::ReadCronJobTemplate(text, job, {"batch"});
   kubernetes::ReadCronJobTemplate(text, job, {});
