@@ -1,5 +1,8 @@
 #!/bin/sh
 # Installs what schedwatch needs to build and test, from Debian 12's packages only.
+#   scripts/install-deps.sh                    to build
+#   scripts/install-deps.sh with-test-tools    and to run every test (scripts/test)
+#   scripts/install-deps.sh with-fuzz          and to build and run the fuzzers (scripts/fuzz)
 set -eu
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -11,8 +14,18 @@ BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-c
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium"
+# libFuzzer comes with clang's runtime libraries.
+FUZZ="clang-14 libclang-rt-14-dev"
+wanted="$BUILD"
+for argument in "$@"; do
+  case "$argument" in
+    with-test-tools) wanted="$wanted $TEST" ;;
+    with-fuzz) wanted="$wanted $FUZZ" ;;
+    *) echo "install-deps.sh: unknown argument $argument" >&2; exit 2 ;;
+  esac
+done
 missing=""
-for package in $BUILD ${1:+$TEST}; do
+for package in $wanted; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing="$missing $package"
 done

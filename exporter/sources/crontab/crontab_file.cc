@@ -203,6 +203,7 @@ UserTable UserTable::FromPasswd(std::string_view text) {
     bool digits = !uid.empty() && uid.size() < 10;
     for (char c : uid) {
       digits = digits && c >= '0' && c <= '9';
+      if (!digits) break;  // not a uid: stop before a long field overflows `value`
       value = value * 10 + (c - '0');
     }
     if (digits) table.uids_.emplace(line.substr(0, name_end), value);

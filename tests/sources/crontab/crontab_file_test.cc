@@ -98,6 +98,20 @@ TEST(CrontabFileTest, UserCrontabHasNoUserField) {
   EXPECT_EQ(parsed.ignored_because, "line 1: bad username");
 }
 
+// Found by fuzz/crontab_fuzzer: a uid field of 10 or more characters was still multiplied out,
+// a signed overflow (UBSan aborts on it in the sanitizer builds).
+TEST(CrontabFileTest, PasswdWithOverlongUidFieldsIsReadWithoutOverflow) {
+  UserTable users = UserTable::FromPasswd(
+      "root:x:0:0:root:/root:/bin/bash\n"
+      "long:x:99999999999999999999999:0::/:/bin/sh\n"
+      "junk:x:backup:xwatch: role=a eue mainc_versSHELL=/bin/sh\n"
+      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+  EXPECT_EQ(users.Uid("root"), 0);
+  EXPECT_EQ(users.Uid("long"), std::nullopt);
+  EXPECT_EQ(users.Uid("junk"), std::nullopt);
+  EXPECT_EQ(users.Uid("nobody"), 65534);
+}
+
 struct SyntaxCase {
   const char* schedule;
   const char* error;  // "" = cron accepts it

@@ -1,0 +1,27 @@
+// GitHub REST answers: the workflow list, the repository, a directory listing, a page of runs,
+// error bodies, and a Link header, all from the same text.
+#include "exporter/sources/github_actions/github_mapping.h"
+#include "fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace schedwatch;
+  using namespace schedwatch::github;
+  std::string_view text = fuzz::AsText(data, size);
+  ParseWorkflowPage(text);
+  ParseDefaultBranch(text);
+  ParseDirectoryListing(text);
+  if (auto page = ParseRunPage(text, "nightly.yml")) {
+    RunHistory history;
+    for (const ScheduledRun& run : page->runs) AddRun(history, run);
+  }
+  NextLink(text);
+  // The text as a header value too: Retry-After and the rate-limit headers are read as numbers.
+  std::map<std::string, std::string> headers = {{"retry-after", std::string(text)},
+                                                {"x-ratelimit-remaining", "0"},
+                                                {"x-ratelimit-reset", std::string(text)}};
+  IntegerHeader(headers, "retry-after");
+  for (long status : {401L, 403L, 404L, 429L, 502L}) {
+    ClassifyFailure(status, headers, text, fuzz::kNow, 60);
+  }
+  return 0;
+}
