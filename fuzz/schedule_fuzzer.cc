@@ -1,4 +1,4 @@
-// Cron expressions in both parse modes (with and without @reboot), evaluated in UTC and a zone
+// Cron expressions in every scheduler dialect, evaluated in UTC and a zone
 // with DST under both DST policies. Input: the expression, optionally "\n" and an IANA zone name
 // to evaluate it in instead of America/New_York.
 #include <limits>
@@ -43,8 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   static const date::time_zone* utc = FindZone("UTC");
   const date::time_zone* zone = FindZone(zone_name);
-  for (bool allow_reboot : {false, true}) {
-    auto expression = CronExpression::Parse(text, allow_reboot);
+  for (CronDialect dialect :
+       {CronDialect::kDebianCron, CronDialect::kKubernetes, CronDialect::kGitHubActions}) {
+    auto expression = CronExpression::Parse(text, dialect);
     if (!expression) continue;
     if (!expression->Equivalent(*expression)) __builtin_trap();  // equivalence is reflexive
     Evaluate(*expression, utc);
