@@ -4,7 +4,6 @@
 #include <malloc.h>
 #include <prometheus/text_serializer.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <fstream>
@@ -14,7 +13,6 @@
 #include "exporter/exposition.h"
 #include "exporter/ledger.h"
 #include "exporter/log.h"
-#include "exporter/process_metrics.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/timefmt.h"
 
@@ -80,21 +78,6 @@ ReadOutcome ReadSource(Source& source, const std::vector<std::string>& desired_r
   }
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return outcome;
-}
-
-std::string Gzip(const std::string& text) {
-  z_stream stream{};
-  if (deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
-  std::string out(deflateBound(&stream, text.size()), '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  int status = deflate(&stream, Z_FINISH);
-  out.resize(stream.total_out);
-  out.shrink_to_fit();  // deflateBound is about the size of the input
-  deflateEnd(&stream);
-  return status == Z_STREAM_END ? out : std::string();
 }
 
 // A checkpoint file holds Unix seconds or an RFC 3339 time; anything else counts by its mtime.
@@ -477,10 +460,9 @@ void Refresher::Publish(RefreshResult result) {
   std::ostringstream self;
   prometheus::TextSerializer().Serialize(self, families);
   published->metrics += self.str();
-  if (auto process = ReadProcessStats()) RenderProcessMetrics(*process, published->metrics);
   published->metrics.shrink_to_fit();
   expected_metrics_bytes_ = published->metrics.size();
-  published->metrics_gzip = Gzip(published->metrics);
+  published->metrics_gzip = GzipStart(published->metrics);
   published->result = std::move(result);
   std::shared_ptr<const Published> previous = std::move(published);
   {

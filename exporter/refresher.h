@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "exporter/gzip.h"
 #include "exporter/source.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
@@ -37,8 +38,8 @@ struct RefresherOptions {
 // What scrapes and pages are served from: immutable once published.
 struct Published {
   RefreshResult result;
-  std::string metrics;       // text exposition 0.0.4
-  std::string metrics_gzip;  // the same, gzip-compressed
+  std::string metrics;      // text exposition 0.0.4, without what a scrape adds (process_*)
+  GzipPrefix metrics_gzip;  // the same, gzip-compressed, open for the scrape's lines
 };
 
 class Refresher {

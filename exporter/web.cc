@@ -20,12 +20,14 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "exporter/log.h"
+#include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
 
 namespace schedwatch {
@@ -543,19 +545,49 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
   return queued;
 }
 
-MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
-  // The response sends straight from the published bytes, which it keeps alive until sent.
-  auto* holder = new std::shared_ptr<const Published>(refresher_.Current());
-  bool gzip = AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
-              !(*holder)->metrics_gzip.empty();
-  const std::string& body = gzip ? (*holder)->metrics_gzip : (*holder)->metrics;
-  MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
-      body.size(), const_cast<char*>(body.data()),
-      [](void* held) { delete static_cast<std::shared_ptr<const Published>*>(held); }, holder);
-  if (response == nullptr) {
-    delete holder;
-    return MHD_NO;
+// A /metrics answer: the published bytes of the last refresh (kept alive until sent, never
+// copied) followed by the lines read at scrape time, as the client libraries read them.
+struct MetricsBody {
+  std::shared_ptr<const Published> published;
+  const std::string* refreshed;  // into *published: plain text or the open gzip member
+  std::string scraped;           // process_* text, or its gzip blocks and the trailer
+
+  std::size_t size() const { return refreshed->size() + scraped.size(); }
+  ssize_t Read(std::uint64_t pos, char* buffer, std::size_t max) const {
+    std::size_t copied = 0;
+    while (copied < max && pos + copied < size()) {
+      std::size_t at = static_cast<std::size_t>(pos) + copied;
+      const std::string& part = at < refreshed->size() ? *refreshed : scraped;
+      std::size_t offset = at < refreshed->size() ? at : at - refreshed->size();
+      std::size_t n = std::min(max - copied, part.size() - offset);
+      std::memcpy(buffer + copied, part.data() + offset, n);
+      copied += n;
+    }
+    return static_cast<ssize_t>(copied);
   }
+};
+
+MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
+  auto body = std::make_unique<MetricsBody>();
+  body->published = refresher_.Current();
+  std::string process;
+  if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
+  const GzipPrefix& gzip_prefix = body->published->metrics_gzip;
+  bool gzip = AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+              !gzip_prefix.bytes.empty();
+  if (gzip) body->scraped = GzipFinish(gzip_prefix, process);
+  if (gzip && body->scraped.empty()) gzip = false;  // zlib failed: answer uncompressed
+  body->refreshed = gzip ? &gzip_prefix.bytes : &body->published->metrics;
+  if (!gzip) body->scraped = std::move(process);
+  std::size_t size = body->size();
+  MHD_Response* response = MHD_create_response_from_callback(
+      size, 64 * 1024,
+      [](void* held, std::uint64_t pos, char* buffer, std::size_t max) {
+        return static_cast<const MetricsBody*>(held)->Read(pos, buffer, max);
+      },
+      body.get(), [](void* held) { delete static_cast<MetricsBody*>(held); });
+  if (response == nullptr) return MHD_NO;
+  body.release();  // the response owns it now
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);

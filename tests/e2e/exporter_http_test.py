@@ -6,18 +6,19 @@ good and a bad spec, the status page and the JSON API, and `promtool check metri
 promtool is installed. Prints 'N passed, N failed'.
 """
 import argparse
-import gzip
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+import zlib
 
 RESULTS = {"passed": 0, "failed": 0}
 
@@ -41,12 +42,12 @@ def get(url, headers=None, method="GET"):
 
 
 class Exporter:
-    def __init__(self, binary, spec, workdir, *extra):
+    def __init__(self, binary, spec, workdir, *extra, interval="1s"):
         self.log_path = os.path.join(workdir, "exporter.log")
         self.log = open(self.log_path, "w+")
         self.process = subprocess.Popen(
             [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms",
+             "--refresh.interval", interval, "--refresh.confirm-delay", "100ms",
              "--web.enable-lifecycle", *extra],
             stderr=self.log, stdout=self.log)
         self.port = None
@@ -73,6 +74,31 @@ class Exporter:
     def stop(self):
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout=10)
+
+
+def open_fds(exporter):
+    text = get(exporter.base + "/metrics")[2].decode()
+    return float(re.search(r"^process_open_fds ([0-9.e+]+)$", text, re.M).group(1))
+
+
+def scrape_time_phase(binary, spec, workdir):
+    """process_* are read when scraped, as the client libraries do, not at the last refresh."""
+    exporter = Exporter(binary, spec, workdir, interval="1h")
+    sockets = []
+    try:
+        before = open_fds(exporter)
+        sockets = [socket.create_connection(("127.0.0.1", exporter.port)) for _ in range(20)]
+        deadline = time.time() + 15
+        seen = before
+        while time.time() < deadline and seen < before + 20:
+            seen = open_fds(exporter)
+            time.sleep(0.05)
+        check("process_open_fds counts connections made since the last refresh",
+              seen >= before + 20, (before, seen))
+    finally:
+        for s in sockets:
+            s.close()
+        exporter.stop()
 
 
 def main():
@@ -103,9 +129,23 @@ def main():
 
         status, headers, body = get(exporter.base + "/metrics", {"Accept-Encoding": "gzip"})
         check("gzip when asked", headers.get("Content-Encoding") == "gzip", headers)
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        unzipped = inflater.decompress(body).decode()
+        check("gzip body is one complete gzip member (CRC and length right)",
+              inflater.eof and not inflater.unused_data, (inflater.eof, inflater.unused_data[:20]))
         check("gzip body is the same exposition",
-              gzip.decompress(body).decode().split("schedwatch_job_condition")[1:3]
+              unzipped.split("schedwatch_job_condition")[1:3]
               == text.split("schedwatch_job_condition")[1:3])
+        check("gzip body ends with the process metrics",
+              re.search(r"\nprocess_virtual_memory_bytes [0-9.e+]+\n$", unzipped), unzipped[-300:])
+        for family in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                       "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                       "process_start_time_seconds"):
+            check(f"{family} exported", re.search(rf"^{family} [0-9.e+]+$", text, re.M), family)
+        start = re.search(r"^process_start_time_seconds ([0-9.e+]+)$", text, re.M)
+        check("process_start_time_seconds is when the exporter started",
+              start and time.time() - 120 < float(start.group(1)) <= time.time() + 1,
+              start and start.group(1))
 
         promtool = shutil.which("promtool")
         if promtool:
@@ -217,6 +257,8 @@ def main():
     check("the unit sandboxes the exporter", all(
         line in unit for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes",
                                   "CapabilityBoundingSet=\n", "ExecReload=/bin/kill -HUP $MAINPID")))
+
+    scrape_time_phase(args.exporter, spec, workdir)
 
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")

@@ -57,8 +57,6 @@ std::string Normalize(std::string metrics) {
     metrics = std::regex_replace(metrics, std::regex(std::string(label) + "=\"[^\"]*\""),
                                  std::string(label) + "=\"" + label + "\"");
   }
-  metrics = std::regex_replace(metrics, std::regex("\nprocess_([a-z_]+) [0-9.e+-]+"),
-                               "\nprocess_$1 VALUE");
   metrics =
       std::regex_replace(metrics, std::regex("([{,])version=\"[0-9.]+\""), "$1version=\"VERSION\"");
   return std::regex_replace(
