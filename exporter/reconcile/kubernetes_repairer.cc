@@ -81,7 +81,20 @@ Result<Json> PlainScalar(YamlNode node) {
   return Json(std::string(text));
 }
 
-Result<Json> ToJson(YamlNode node) {
+// A CronJob manifest is about a dozen levels deep and a few hundred values; aliases share YAML
+// nodes, so a few lines can expand to billions of JSON values (an alias bomb).
+constexpr int kMaxTemplateDepth = 64;
+constexpr std::size_t kMaxTemplateValues = 100000;
+
+// Bounded in depth and in expanded values, whatever the YAML holds.
+Result<Json> ToJson(YamlNode node, int depth, std::size_t& values) {
+  if (depth > kMaxTemplateDepth) {
+    return Error{fmt::format("{}: nested deeper than {} levels", At(node), kMaxTemplateDepth)};
+  }
+  if (++values > kMaxTemplateValues) {
+    return Error{fmt::format("{}: expands to more than {} values (aliases of aliases?)", At(node),
+                             kMaxTemplateValues)};
+  }
   switch (node.kind()) {
     case YamlNode::Kind::kNull:
       return Json(nullptr);
@@ -90,7 +103,7 @@ Result<Json> ToJson(YamlNode node) {
     case YamlNode::Kind::kSequence: {
       Json items = Json::array();
       for (std::size_t i = 0; i < node.size(); ++i) {
-        auto item = ToJson(node.item(i));
+        auto item = ToJson(node.item(i), depth + 1, values);
         if (!item) return item;
         items.push_back(std::move(*item));
       }
@@ -105,7 +118,7 @@ Result<Json> ToJson(YamlNode node) {
         if (object.contains(name)) {
           return Error{fmt::format("{}: \"{}\" appears twice", At(key), name)};
         }
-        auto value = ToJson(node.value(i));
+        auto value = ToJson(node.value(i), depth + 1, values);
         if (!value) return value;
         object[name] = std::move(*value);
       }
@@ -176,7 +189,8 @@ Result<CronJobTemplate> ReadCronJobTemplate(std::string_view text, const JobSpec
                                             const std::vector<std::string>& namespaces) {
   auto document = YamlDocument::Parse(text);
   if (!document) return Error{document.error()};
-  auto object = ToJson(document->root());
+  std::size_t values = 0;
+  auto object = ToJson(document->root(), 0, values);
   if (!object) return Error{object.error()};
   auto namespace_name = CheckMetadata(*object, namespaces);
   if (!namespace_name) return Error{namespace_name.error()};
