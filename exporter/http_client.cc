@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 namespace schedwatch {
 namespace {
@@ -83,7 +84,45 @@ HttpFailure Classify(CURLcode code) {
   }
 }
 
+// Shorter credentials would match ordinary words of an answer and corrupt it; they are not
+// searched for in bodies (callers still redact them from their own messages).
+constexpr std::size_t kMinRedactedInBody = 8;
+
+// The credentials a request carries: the values of its authorization headers, and the part
+// after the scheme ("Bearer <token>" -> "<token>").
+std::vector<std::string> Credentials(const HttpRequest& request) {
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : request.headers) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (lower != "authorization" && lower != "proxy-authorization" && lower != "cookie") continue;
+    auto space = value.find(' ');
+    std::string credential = space == std::string::npos ? value : value.substr(space + 1);
+    if (credential.size() >= kMinRedactedInBody) secrets.push_back(credential);
+  }
+  return secrets;
+}
+
 }  // namespace
+
+std::string RedactSecret(std::string text, std::string_view secret) {
+  if (secret.empty()) return text;
+  constexpr std::string_view kRedacted = "[redacted]";
+  auto replace_all = [&text, kRedacted](std::string_view needle) {
+    for (auto at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + kRedacted.size())) {
+      text.replace(at, needle.size(), kRedacted);
+    }
+  };
+  replace_all(secret);
+  if (secret.find('/') != std::string_view::npos) {  // JSON may write "/" as "\/"
+    std::string escaped;
+    for (char c : secret) escaped += c == '/' ? std::string("\\/") : std::string(1, c);
+    replace_all(escaped);
+  }
+  return text;
+}
 
 std::string HttpResponse::Header(const std::string& lower_case_name) const {
   auto it = headers.find(lower_case_name);
@@ -225,6 +264,10 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   }
   why = HttpFailure::kNone;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  for (const auto& secret : Credentials(request)) {
+    response.body = RedactSecret(std::move(response.body), secret);
+    for (auto& [name, value] : response.headers) value = RedactSecret(std::move(value), secret);
+  }
   return response;
 }
 

@@ -246,7 +246,7 @@ class KubernetesRepairer : public Repairer {
     auto token = BearerToken(*access_);
     if (!token) return Error{token.error()};
     auto created = Post(*manifest, *token);
-    if (!created) return Error{Redact(created.error(), *token)};
+    if (!created) return Error{RedactSecret(created.error(), *token)};
     return created;
   }
 
@@ -288,12 +288,14 @@ class KubernetesRepairer : public Repairer {
         return Creation{what, /*already_exists=*/true};
       } else if (response->status == 429 || response->status >= 500) {
         last_error =
-            fmt::format("POST {}: {}", path, DescribeApiError(response->status, response->body));
+            fmt::format("POST {}: {}", path,
+                        DescribeApiError(response->status, RedactSecret(response->body, token)));
         if (response->status == 429) backoff = RetryAfter(response->Header("retry-after"));
       } else {
         return Error{
             fmt::format("POST {}: {}", path,
-                        DescribeApiError(response->status, response->body, "create on cronjobs"))};
+                        DescribeApiError(response->status, RedactSecret(response->body, token),
+                                         "create on cronjobs"))};
       }
       if (attempt == kCreateAttempts || Clock::now() + backoff >= deadline) break;
       std::this_thread::sleep_for(backoff);
