@@ -2,7 +2,8 @@
 """The real schedwatch_exporter against hostile input: whatever a file, a watched job, a template
 or an API answer holds must never crash, hang or blind the watcher, nor leak a token.
 
-- a FIFO or /dev/zero as --config.file: exit 2 at once (it used to hang, deaf to SIGTERM)
+- a FIFO or /dev/zero as --config.file: exit 2 at once (it used to hang, deaf to SIGTERM); a
+  reload onto a FIFO is refused at once
 - a FIFO, /dev/zero, a 600 MiB sparse file or `objects: 5` as a snapshot: that source is down,
   its roles unknown, the exporter stays up and small
 - a checkpoint of 9999999999999999999: a counted bad_checkpoint, progress unknown (it used to
@@ -204,6 +205,20 @@ def hostile_snapshots(binary, workdir):
         check("bad checkpoint: on the status page", "bad_checkpoint" in get(exporter.base + "/")[1])
         fifo = next(s for s in status["sources"] if s["source"] == "fifo")
         check("FIFO snapshot: the error says why", "it is a FIFO" in fifo["error"], fifo["error"])
+        # A reload that finds a FIFO in the spec's place answers at once and keeps the last spec.
+        os.rename(spec, spec + ".good")
+        os.mkfifo(spec)
+        started = time.time()
+        request = urllib.request.Request(exporter.base + "/-/reload", method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                code, body = response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            code, body = error.code, error.read().decode()
+        check(f"reload onto a FIFO spec: refused at once ({time.time() - started:.2f}s)",
+              code == 500 and "it is a FIFO" in body and time.time() - started < 3,
+              f"{code} {body}")
+        check("reload onto a FIFO spec: still serving", get(exporter.base + "/-/healthy")[0] == 200)
         peak = exporter.peak_rss_mib()
         print(f"peak RSS with a 600 MiB sparse snapshot and /dev/zero: {peak:.0f} MiB")
         check("memory stays small (< 200 MiB)", 0 < peak < 200, f"{peak} MiB")
