@@ -7,8 +7,13 @@
 #include <cctype>
 #include <vector>
 
+#include "schedwatch/platform/file.h"
+
 namespace schedwatch {
 namespace {
+
+// CA bundles and client certificates: the system bundle is about 200 KiB.
+constexpr std::size_t kMaxPemBytes = 4u << 20;
 
 // How often a transfer wakes up to look at the caller's cancellation flag.
 constexpr int kCancelPollMilliseconds = 100;
@@ -202,20 +207,28 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
 
-  if (!tls_.ca_file.empty() || !tls_.ca_pem.empty()) {
+  // Files are read here, capped and only when regular (libcurl would block on a FIFO), and
+  // handed over as PEM: read at every request, so rotated certificates are picked up.
+  std::string ca_pem = tls_.ca_pem, cert_pem = tls_.client_cert_pem, key_pem = tls_.client_key_pem;
+  for (auto [file, pem] :
+       {std::pair{&tls_.ca_file, &ca_pem}, std::pair{&tls_.client_cert_file, &cert_pem},
+        std::pair{&tls_.client_key_file, &key_pem}}) {
+    if (file->empty()) continue;
+    auto text = platform::ReadRegularFile(*file, kMaxPemBytes);
+    if (!text) {
+      curl_slist_free_all(headers);
+      why = HttpFailure::kTls;  // retrying will not help
+      return fail(text.error());
+    }
+    *pem = std::move(*text);
+  }
+  if (!ca_pem.empty()) {
     // The given CAs only: a certificate from some public CA must not vouch for a cluster.
     curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
-    if (!tls_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
-    if (!tls_.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls_.ca_pem);
+    SetBlob(curl, CURLOPT_CAINFO_BLOB, ca_pem);
   }
-  if (!tls_.client_cert_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERT, tls_.client_cert_file.c_str());
-  }
-  if (!tls_.client_key_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLKEY, tls_.client_key_file.c_str());
-  }
-  if (!tls_.client_cert_pem.empty()) SetBlob(curl, CURLOPT_SSLCERT_BLOB, tls_.client_cert_pem);
-  if (!tls_.client_key_pem.empty()) SetBlob(curl, CURLOPT_SSLKEY_BLOB, tls_.client_key_pem);
+  if (!cert_pem.empty()) SetBlob(curl, CURLOPT_SSLCERT_BLOB, cert_pem);
+  if (!key_pem.empty()) SetBlob(curl, CURLOPT_SSLKEY_BLOB, key_pem);
   if (tls_.insecure_skip_verify) {
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
