@@ -5,9 +5,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
+
+#include "schedwatch/platform/file.h"
 
 namespace schedwatch {
 namespace {
+
+// CA bundles and client certificates: the system bundle is about 200 KiB.
+constexpr std::size_t kMaxPemBytes = 4u << 20;
 
 // How often a transfer wakes up to look at the caller's cancellation flag.
 constexpr int kCancelPollMilliseconds = 100;
@@ -83,7 +89,45 @@ HttpFailure Classify(CURLcode code) {
   }
 }
 
+// Shorter credentials would match ordinary words of an answer and corrupt it; they are not
+// searched for in bodies (callers still redact them from their own messages).
+constexpr std::size_t kMinRedactedInBody = 8;
+
+// The credentials a request carries: the values of its authorization headers, and the part
+// after the scheme ("Bearer <token>" -> "<token>").
+std::vector<std::string> Credentials(const HttpRequest& request) {
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : request.headers) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (lower != "authorization" && lower != "proxy-authorization" && lower != "cookie") continue;
+    auto space = value.find(' ');
+    std::string credential = space == std::string::npos ? value : value.substr(space + 1);
+    if (credential.size() >= kMinRedactedInBody) secrets.push_back(credential);
+  }
+  return secrets;
+}
+
 }  // namespace
+
+std::string RedactSecret(std::string text, std::string_view secret) {
+  if (secret.empty()) return text;
+  constexpr std::string_view kRedacted = "[redacted]";
+  auto replace_all = [&text, kRedacted](std::string_view needle) {
+    for (auto at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + kRedacted.size())) {
+      text.replace(at, needle.size(), kRedacted);
+    }
+  };
+  replace_all(secret);
+  if (secret.find('/') != std::string_view::npos) {  // JSON may write "/" as "\/"
+    std::string escaped;
+    for (char c : secret) escaped += c == '/' ? std::string("\\/") : std::string(1, c);
+    replace_all(escaped);
+  }
+  return text;
+}
 
 std::string HttpResponse::Header(const std::string& lower_case_name) const {
   auto it = headers.find(lower_case_name);
@@ -163,20 +207,28 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
 
-  if (!tls_.ca_file.empty() || !tls_.ca_pem.empty()) {
+  // Files are read here, capped and only when regular (libcurl would block on a FIFO), and
+  // handed over as PEM: read at every request, so rotated certificates are picked up.
+  std::string ca_pem = tls_.ca_pem, cert_pem = tls_.client_cert_pem, key_pem = tls_.client_key_pem;
+  for (auto [file, pem] :
+       {std::pair{&tls_.ca_file, &ca_pem}, std::pair{&tls_.client_cert_file, &cert_pem},
+        std::pair{&tls_.client_key_file, &key_pem}}) {
+    if (file->empty()) continue;
+    auto text = platform::ReadRegularFile(*file, kMaxPemBytes);
+    if (!text) {
+      curl_slist_free_all(headers);
+      why = HttpFailure::kTls;  // retrying will not help
+      return fail(text.error());
+    }
+    *pem = std::move(*text);
+  }
+  if (!ca_pem.empty()) {
     // The given CAs only: a certificate from some public CA must not vouch for a cluster.
     curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
-    if (!tls_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
-    if (!tls_.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls_.ca_pem);
+    SetBlob(curl, CURLOPT_CAINFO_BLOB, ca_pem);
   }
-  if (!tls_.client_cert_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERT, tls_.client_cert_file.c_str());
-  }
-  if (!tls_.client_key_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLKEY, tls_.client_key_file.c_str());
-  }
-  if (!tls_.client_cert_pem.empty()) SetBlob(curl, CURLOPT_SSLCERT_BLOB, tls_.client_cert_pem);
-  if (!tls_.client_key_pem.empty()) SetBlob(curl, CURLOPT_SSLKEY_BLOB, tls_.client_key_pem);
+  if (!cert_pem.empty()) SetBlob(curl, CURLOPT_SSLCERT_BLOB, cert_pem);
+  if (!key_pem.empty()) SetBlob(curl, CURLOPT_SSLKEY_BLOB, key_pem);
   if (tls_.insecure_skip_verify) {
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -225,6 +277,10 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   }
   why = HttpFailure::kNone;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  for (const auto& secret : Credentials(request)) {
+    response.body = RedactSecret(std::move(response.body), secret);
+    for (auto& [name, value] : response.headers) value = RedactSecret(std::move(value), secret);
+  }
   return response;
 }
 

@@ -1,6 +1,8 @@
 // A small HTTP(S) client on libcurl for the sources that talk to an API (Kubernetes, GitHub).
 // One connection is kept alive between requests. Headers may carry credentials: they are never
-// logged, and errors name only the method, the URL's path and what went wrong.
+// logged, errors name only the method, the URL's path and what went wrong, and a credential a
+// server echoes back (a proxy's 401 page quoting the Authorization header) is redacted from the
+// answer's body and headers before the caller sees it.
 #pragma once
 
 #include <atomic>
@@ -85,6 +87,11 @@ class HttpClient {
 
 // "https://host:6443/apis/batch/v1/cronjobs?limit=500" -> "/apis/batch/v1/cronjobs": for errors.
 std::string UrlPathForMessages(const std::string& url);
+
+// Replaces every occurrence of `secret` in `text` (also JSON-escaped, as `\/`) with
+// "[redacted]". The one redaction of the exporter: run it on whole texts, before anything
+// shortens them, since a cut secret no longer matches.
+std::string RedactSecret(std::string text, std::string_view secret);
 
 // Percent-encodes everything but unreserved characters, for query values and path segments.
 std::string UrlEncode(std::string_view text);

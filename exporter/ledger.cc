@@ -9,15 +9,21 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "schedwatch/platform/file.h"
+
 namespace schedwatch {
 
+// A ledger holds one short entry per role: 64 MiB is far more than 100,000 roles need.
+constexpr std::size_t kMaxLedgerBytes = 64u << 20;
+
 Result<Ledger> ReadLedger(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return Ledger{};
-    return Error{fmt::format("cannot read the ledger {}: {}", path, std::strerror(errno))};
+  platform::ReadFailure failure;
+  auto text = platform::ReadRegularFile(path, kMaxLedgerBytes, nullptr, &failure);
+  if (!text) {
+    if (failure == platform::ReadFailure::kNotFound) return Ledger{};
+    return Error{"the ledger: " + text.error()};
   }
-  nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object() || !json.contains("roles") ||
       !json["roles"].is_object()) {
     return Error{

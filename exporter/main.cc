@@ -26,9 +26,12 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 
-std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& text) {
-  auto milliseconds = ParseDurationMilliseconds(text);
+// A wait of the exporter's own loop: at most a day (kMaxWaitSeconds); `positive` refuses 0s.
+std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& text,
+                                   bool positive) {
+  auto milliseconds = ParseDurationMilliseconds(text, kMaxWaitSeconds);
   if (!milliseconds) throw CLI::ValidationError(flag, milliseconds.error());
+  if (positive && *milliseconds <= 0) throw CLI::ValidationError(flag, "must be longer than 0s");
   return std::chrono::milliseconds(*milliseconds);
 }
 
@@ -228,12 +231,9 @@ int main(int argc, char** argv) {
   RefresherOptions options;
   try {
     app.parse(argc, argv);
-    options.interval = ToMillis("--refresh.interval", refresh_interval);
-    options.confirm_delay = ToMillis("--refresh.confirm-delay", confirm_delay);
-    options.source_timeout = ToMillis("--refresh.source-timeout", source_timeout);
-    if (options.interval.count() <= 0 || options.source_timeout.count() <= 0) {
-      throw CLI::ValidationError("--refresh.interval", "must be longer than 0s");
-    }
+    options.interval = ToMillis("--refresh.interval", refresh_interval, true);
+    options.confirm_delay = ToMillis("--refresh.confirm-delay", confirm_delay, false);
+    options.source_timeout = ToMillis("--refresh.source-timeout", source_timeout, true);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

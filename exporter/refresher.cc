@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "exporter/checkpoint.h"
 #include "exporter/exposition.h"
 #include "exporter/ledger.h"
 #include "exporter/log.h"
@@ -78,22 +79,6 @@ ReadOutcome ReadSource(Source& source, const std::vector<std::string>& desired_r
   }
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return outcome;
-}
-
-// A checkpoint file holds Unix seconds or an RFC 3339 time; anything else counts by its mtime.
-std::optional<std::int64_t> ReadCheckpoint(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return std::nullopt;
-  std::ifstream in(path);
-  std::string text;
-  std::getline(in, text);
-  text.erase(text.find_last_not_of(" \t\r") + 1);
-  if (!text.empty() && text.size() < 20 &&
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::stoll(text);
-  }
-  if (auto time = ParseRfc3339(text)) return time;
-  return static_cast<std::int64_t>(info.st_mtime);
 }
 
 void SortFamilies(std::vector<prometheus::MetricFamily>& families) {
@@ -269,10 +254,11 @@ void Refresher::RefreshOnce() {
         {
           std::lock_guard<std::mutex> lock(pending->mutex);
           pending->outcome = std::move(outcome);
+          // Free before done: a refresh right after this one must not find the source busy.
+          runner->busy->store(false);
           pending->done = true;
         }
         pending->done_cv.notify_all();
-        runner->busy->store(false);
       }).detach();
     }
     launched.push_back(std::move(entry));
@@ -357,7 +343,18 @@ void Refresher::RefreshOnce() {
       if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
         observation.last_progress = it->second;
       } else if (job.progress) {
-        observation.last_progress = ReadCheckpoint(job.progress->file);
+        // Written by the job: a bad one leaves progress unknown and is counted, never fatal.
+        auto checkpoint = ReadCheckpoint(job.progress->file);
+        if (checkpoint) {
+          observation.last_progress = *checkpoint;
+        } else {
+          SourceProblem problem{"bad_checkpoint",
+                                fmt::format("role {}: {}", job.role, checkpoint.error())};
+          for (auto& source : result.sources) {
+            if (source.name == job.source) source.problems.push_back(problem);
+          }
+          problems[job.source].push_back(std::move(problem));
+        }
       }
       if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
     }

@@ -32,15 +32,22 @@ constexpr int UnitRank(std::string_view name) {
                        : 6;
 }
 
+// "10y", "1d": a maximum as people write it.
+std::string FormatMaximum(std::int64_t seconds) {
+  constexpr std::int64_t kYear = 365 * 86400;
+  if (seconds >= kYear && seconds % kYear == 0) return fmt::format("{}y", seconds / kYear);
+  return FormatDuration(seconds);
+}
+
 }  // namespace
 
-Result<std::int64_t> ParseDuration(std::string_view text) {
-  auto milliseconds = ParseDurationMilliseconds(text);
+Result<std::int64_t> ParseDuration(std::string_view text, std::int64_t max_seconds) {
+  auto milliseconds = ParseDurationMilliseconds(text, max_seconds);
   if (!milliseconds) return milliseconds;
   return (*milliseconds + 999) / 1000;
 }
 
-Result<std::int64_t> ParseDurationMilliseconds(std::string_view text) {
+Result<std::int64_t> ParseDurationMilliseconds(std::string_view text, std::int64_t max_seconds) {
   if (text.empty()) return Error{"empty duration"};
   if (text.front() == '-') return Error{fmt::format("duration \"{}\" is negative", text)};
   std::int64_t total_ms = 0;
@@ -83,6 +90,10 @@ Result<std::int64_t> ParseDurationMilliseconds(std::string_view text) {
       return Error{fmt::format("duration \"{}\" is too large", text)};
     }
     total_ms += number * unit->milliseconds;
+  }
+  if (total_ms > max_seconds * 1000) {
+    return Error{fmt::format("duration \"{}\" is longer than the maximum of {}", text,
+                             FormatMaximum(max_seconds))};
   }
   return total_ms;
 }

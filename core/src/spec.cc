@@ -1,18 +1,15 @@
 #include "schedwatch/spec.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/platform/file.h"
 #include "schedwatch/selector.h"
 #include "schedwatch/yaml_tree.h"
 #include "spec_sources.h"
@@ -167,14 +164,16 @@ class Decoder {
     return std::string(node.scalar());
   }
 
-  std::int64_t Duration(YamlNode node, const Path& path) {
-    auto parsed = ParseDuration(Scalar(node, path));
+  std::int64_t Duration(YamlNode node, const Path& path,
+                        std::int64_t max_seconds = kMaxDurationSeconds) {
+    auto parsed = ParseDuration(Scalar(node, path), max_seconds);
     if (!parsed) Fail(node, path, parsed.error());
     return *parsed;
   }
 
-  std::int64_t PositiveDuration(YamlNode node, const Path& path) {
-    std::int64_t seconds = Duration(node, path);
+  std::int64_t PositiveDuration(YamlNode node, const Path& path,
+                                std::int64_t max_seconds = kMaxDurationSeconds) {
+    std::int64_t seconds = Duration(node, path, max_seconds);
     if (seconds <= 0) Fail(node, path, "must be longer than 0s");
     return seconds;
   }
@@ -281,8 +280,8 @@ class Decoder {
             }
           }
           break;
-        case SourceKey::kDuration:
-          values.push_back(std::to_string(PositiveDuration(*value, field)));
+        case SourceKey::kDuration:  // timeouts and intervals of the exporter's own loop
+          values.push_back(std::to_string(PositiveDuration(*value, field, kMaxWaitSeconds)));
           break;
         case SourceKey::kBool: {
           std::string text = Scalar(*value, field);
@@ -466,23 +465,9 @@ Result<Spec> ParseSpec(std::string_view text, const std::string& file) {
 }
 
 Result<Spec> LoadSpecFile(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) {
-    return Error{fmt::format("{}: cannot read the spec: {}", path, std::strerror(errno))};
-  }
-  if (S_ISDIR(info.st_mode)) return Error{fmt::format("{}: is a directory, not a spec file", path)};
-  if (static_cast<std::size_t>(info.st_size) > kMaxSpecBytes) {
-    return Error{fmt::format("{}: the spec is {} bytes, larger than the {} MiB limit", path,
-                             info.st_size, kMaxSpecBytes >> 20)};
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read the spec: {}", path, std::strerror(errno))};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > kMaxSpecBytes) {
-    return Error{
-        fmt::format("{}: the spec is larger than the {} MiB limit", path, kMaxSpecBytes >> 20)};
-  }
-  return ParseSpec(text, path);
+  auto text = platform::ReadRegularFile(path, kMaxSpecBytes);
+  if (!text) return Error{text.error()};
+  return ParseSpec(*text, path);
 }
 
 const std::vector<std::string>* SourceTypeKeys(std::string_view type) {

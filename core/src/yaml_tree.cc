@@ -98,6 +98,14 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
                                    e.start_mark.column + 1,
                                    reinterpret_cast<const char*>(e.data.alias.anchor))};
         }
+        // An alias inside the node it names would make the tree a cycle, which every walker
+        // would follow forever.
+        if (std::find(open_nodes.begin(), open_nodes.end(), it->second) != open_nodes.end()) {
+          return Error{
+              fmt::format("{}:{}: alias \"{}\" refers to a node that contains it (a cycle)",
+                          e.start_mark.line + 1, e.start_mark.column + 1,
+                          reinterpret_cast<const char*>(e.data.alias.anchor))};
+        }
         add_child(it->second);
         break;
       }

@@ -81,7 +81,20 @@ Result<Json> PlainScalar(YamlNode node) {
   return Json(std::string(text));
 }
 
-Result<Json> ToJson(YamlNode node) {
+// A CronJob manifest is about a dozen levels deep and a few hundred values; aliases share YAML
+// nodes, so a few lines can expand to billions of JSON values (an alias bomb).
+constexpr int kMaxTemplateDepth = 64;
+constexpr std::size_t kMaxTemplateValues = 100000;
+
+// Bounded in depth and in expanded values, whatever the YAML holds.
+Result<Json> ToJson(YamlNode node, int depth, std::size_t& values) {
+  if (depth > kMaxTemplateDepth) {
+    return Error{fmt::format("{}: nested deeper than {} levels", At(node), kMaxTemplateDepth)};
+  }
+  if (++values > kMaxTemplateValues) {
+    return Error{fmt::format("{}: expands to more than {} values (aliases of aliases?)", At(node),
+                             kMaxTemplateValues)};
+  }
   switch (node.kind()) {
     case YamlNode::Kind::kNull:
       return Json(nullptr);
@@ -90,7 +103,7 @@ Result<Json> ToJson(YamlNode node) {
     case YamlNode::Kind::kSequence: {
       Json items = Json::array();
       for (std::size_t i = 0; i < node.size(); ++i) {
-        auto item = ToJson(node.item(i));
+        auto item = ToJson(node.item(i), depth + 1, values);
         if (!item) return item;
         items.push_back(std::move(*item));
       }
@@ -105,7 +118,7 @@ Result<Json> ToJson(YamlNode node) {
         if (object.contains(name)) {
           return Error{fmt::format("{}: \"{}\" appears twice", At(key), name)};
         }
-        auto value = ToJson(node.value(i));
+        auto value = ToJson(node.value(i), depth + 1, values);
         if (!value) return value;
         object[name] = std::move(*value);
       }
@@ -176,7 +189,8 @@ Result<CronJobTemplate> ReadCronJobTemplate(std::string_view text, const JobSpec
                                             const std::vector<std::string>& namespaces) {
   auto document = YamlDocument::Parse(text);
   if (!document) return Error{document.error()};
-  auto object = ToJson(document->root());
+  std::size_t values = 0;
+  auto object = ToJson(document->root(), 0, values);
   if (!object) return Error{object.error()};
   auto namespace_name = CheckMetadata(*object, namespaces);
   if (!namespace_name) return Error{namespace_name.error()};
@@ -232,7 +246,7 @@ class KubernetesRepairer : public Repairer {
     auto token = BearerToken(*access_);
     if (!token) return Error{token.error()};
     auto created = Post(*manifest, *token);
-    if (!created) return Error{Redact(created.error(), *token)};
+    if (!created) return Error{RedactSecret(created.error(), *token)};
     return created;
   }
 
@@ -274,12 +288,14 @@ class KubernetesRepairer : public Repairer {
         return Creation{what, /*already_exists=*/true};
       } else if (response->status == 429 || response->status >= 500) {
         last_error =
-            fmt::format("POST {}: {}", path, DescribeApiError(response->status, response->body));
+            fmt::format("POST {}: {}", path,
+                        DescribeApiError(response->status, RedactSecret(response->body, token)));
         if (response->status == 429) backoff = RetryAfter(response->Header("retry-after"));
       } else {
         return Error{
             fmt::format("POST {}: {}", path,
-                        DescribeApiError(response->status, response->body, "create on cronjobs"))};
+                        DescribeApiError(response->status, RedactSecret(response->body, token),
+                                         "create on cronjobs"))};
       }
       if (attempt == kCreateAttempts || Clock::now() + backoff >= deadline) break;
       std::this_thread::sleep_for(backoff);

@@ -19,6 +19,7 @@
 #include "exporter/ledger.h"
 #include "exporter/log.h"
 #include "schedwatch/classify.h"
+#include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 
 namespace schedwatch {
@@ -72,12 +73,13 @@ std::int64_t SystemNow() {
       .count();
 }
 
+// A template is a manifest or a cron.d file: small.
+constexpr std::size_t kMaxTemplateBytes = 1u << 20;
+
 Result<std::string> ReadTemplate(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read template {}: {}", path, std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = platform::ReadRegularFile(path, kMaxTemplateBytes);
+  if (!text) return Error{"template: " + text.error()};
+  return text;
 }
 
 struct SourceRun {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -302,6 +303,35 @@ TEST_F(HttpClientTest, ErrorsHoldNoHeaderValuesQueriesOrHosts) {
   TlsOptions insecure;
   insecure.insecure_skip_verify = true;
   check(insecure, "https://user:" + secret + "@127.0.0.1:1/x", milliseconds(1000));  // refused
+}
+
+TEST_F(HttpClientTest, AnEchoedCredentialIsRedactedFromTheAnswer) {
+  // /echo answers with the request's headers: a proxy's 401 page quoting them, say.
+  const std::string secret = "s3cr3t-token-value/with+slash";
+  HttpClient client(TrustTestCa());
+  HttpRequest request = Get("/echo");
+  request.headers = {{"Authorization", "Bearer " + secret}};
+  auto response = client.Send(request);
+  ASSERT_TRUE(response.ok()) << response.error();
+  EXPECT_EQ(response->body.find("s3cr3t-token"), std::string::npos) << response->body;
+  EXPECT_NE(response->body.find("[redacted]"), std::string::npos) << response->body;
+}
+
+TEST_F(HttpClientTest, ACaFileThatIsAFifoIsRefusedWithoutBlocking) {
+  TempDir directory;
+  std::string fifo = (directory.path() / "ca.crt").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  TlsOptions tls;
+  tls.ca_file = fifo;
+  HttpClient client(tls);
+  HttpFailure failure = HttpFailure::kNone;
+  auto start = Clock::now();
+  auto response = client.Send(Get("/echo"), nullptr, &failure);
+  EXPECT_LT(SecondsSince(start), 2.0);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(failure, HttpFailure::kTls);
+  EXPECT_EQ(response.error(),
+            "GET /echo: cannot read " + fifo + ": it is a FIFO, not a regular file");
 }
 
 TEST_F(HttpClientTest, ServesOverIpv6Loopback) {

@@ -1,7 +1,10 @@
 #include "exporter/refresher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,25 +152,47 @@ jobs:
 
 TEST(RefresherTest, HangingSourceTimesOutAsUnknownAndOthersAreUnaffected) {
   TempDir dir;
-  fs::path fifo = dir.path() / "stuck.yaml";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // opening it for reading blocks: a hung read
+  // An API server that accepts connections and never answers: a hung read. (A FIFO as a
+  // snapshot no longer hangs: it is refused at once.)
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  WriteFile(dir.path() / "kubeconfig",
+            "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+            "contexts: [{name: t, context: {cluster: c, user: u}}]\n"
+            "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:" +
+                std::to_string(ntohs(address.sin_port)) +
+                "'}}]\n"
+                "users: [{name: u, user: {token: x}}]\n");
   WriteFile(dir.path() / "live.yaml",
             "objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n"
             "runs: [{role: gate, started: -3m, finished: -2m, result: success}]\n");
   WriteFile(dir.path() / "spec.yaml", R"(version: 1
 sources:
   fine: {type: file, path: live.yaml}
-  stuck: {type: file, path: stuck.yaml, timeout: 1s}
+  stuck: {type: kubernetes, kubeconfig: kubeconfig}
 jobs:
   - {role: gate, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
   - {role: retry, source: stuck, schedule: "*/10 * * * *", spec_version: "1"}
 )");
-  auto refresher = MakeRefresher((dir.path() / "spec.yaml").string());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  RefresherOptions options;
+  options.confirm_delay = std::chrono::milliseconds(50);
+  options.source_timeout = std::chrono::seconds(1);
+  options.clock = [] { return kNow; };
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  ASSERT_TRUE(refresher.ok()) << refresher.error();
   auto started = std::chrono::steady_clock::now();
-  refresher->RefreshOnce();
+  (*refresher)->RefreshOnce();
   auto took = std::chrono::steady_clock::now() - started;
   EXPECT_LT(took, std::chrono::seconds(4));  // a bound on the timeout itself, not a benchmark
-  auto published = refresher->Current();
+  auto published = (*refresher)->Current();
   EXPECT_EQ(Role(*published, "retry").status.ConditionList(), "unknown");
   EXPECT_EQ(Role(*published, "gate").status.ConditionList(), "ok");
   EXPECT_EQ(Source(*published, "stuck").error, "no answer within 1s");
@@ -175,13 +200,19 @@ jobs:
                 "schedwatch_source_errors_total{reason=\"timeout\",source=\"stuck\"} 1\n"),
             std::string::npos);
 
-  // The read is still stuck: the next refresh does not pile another one on top.
-  refresher->RefreshOnce();
-  EXPECT_EQ(Source(*refresher->Current(), "stuck").error, "the previous read has not finished yet");
-  // Unblock the reader so its thread ends.
-  int fd = open(fifo.c_str(), O_WRONLY);
-  close(fd);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The timed-out read was cancelled and stops: a later refresh starts a read of its own (and
+  // never piles one on a read still running, which it reports instead).
+  std::string error;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (error != "no answer within 1s" && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (*refresher)->RefreshOnce();
+    error = Source(*(*refresher)->Current(), "stuck").error;
+    EXPECT_TRUE(error == "no answer within 1s" || error == "the previous read has not finished yet")
+        << error;
+  }
+  EXPECT_EQ(error, "no answer within 1s");
+  close(listener);
 }
 
 TEST(RefresherTest, MalformedSnapshotIsCountedAndNothingCrashes) {

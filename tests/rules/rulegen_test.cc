@@ -233,6 +233,24 @@ TEST(BuildRules, JoinedModeUsesTheExportersThresholdSeriesAndTheSmallestFor) {
   EXPECT_EQ(rules.find("role=\""), std::string::npos);  // nothing names a role
 }
 
+TEST(BuildRules, TheLongestDurationsStillRenderTheirFor) {
+  // start_grace and alert_for at the top of int64 used to pass and round to a negative number of
+  // seconds, and every `for:` silently vanished. The spec now stops at 10y, which renders.
+  EXPECT_THROW(MakeSpec(1,
+                        "  - {role: huge, source: demo, schedule: '@yearly', spec_version: '1', "
+                        "alert_for: 292471208y35w2d7h12m55s807ms}\n"),
+               std::runtime_error);
+  Spec spec = MakeSpec(0,
+                       "  - {role: rare, source: demo, schedule: '0 0 29 2 *', spec_version: '1', "
+                       "start_grace: 10y, max_runtime: 10y, alert_for: 10y}\n");
+  const JobSpec& rare = *spec.FindJob("rare");
+  EXPECT_EQ(rare.stale_after, 2 * *rare.period + rare.max_runtime);
+  Options options;
+  options.mode = Mode::kPerRole;
+  std::string rules = Generate(spec, options).rules;
+  EXPECT_NE(rules.find("for: 3650d\n"), std::string::npos);
+}
+
 TEST(BuildRules, PushedSuccessIsJudgedByItsValue) {
   std::string pushed =
       "  - {role: report, source: demo, schedule: '0 3 * * *', spec_version: '1', "

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/yaml_tree.h"
 
 namespace schedwatch {
 namespace {
@@ -39,6 +40,20 @@ TEST(DurationTest, RejectsBadDurations) {
   EXPECT_EQ(ParseDuration("h").error(), "not a valid duration \"h\": expected a number at \"h\"");
   EXPECT_EQ(ParseDuration("99999999999999999999d").error(),
             "duration \"99999999999999999999d\" is too large");
+}
+
+TEST(DurationTest, HasAMaximumFarFromOverflow) {
+  EXPECT_EQ(*ParseDuration("10y"), kMaxDurationSeconds);
+  EXPECT_EQ(ParseDuration("10y1ms").error(),
+            "duration \"10y1ms\" is longer than the maximum of 10y");
+  // Exactly INT64_MAX milliseconds: used to round up into a negative number of seconds.
+  EXPECT_EQ(ParseDuration("292471208y35w2d7h12m55s807ms").error(),
+            "duration \"292471208y35w2d7h12m55s807ms\" is longer than the maximum of 10y");
+  EXPECT_EQ(*ParseDurationMilliseconds("24h", kMaxWaitSeconds), 86400000);
+  EXPECT_EQ(ParseDurationMilliseconds("1000y", kMaxWaitSeconds).error(),
+            "duration \"1000y\" is longer than the maximum of 1d");
+  EXPECT_EQ(ParseDurationMilliseconds("24h1ms", kMaxWaitSeconds).error(),
+            "duration \"24h1ms\" is longer than the maximum of 1d");
 }
 
 TEST(DurationTest, FormatsShortestForm) {
@@ -144,15 +159,17 @@ TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
   std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
   auto spec = LoadSpecFile(path);
   ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.error(), path + ": the spec is 52428800 bytes, larger than the 32 MiB limit");
+  EXPECT_EQ(spec.error(),
+            "cannot read " + path + ": it is 52428800 bytes, more than the limit of 32 MiB");
   fs::remove(path);
 }
 
 TEST(SpecTest, MissingFileAndDirectoryAreClearErrors) {
   EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml").error(),
-            "/nonexistent/spec.yml: cannot read the spec: No such file or directory");
+            "cannot read /nonexistent/spec.yml: No such file or directory");
   std::string dir = fs::temp_directory_path().string();
-  EXPECT_EQ(LoadSpecFile(dir).error(), dir + ": is a directory, not a spec file");
+  EXPECT_EQ(LoadSpecFile(dir).error(),
+            "cannot read " + dir + ": it is a directory, not a regular file");
 }
 
 TEST(SpecTest, AliasBombIsBoundedAndRejected) {
@@ -181,6 +198,22 @@ TEST(SpecTest, DeepNestingIsRejectedWithoutCrashing) {
   auto spec = ParseSpec(text, "deep.yml");
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().find("nesting deeper than 256 levels"), std::string::npos) << spec.error();
+}
+
+TEST(SpecTest, SelfReferencingAliasIsACycleError) {
+  // Used to make the tree a cycle; every recursive walker would then loop until the stack ends.
+  auto spec =
+      ParseSpec("version: 1\nsources: &s {demo: {type: file, path: x.yaml, loop: *s}}\njobs: []\n",
+                "self.yml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error(), "self.yml:2:53: alias \"s\" refers to a node that contains it (a cycle)");
+  auto in_list = YamlDocument::Parse("- &l [a, [b, *l]]\n");
+  ASSERT_FALSE(in_list.ok());
+  EXPECT_EQ(in_list.error(), "1:14: alias \"l\" refers to a node that contains it (a cycle)");
+  // An alias to a complete node, even an enclosing one's sibling, is fine.
+  auto sibling = YamlDocument::Parse("a: &a {x: 1}\nb: {y: *a}\n");
+  ASSERT_TRUE(sibling.ok()) << sibling.error();
+  EXPECT_EQ(sibling->root().value(1).value(0).value(0).scalar(), "1");
 }
 
 TEST(SpecTest, AnchorsAndAliasesWorkForRepeatedValues) {

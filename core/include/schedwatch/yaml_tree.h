@@ -52,6 +52,8 @@ class YamlNode {
 class YamlDocument {
  public:
   // Parses the first document of `text`. Errors read "LINE:COLUMN: message" (1-based).
+  // The tree is acyclic and at most 256 levels deep: an alias to a node still open is an error.
+  // Aliases share nodes, so a walker that expands them (into JSON, say) still needs a budget.
   static Result<YamlDocument> Parse(std::string_view text);
 
   YamlNode root() const { return YamlNode(this, root_); }

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "exporter/log.h"
+#include "schedwatch/platform/file.h"
 #include "schedwatch/schedule.h"
 
 extern char** environ;
@@ -26,27 +27,13 @@ namespace schedwatch::crontab {
 namespace {
 
 constexpr std::size_t kChunkBytes = 1u << 20;
-constexpr std::size_t kMaxCrontabBytes = 16u << 20;  // 10,003 lines of 998-byte commands fit
-constexpr std::size_t kMarkerScanBytes = 1u << 20;   // of a file cron skips, looking for markers
-constexpr std::size_t kMaxErrorBytes = 4096;         // of journalctl's stderr kept
-constexpr std::size_t kMaxCommandLineBytes = 16u << 20;  // of one line of journalctl's output
-constexpr std::size_t kHeadBytes = 256;                  // compared to notice a rewritten log
+constexpr std::size_t kMaxCrontabBytes = 16u << 20;         // 10,003 lines of 998-byte commands fit
+constexpr std::size_t kMarkerScanBytes = kMaxCrontabBytes;  // of a file cron skips, for markers
+constexpr std::size_t kMaxErrorBytes = 4096;                // of journalctl's stderr kept
+constexpr std::size_t kMaxCommandLineBytes = 16u << 20;     // of one line of journalctl's output
+constexpr std::size_t kHeadBytes = 256;                     // compared to notice a rewritten log
 
 std::string Errno(int error) { return std::strerror(error); }
-
-// Reads a whole file; nullopt with errno set when it cannot be.
-std::optional<std::string> ReadFd(int fd, std::size_t limit) {
-  std::string text;
-  char buffer[65536];
-  while (text.size() <= limit) {
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  return text;
-}
 
 // cron reads only cron.d names of letters, digits, '_' and '-' (no dots: x.conf, *.dpkg-old).
 bool CronAcceptsName(const std::string& name) {
@@ -227,10 +214,16 @@ Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
     return Error{fmt::format("cannot read {}: {}", path_, Errno(errno))};
   }
   if (fd_ >= 0 && current.st_dev == device_ && current.st_ino == inode_) return true;
-  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO in the log's place must not hang the read (it is refused below).
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Error{fmt::format("cannot read {}: {}", path_, Errno(errno))};
   struct stat opened {};
   fstat(fd, &opened);
+  if (!S_ISREG(opened.st_mode)) {
+    close(fd);
+    return Error{fmt::format("cannot read {}: it is {}, not a regular file", path_,
+                             platform::DescribeFileType(opened.st_mode))};
+  }
   bool first_open = fd_ < 0;
   if (fd_ >= 0) close(fd_);
   fd_ = fd;
@@ -260,9 +253,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
   UserTable users = UserTable::System();
   if (!options_.root.empty()) {
     users = UserTable::AcceptAll();
-    if (int fd = open((options_.root + "/etc/passwd").c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-      if (auto text = ReadFd(fd, kMaxCrontabBytes)) users = UserTable::FromPasswd(*text);
-      close(fd);
+    if (auto text = platform::ReadRegularFile(options_.root + "/etc/passwd", kMaxCrontabBytes)) {
+      users = UserTable::FromPasswd(*text);
     }
   }
   std::vector<CrontabEntry> entries;
@@ -273,10 +265,7 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
   // A file cron skips for its name or user is reported only when it carries a marker.
   auto report_if_marked = [&](const std::string& real, const std::string& shown,
                               const std::string& why) {
-    int fd = open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return;
-    auto text = ReadFd(fd, kMarkerScanBytes);
-    close(fd);
+    auto text = platform::ReadRegularFile(real, kMarkerScanBytes);
     if (text && text->find("schedwatch:") != std::string::npos) ignored(shown, why);
   };
 
@@ -326,14 +315,14 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
       ignored(shown, *why);
       return true;
     }
-    auto text = ReadFd(fd, kMaxCrontabBytes);
-    int read_error = errno;
+    platform::ReadFailure failure;
+    auto text = platform::ReadRegularFd(fd, shown, kMaxCrontabBytes, nullptr, &failure);
     close(fd);
-    if (!text) return Error{fmt::format("cannot read {}: {}", shown, Errno(read_error))};
-    if (text->size() > kMaxCrontabBytes) {
+    if (failure == platform::ReadFailure::kTooLarge) {
       ignored(shown, fmt::format("larger than {} MiB", kMaxCrontabBytes >> 20));
       return true;
     }
+    if (!text) return Error{text.error()};
     ParsedCrontab parsed = ParseCrontab(*text, kind, user, &users);
     for (auto& problem : parsed.problems) {
       snapshot.problems.push_back(

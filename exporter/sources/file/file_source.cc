@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
 
@@ -15,6 +13,7 @@ namespace schedwatch {
 namespace {
 
 constexpr std::size_t kMaxSnapshotBytes = 256u << 20;
+constexpr const char* kEmptyHint = " (a scheduler with nothing is objects: [])";
 
 std::optional<std::int64_t> ParseTime(std::string_view text, std::int64_t now) {
   if (text == "now") return now;
@@ -66,22 +65,19 @@ class Item {
   std::string problem_;
 };
 
-YamlNode Section(YamlNode root, std::string_view name, SourceSnapshot& snapshot, bool& found) {
-  found = false;
+// The list under `name`: nullopt when it is absent (or null) and may be; an Error when it is
+// not a list, or absent and required: a snapshot cut short must not read as an empty scheduler.
+Result<std::optional<YamlNode>> Section(YamlNode root, std::string_view name, bool required) {
   for (std::size_t i = 0; i < root.size(); ++i) {
     if (root.key(i).scalar() != name) continue;
     YamlNode value = root.value(i);
-    if (value.IsNull()) return value;
-    if (!value.IsSequence()) {
-      snapshot.problems.push_back(
-          {"malformed_snapshot",
-           fmt::format("line {}: {} is {}, not a list", value.line(), name, value.Describe())});
-      return value;
-    }
-    found = true;
-    return value;
+    if (value.IsSequence()) return std::optional<YamlNode>(value);
+    if (value.IsNull() && !required) return std::optional<YamlNode>();
+    return Error{fmt::format("{}:{}: {} is {}, not a list{}", value.line(), value.column(), name,
+                             value.Describe(), required ? kEmptyHint : "")};
   }
-  return root;
+  if (!required) return std::optional<YamlNode>();
+  return Error{fmt::format("{}:{}: no {} list{}", root.line(), root.column(), name, kEmptyHint)};
 }
 
 class FileSource : public Source {
@@ -89,14 +85,10 @@ class FileSource : public Source {
   explicit FileSource(std::string path) : path_(std::move(path)) {}
 
   Result<SourceSnapshot> List(const ListContext& context) override {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return Error{fmt::format("cannot read {}: {}", path_, std::strerror(errno))};
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.tellp() > static_cast<std::streamoff>(kMaxSnapshotBytes)) {
-      return Error{fmt::format("{} is larger than {} MiB", path_, kMaxSnapshotBytes >> 20)};
-    }
-    auto snapshot = ParseSnapshot(text.str(), context.now);
+    // Cancelled when the refresh stops waiting, so an abandoned read stops too.
+    auto text = platform::ReadRegularFile(path_, kMaxSnapshotBytes, context.cancelled);
+    if (!text) return Error{text.error()};
+    auto snapshot = ParseSnapshot(*text, context.now);
     if (!snapshot) return Error{fmt::format("{}:{}", path_, snapshot.error())};
     return snapshot;
   }
@@ -120,9 +112,15 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
     snapshot.problems.push_back(
         {"malformed_object", fmt::format("line {}: {}", node.line(), message)});
   };
-  bool found;
-  YamlNode objects = Section(root, "objects", snapshot, found);
-  for (std::size_t i = 0; found && i < objects.size(); ++i) {
+  auto objects_section = Section(root, "objects", /*required=*/true);
+  if (!objects_section) return Error{objects_section.error()};
+  auto runs_section = Section(root, "runs", false);
+  if (!runs_section) return Error{runs_section.error()};
+  auto progress_section = Section(root, "progress", false);
+  if (!progress_section) return Error{progress_section.error()};
+
+  YamlNode objects = **objects_section;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
     Item item(objects.item(i), fmt::format("objects[{}]", i));
     LiveObject object;
     object.id = item.Text("id", true);
@@ -143,8 +141,8 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
     }
     snapshot.objects.push_back(std::move(object));
   }
-  YamlNode runs = Section(root, "runs", snapshot, found);
-  for (std::size_t i = 0; found && i < runs.size(); ++i) {
+  for (std::size_t i = 0; *runs_section && i < (*runs_section)->size(); ++i) {
+    YamlNode runs = **runs_section;
     Item item(runs.item(i), fmt::format("runs[{}]", i));
     std::string role = item.Text("role", true);
     Run run;
@@ -168,8 +166,8 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
     }
     snapshot.history[role].Add(run);
   }
-  YamlNode progress = Section(root, "progress", snapshot, found);
-  for (std::size_t i = 0; found && i < progress.size(); ++i) {
+  for (std::size_t i = 0; *progress_section && i < (*progress_section)->size(); ++i) {
+    YamlNode progress = **progress_section;
     Item item(progress.item(i), fmt::format("progress[{}]", i));
     std::string role = item.Text("role", true);
     auto time = item.Time("time", true, now);

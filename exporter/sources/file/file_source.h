@@ -21,7 +21,9 @@
 
 namespace schedwatch {
 
-// Parses snapshot text. Items that are malformed become problems; the rest is kept.
+// Parses snapshot text. Items that are malformed become problems; the rest is kept. A snapshot
+// that is not a mapping with an `objects` list (`objects: []` when empty), or whose `runs` or
+// `progress` is not a list, is an Error: a malformed read is a failed read, never an empty one.
 Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now);
 
 Result<std::unique_ptr<Source>> MakeFileSource(const SourceOptions& options);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "exporter/log.h"
+#include "schedwatch/platform/file.h"
 
 namespace schedwatch {
 namespace {
@@ -138,15 +139,11 @@ Result<std::string> GitHubActionsSource::LoadToken() {
   if (info.st_size > static_cast<off_t>(kMaxTokenBytes)) {
     return Error{fmt::format("token file {} is larger than {} bytes", token_file_, kMaxTokenBytes)};
   }
-  std::ifstream in(token_file_, std::ios::binary);
-  if (!in) {
-    return Error{fmt::format("cannot read token file {}: {}", token_file_, std::strerror(errno))};
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = platform::ReadRegularFile(token_file_, kMaxTokenBytes);
+  if (!text) return Error{"token file: " + text.error()};
   if (token_stamp_) Log(LogLevel::kInfo, "token file changed, re-read", {{"file", token_file_}});
   token_stamp_ = stamp;
-  file_token_ = Trim(text.str());
+  file_token_ = Trim(*text);
   return file_token_;
 }
 

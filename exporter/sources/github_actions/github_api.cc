@@ -50,14 +50,6 @@ void Api::NoteQuota(const HttpResponse& response) {
   if (auto reset = IntegerHeader(response.headers, "x-ratelimit-reset")) reset_ = reset;
 }
 
-std::string Api::Redact(std::string text) const {
-  if (token_.empty()) return text;
-  for (auto at = text.find(token_); at != std::string::npos; at = text.find(token_, at)) {
-    text.replace(at, token_.size(), "<redacted>");
-  }
-  return text;
-}
-
 Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std::string_view accept,
                            std::int64_t now, const std::atomic<bool>* cancelled) {
   std::string path = UrlPathForMessages(url);
@@ -78,7 +70,7 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   if (!etag.empty()) request.headers.emplace_back("If-None-Match", etag);
   ++stats_.requests;
   auto response = send_(request, cancelled);
-  if (!response) return Error{Redact(response.error())};
+  if (!response) return Error{RedactSecret(response.error(), token_)};
   NoteQuota(*response);
 
   long status = response->status;
@@ -93,9 +85,11 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
     return answer;
   }
 
+  // Redacted before ClassifyFailure shortens GitHub's message: a cut token no longer matches.
   ApiFailure failure =
-      ClassifyFailure(status, response->headers, response->body, now, secondary_backoff_);
-  std::string detail = Redact(failure.message);
+      ClassifyFailure(status, response->headers, RedactSecret(std::move(response->body), token_),
+                      now, secondary_backoff_);
+  std::string detail = RedactSecret(failure.message, token_);
   std::string said = detail.empty() ? std::string() : ": " + detail;
   switch (failure.kind) {
     case ApiFailure::Kind::kRateLimited:

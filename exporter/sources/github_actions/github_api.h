@@ -60,7 +60,6 @@ class Api {
 
  private:
   void NoteQuota(const HttpResponse& response);
-  std::string Redact(std::string text) const;
 
   std::string base_url_;
   std::string origin_;  // scheme://host[:port] of base_url_

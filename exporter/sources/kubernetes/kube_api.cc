@@ -111,7 +111,9 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
         break;
       } else if (response->status == 429 || response->status >= 500) {
         reason = response->status == 429 ? "rate_limited" : "server_error";
-        error = fmt::format("{}: {}", where, DescribeApiError(response->status, response->body));
+        error =
+            fmt::format("{}: {}", where,
+                        DescribeApiError(response->status, RedactSecret(response->body, token_)));
         if (response->status == 429) {
           wait = RetryAfter(response->Header("retry-after"));
           if (Clock::now() + wait >= deadline_) {
@@ -121,7 +123,8 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
         }
       } else {
         return Error{
-            fmt::format("{}: {}", where, DescribeApiError(response->status, response->body))};
+            fmt::format("{}: {}", where,
+                        DescribeApiError(response->status, RedactSecret(response->body, token_)))};
       }
 
       if (attempt >= options_.max_attempts) {

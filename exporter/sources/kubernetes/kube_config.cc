@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "schedwatch/platform/file.h"
 #include "schedwatch/yaml_tree.h"
 
 namespace schedwatch::kubernetes {
@@ -142,15 +143,7 @@ class Reader {
 };
 
 Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read {}: {}", path, std::strerror(errno))};
-  std::string text(max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > max_bytes) {
-    return Error{fmt::format("{} is larger than {} KiB", path, max_bytes >> 10)};
-  }
-  return text;
+  return platform::ReadRegularFile(path, max_bytes);  // a kubeconfig or token is a small file
 }
 
 }  // namespace

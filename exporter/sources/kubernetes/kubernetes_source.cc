@@ -95,8 +95,9 @@ class KubernetesSource : public Source {
     if (!token) return Error{token.error()};
     ApiLister lister(*client_, access_->server, *token, options_, deadline, context.cancelled);
     auto snapshot = ListWith(lister);
-    if (!snapshot) return Error{Redact(snapshot.error(), *token)};
-    for (auto& problem : snapshot->problems) problem.message = Redact(problem.message, *token);
+    if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
+    for (auto& problem : snapshot->problems)
+      problem.message = RedactSecret(problem.message, *token);
     return snapshot;
   }
 
@@ -243,15 +244,6 @@ Result<ClusterAccess> LoadAccess(const Settings& settings) {
 Result<std::string> BearerToken(const ClusterAccess& access) {
   if (access.token_file.empty()) return access.token;
   return ReadTokenFile(access.token_file);  // rotated by the kubelet: read it every time
-}
-
-// Belt and braces: the token is never put in a message knowingly; this catches the rest.
-std::string Redact(std::string text, const std::string& secret) {
-  if (secret.empty()) return text;
-  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-    text.replace(at, secret.size(), "[redacted]");
-  }
-  return text;
 }
 
 }  // namespace schedwatch::kubernetes

@@ -47,9 +47,6 @@ Result<ClusterAccess> LoadAccess(const Settings& settings);
 // The bearer token to send now ("" for none): inline, or read afresh from the file (it rotates).
 Result<std::string> BearerToken(const ClusterAccess& access);
 
-// Whatever a server or library said, `secret` never leaves in a message.
-std::string Redact(std::string text, const std::string& secret);
-
 }  // namespace schedwatch::kubernetes
 
 namespace schedwatch {

@@ -221,6 +221,16 @@ TEST_F(CrontabSourceTest, MissingSyslogFailsTheList) {
   EXPECT_THAT(List(source).error(), HasSubstr("var/log/syslog: No such file or directory"));
 }
 
+TEST_F(CrontabSourceTest, ASyslogThatIsAFifoFailsTheListAtOnce) {
+  // A FIFO in the syslog's place used to block the read in open() until a writer came.
+  fs::remove(syslog());
+  ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0);
+  CrontabSource source(Options());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(List(source).error(), HasSubstr("var/log/syslog: it is a FIFO, not a regular file"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
 TEST_F(CrontabSourceTest, RunsAreMatchedByUserAndCommand) {
   Append(
       syslog(),

@@ -80,7 +80,7 @@ class Repo:
         self.repo_id = repo_id
         self.default_branch = default_branch
         self.token = token      # required bearer token; None: any or none
-        self.mode = mode        # ok | rate_limited | not_found
+        self.mode = mode        # ok | rate_limited | not_found | echo_token (401 quoting it)
         self.workflows = []     # GitHub workflow objects
         self.files = {}         # path -> text
         self.runs = {}          # workflow id -> runs, newest first
@@ -157,6 +157,8 @@ class FakeGitHub:
 
         if repo is None or repo.mode == "not_found":
             return error(404, "Not Found")
+        if repo.mode == "echo_token":  # a long message ending in the Authorization header
+            return error(401, "x" * 183 + " Bearer " + headers.get("authorization", "")[7:])
         if repo.token is not None and headers.get("authorization") != f"Bearer {repo.token}":
             return error(401, "Bad credentials")
         if repo.mode == "rate_limited":

@@ -319,3 +319,22 @@ TEST(ClassifyFailureTest, MessagesAreShortAndPrintable) {
 
 }  // namespace
 }  // namespace schedwatch::github
+
+namespace schedwatch::github {
+namespace {
+
+TEST(GitHubMappingHostileTest, DeeplyNestedAnswersDoNotCrash) {
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  // A list of lists: each item is a malformed workflow, none is read.
+  auto lists = ParseWorkflowPage(R"({"total_count":1,"workflows":)" + deep + "}");
+  EXPECT_TRUE(!lists.ok() || lists->workflows.empty());
+  auto page = ParseWorkflowPage(R"({"total_count":1,"workflows":[{"id":)" + deep + "}]}");
+  EXPECT_TRUE(!page.ok() || page->workflows.empty());
+  auto runs = ParseRunPage(R"({"workflow_runs":)" + deep + "}", "runs");
+  EXPECT_TRUE(!runs.ok() || runs->runs.empty());
+  EXPECT_FALSE(ParseDefaultBranch(deep).ok());
+  EXPECT_FALSE(ParseWorkflowFile("on: " + deep).ok());
+}
+
+}  // namespace
+}  // namespace schedwatch::github

@@ -344,7 +344,23 @@ TEST_F(GitHubSourceTest, UnauthorizedAndNotFoundAreErrorsWithoutTheToken) {
   fake_.routes[kRepo] = {500, R"({"message":"Bearer ghp_secretTOKEN rejected"})", {}};
   auto echoed = List(*source, kNow + 2);
   ASSERT_FALSE(echoed.ok());
-  EXPECT_EQ(echoed.error(), "GET /repos/acme/widgets: HTTP 500: Bearer <redacted> rejected");
+  EXPECT_EQ(echoed.error(), "GET /repos/acme/widgets: HTTP 500: Bearer [redacted] rejected");
+}
+
+TEST_F(GitHubSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsCut) {
+  auto source = Make("    min_interval: 1s\n");
+  const std::string token = "ghp_secretTOKEN";
+  // GitHub's message is cut at 200 characters; the token straddles the cut.
+  for (std::size_t pad : {180u, 190u, 195u}) {
+    fake_.routes[kRepo] = {
+        401, R"({"message":")" + std::string(pad, 'x') + " Bearer " + token + R"("})", {}};
+    auto echoed = List(*source, kNow + static_cast<std::int64_t>(pad));
+    ASSERT_FALSE(echoed.ok());
+    for (std::size_t length = 8; length <= token.size(); ++length) {
+      EXPECT_EQ(echoed.error().find(token.substr(0, length)), std::string::npos)
+          << "a " << length << "-character prefix of the token leaked: " << echoed.error();
+    }
+  }
 }
 
 TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {

@@ -174,5 +174,29 @@ TEST(CronJobTemplateTest, MalformedTextSaysWhere) {
             std::string::npos);
 }
 
+TEST(CronJobTemplateTest, SelfReferenceDeepNestingAndAliasBombsAreRefusedNotFatal) {
+  // A self-referencing alias used to make the YAML tree a cycle: SIGSEGV in the conversion.
+  EXPECT_EQ(Refusal(Edited("metadata:\n", "metadata: &m\n  loop: *m\n")),
+            "5:9: alias \"m\" refers to a node that contains it (a cycle)");
+  EXPECT_EQ(Refusal("apiVersion: batch/v1\nkind: CronJob\nmetadata: &m {name: x, loop: *m}\n"),
+            "3:30: alias \"m\" refers to a node that contains it (a cycle)");
+  // 100,000 levels: refused by the YAML reader's own bound.
+  EXPECT_NE(Refusal("a: " + std::string(100000, '[') + std::string(100000, ']') + "\n")
+                .find("nesting deeper than 256 levels"),
+            std::string::npos);
+  // 100 levels pass the YAML reader, not the conversion.
+  EXPECT_EQ(Refusal(Edited("  suspend: false\n", "  suspend: false\n  x: " + std::string(100, '[') +
+                                                     std::string(100, ']') + "\n")),
+            "17:69: nested deeper than 64 levels");
+  // Nine levels of nine-fold aliases: 387 million values if expanded.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    bomb += fmt::format("a{}: &a{} [", i, i);
+    for (int j = 0; j < 9; ++j) bomb += fmt::format("{}*a{}", j ? ", " : "", i - 1);
+    bomb += "]\n";
+  }
+  EXPECT_EQ(Refusal(bomb), "1:13: expands to more than 100000 values (aliases of aliases?)");
+}
+
 }  // namespace
 }  // namespace schedwatch::kubernetes

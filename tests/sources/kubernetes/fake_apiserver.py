@@ -21,6 +21,8 @@ The config file (JSON) is re-read whenever it changes:
                "times": 1,                     how often it applies; absent: always
                "delay": 3.0,                   seconds to wait first (then the rest of the fault)
                "status": 403, "reason": "Forbidden", "message": "...",  a Status answer
+                                               ("{authorization}" in message or raw: the
+                                               request's Authorization header, echoed)
                "headers": {"Retry-After": "1"},
                "raw": "{not json",             this body with status (default 200)
                "drop": true}],                 close the connection without an answer
@@ -330,8 +332,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
             return True
+        echoed = self.headers.get("Authorization", "")
         if "raw" in fault:
-            self.send_json(fault.get("status", 200), fault["raw"], fault.get("headers"))
+            self.send_json(fault.get("status", 200), fault["raw"].replace("{authorization}", echoed),
+                           fault.get("headers"))
             return True
         if "status" in fault:
             code = fault["status"]
@@ -340,7 +344,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 extra = {"metadata": {"continue": "bm90LXVzZWQ="}}
             self.send_json(code, status_body(
                 code, fault.get("reason", "InternalError"),
-                fault.get("message", "an error on the server has prevented the request"),
+                fault.get("message", "an error on the server has prevented the request")
+                .replace("{authorization}", echoed),
                 extra), fault.get("headers"))
             return True
         return False

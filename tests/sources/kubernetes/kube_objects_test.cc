@@ -295,3 +295,22 @@ TEST(ApiErrorTest, NonStatusBodiesAreQuotedBrieflyAndFlattened) {
 
 }  // namespace
 }  // namespace schedwatch::kubernetes
+
+namespace schedwatch::kubernetes {
+namespace {
+
+TEST(KubeObjectsHostileTest, DeeplyNestedValuesInAnItemDoNotCrash) {
+  // 100,000 levels inside fields the reader keeps (labels) and skips (spec.jobTemplate).
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string body = R"({"kind":"CronJobList","metadata":{},"items":[{"metadata":{"name":"a",)"
+                     R"("namespace":"n","uid":"u","labels":{"schedwatch.io/role":)" +
+                     deep + R"(}},"spec":{"schedule":"* * * * *","jobTemplate":)" + deep +
+                     R"(}}]})";
+  auto page = ParseCronJobList(body);
+  ASSERT_TRUE(page.ok()) << page.error();
+  EXPECT_TRUE(page->items.empty());
+  EXPECT_EQ(page->problems.size(), 1u);
+}
+
+}  // namespace
+}  // namespace schedwatch::kubernetes

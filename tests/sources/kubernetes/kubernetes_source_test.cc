@@ -255,6 +255,37 @@ TEST_F(KubernetesSourceTest, ATokenEchoedByTheServerIsRedacted) {
   EXPECT_NE(snapshot.error().find("token [redacted] is not allowed"), std::string::npos);
 }
 
+// No prefix of `secret` of 8 characters or more appears in `text`.
+void ExpectNoPrefixOf(const std::string& secret, const std::string& text) {
+  for (std::size_t length = 8; length <= secret.size(); ++length) {
+    EXPECT_EQ(text.find(secret.substr(0, length)), std::string::npos)
+        << "a " << length << "-character prefix of the token leaked: " << text;
+  }
+}
+
+TEST_F(KubernetesSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsCut) {
+  // The message is cut at 300 characters; the token straddles the cut. It used to be cut
+  // first, and the redaction then no longer found the whole token.
+  for (std::size_t pad : {280u, 290u, 295u}) {
+    Json world = World();
+    world["faults"] = {{{"status", 401},
+                        {"reason", "Unauthorized"},
+                        {"message", std::string(pad, 'x') + " Bearer " + kToken}}};
+    Serve(world);
+    auto snapshot = List(*MakeWithKubeconfig());
+    ASSERT_FALSE(snapshot.ok());
+    ExpectNoPrefixOf(kToken, snapshot.error());
+  }
+}
+
+TEST(RedactSecretTest, ReplacesEveryOccurrenceAndTheJsonEscapedForm) {
+  EXPECT_EQ(RedactSecret("a s3cret-token b s3cret-token", "s3cret-token"),
+            "a [redacted] b [redacted]");
+  EXPECT_EQ(RedactSecret(R"({"m":"ab\/cd+ef=="})", "ab/cd+ef=="), R"({"m":"[redacted]"})");
+  EXPECT_EQ(RedactSecret("nothing", ""), "nothing");
+  EXPECT_EQ(RedactSecret("aaaa", "aa"), "[redacted][redacted]");
+}
+
 TEST_F(KubernetesSourceTest, ServerErrorsAreRetriedThenCounted) {
   Json world = World();
   world["faults"] = {{{"path", "/apis/batch/v1/namespaces/ops/jobs"},

@@ -1,0 +1,41 @@
+// Reading files that someone else controls (a spec, a snapshot, a template, a token, a job's
+// checkpoint) without trusting them: only regular files are read, never more than a limit, and
+// a read stops when its caller gives up. A FIFO, /dev/zero or a huge sparse file is an error
+// before anything is allocated, and nothing blocks (the file is opened non-blocking).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include "schedwatch/result.h"
+
+namespace schedwatch::platform {
+
+// Why a read failed, for callers that treat some cases apart (a missing file, an oversized one).
+enum class ReadFailure {
+  kNone,
+  kNotFound,    // the path (or the target of a symlink) does not exist
+  kOpen,        // any other reason it could not be opened: permissions, a symlink loop
+  kNotRegular,  // a FIFO, device, socket or directory
+  kTooLarge,    // more than max_bytes, by its size or while it was read
+  kRead,        // read(2) failed
+  kCancelled,   // `cancelled` became true
+};
+
+// The whole content of the regular file at `path` (symlinks are followed: Kubernetes mounts
+// ConfigMaps and Secrets as symlinks). Errors read "cannot read PATH: why".
+Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes,
+                                    const std::atomic<bool>* cancelled = nullptr,
+                                    ReadFailure* failure = nullptr);
+
+// The same for a descriptor the caller opened (and closes), e.g. after checking its owner and
+// mode with fstat; `path` names it in messages. Reads from the current offset.
+Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t max_bytes,
+                                  const std::atomic<bool>* cancelled = nullptr,
+                                  ReadFailure* failure = nullptr);
+
+// "a FIFO", "a directory", "a character device", ... for messages; "a regular file" too.
+std::string DescribeFileType(unsigned int st_mode);
+
+}  // namespace schedwatch::platform
