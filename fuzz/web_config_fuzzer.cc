@@ -1,0 +1,16 @@
+// --web.config.file in the exporter-toolkit format (TLS, basic auth users, headers).
+#include <string>
+
+#include "exporter/web_config.h"
+#include "fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto config = schedwatch::ParseWebConfig(schedwatch::fuzz::AsText(data, size), "/fuzz/web.yml");
+  if (config) {
+    // A parsed user table must be usable: a wrong password never matches.
+    for (const auto& [user, hash] : config->basic_auth_users) {
+      if (schedwatch::VerifyBasicAuthPassword(hash, "\x01not-the-password")) __builtin_trap();
+    }
+  }
+  return 0;
+}
