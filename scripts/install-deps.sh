@@ -6,10 +6,10 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-cpp-dev
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
-  libcli11-dev libhowardhinnant-date-dev zlib1g-dev tzdata ca-certificates curl"
+  libcli11-dev libhowardhinnant-date-dev zlib1g-dev tzdata ca-certificates curl dpkg-dev help2man"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
-  prometheus-pushgateway cron rsyslog openssl chromium"
+  prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
 missing=""
 for package in $BUILD ${1:+$TEST}; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
