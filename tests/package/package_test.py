@@ -53,13 +53,13 @@ def tail(result, lines=25):
     return "\n".join(text.splitlines()[-lines:])
 
 
-def in_namespace(root, script, timeout, network=False, *args):
+def in_namespace(root, script, timeout, host_network=False, *args):
     """Runs a sh script in its own mount and PID namespace with root/proc mounted (and, with
-    network=False, an own network namespace holding only loopback). When the script ends or is
-    killed, its mounts and processes go with the namespaces."""
+    host_network=False, an own network namespace holding only loopback). When the script ends or
+    is killed, its mounts and processes go with the namespaces."""
     cmd = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child",
            f"--mount-proc={root}/proc"]
-    if not network:
+    if not host_network:
         cmd.append("--net")
     return run(cmd + ["sh", "-euc", script, "sh", root, *args], timeout)
 
@@ -101,7 +101,8 @@ chroot "$root" sh -c '. /etc/default/schedwatch-exporter &&
   exec setpriv --reuid=schedwatch --regid=schedwatch --init-groups schedwatch_exporter $ARGS' \
   >"$root/tmp/exporter.log" 2>&1 &
 exporter=$!
-chroot "$root" setpriv --reuid=schedwatch --regid=schedwatch --init-groups id -nG >"$root/tmp/groups.txt"
+chroot "$root" setpriv --reuid=schedwatch --regid=schedwatch --init-groups id -nG \
+  >"$root/tmp/groups.txt"
 deadline=$(($(date +%s) + 60))
 # The image's HEALTHCHECK, from inside the root.
 until chroot "$root" curl -fsS http://127.0.0.1:9762/-/healthy >"$root/tmp/healthy.txt" 2>&1; do
@@ -136,13 +137,33 @@ class Buildah:
         mount = self("mount", container).stdout.strip() if container else ""
         if not mount:
             return False
-        copied = run(["sh", "-c", 'tar -C "$1" -c . | tar -C "$2" -x', "sh", root, mount], 300)
+        copied = run(["sh", "-c", SLIMIFY, "sh", root, mount], 300)
         self("umount", container)
         committed = self("commit", "--format", "docker", container,
                          "docker.io/library/debian:12-slim")
         self("rm", container)
         return copied.returncode == 0 and committed.returncode == 0
 
+
+# The root copied into the base image, then slimmed as debian:12-slim is (debuerreotype's
+# slimify): no documentation but copyright files, no manual pages, no translations, and dpkg told
+# to leave them out of later installs too.
+SLIMIFY = r"""
+set -eu
+tar -C "$1" -c . | tar -C "$2" -x
+cd "$2"
+find usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
+find usr/share/doc -mindepth 1 -type d -empty -delete
+rm -rf usr/share/info/* usr/share/man/* usr/share/locale/* usr/share/lintian/overrides/*
+cat >etc/dpkg/dpkg.cfg.d/docker <<'END'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/man/*
+path-exclude /usr/share/lintian/overrides/*
+END
+"""
 
 IMAGE_RUN = r"""
 root=$1 container=$2
@@ -183,8 +204,13 @@ def test_image(args, scratch, deb, buildah):
     for image in (tag, "docker.io/library/debian:12-slim"):
         size = buildah("images", "--format", "{{.Size}}", "--noheading", image).stdout.strip()
         sizes[image] = size
-    figure(f"image {tag}: {sizes[tag]} on a base of {sizes['docker.io/library/debian:12-slim']} "
-           "(a minbase root; debian:12-slim itself leaves out docs, man pages and locales)")
+    try:  # the last layer is the one the Dockerfile's RUN added
+        layers = json.loads(json.loads(buildah("inspect", tag).stdout)["Manifest"])["layers"]
+        layer = f"{layers[-1]['size'] / 2**20:.1f} MiB"
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        layer = f"unknown ({e})"
+    figure(f"image {tag}: {sizes[tag]}, of which the package's layer {layer}, on a slimmed "
+           f"minbase base of {sizes['docker.io/library/debian:12-slim']}")
     try:  # the image's Docker configuration, as a container engine would read it
         config = json.loads(json.loads(buildah("inspect", tag).stdout)["Config"])["config"]
     except (ValueError, KeyError, TypeError) as e:
@@ -289,6 +315,10 @@ def test(args, scratch):
     if not check("mmdebstrap makes a minbase root", result.returncode == 0, tail(result)):
         return
     figure(f"mmdebstrap minbase {args.suite}: {time.monotonic() - start:.1f} s")
+    # A host that runs cron has its group crontab (made by cron's postinst); the package's
+    # postinst puts the schedwatch user in it.
+    result = run(["chroot", root, "groupadd", "--system", "crontab"], 30)
+    check("the root has cron's group crontab", result.returncode == 0, tail(result))
     before = snapshot(root)
     buildah = Buildah(scratch) if shutil.which("buildah") else None
     if buildah:
@@ -307,7 +337,8 @@ def test(args, scratch):
     if not check("install-in-root.sh installs the package and its Depends", result.returncode == 0,
                  tail(result)):
         return
-    figure(f"install into the fresh root (apt update, download, unpack, configure): {elapsed:.1f} s")
+    figure(f"install into the fresh root (apt update, download, unpack, configure): "
+           f"{elapsed:.1f} s")
 
     # 4. The installed binaries.
     result = run(["chroot", root, "schedwatch_exporter", "--version"], 30)
@@ -339,7 +370,8 @@ def test(args, scratch):
           tail(result) + "\n" + log[-2000:])
     groups = open(os.path.join(root, "tmp", "groups.txt")).read().split() if os.path.exists(
         os.path.join(root, "tmp", "groups.txt")) else []
-    check("it runs with group adm (syslog)", "adm" in groups, groups)
+    check("it runs with groups adm (syslog) and crontab (the spool)",
+          "adm" in groups and "crontab" in groups, groups)
     metrics = open(os.path.join(root, "tmp", "metrics.txt")).read() if os.path.exists(
         os.path.join(root, "tmp", "metrics.txt")) else ""
     check("/metrics: gate ok, retry missing",
@@ -362,7 +394,7 @@ def test(args, scratch):
     check("dpkg no longer knows the package", status.returncode != 0 or not status.stdout.strip(),
           status.stdout)
     left = sorted(snapshot(root) - before)
-    check("nothing else is left that the bootstrap did not have (but user-database backups)",
+    check("nothing is left that the bootstrap did not have (other than user-database backups)",
           set(left) <= USER_DATABASES, left)
     # Debian leaves system users in place on purge (files they own may remain; a re-used uid
     # would inherit them), as prometheus-node-exporter's prometheus user stays.
