@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 RESULTS = {"passed": 0, "failed": 0}
 
@@ -27,6 +28,7 @@ def main():
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--version", required=True, help="project() version")
     parser.add_argument("--exporter", required=True)
+    parser.add_argument("--build-dir", required=True)
     args = parser.parse_args()
     src, version = args.source_dir, args.version
 
@@ -80,6 +82,24 @@ def main():
                              os.path.join(src, "packaging", "spec.yaml"), "--count", "1"],
                             capture_output=True, text=True, timeout=30)
     check("the spec the package installs is valid", result.returncode == 0, result.stderr)
+
+    # `cmake --install` from source: the unit names the binary of the prefix it installs to.
+    with tempfile.TemporaryDirectory() as destdir:
+        prefix = "/opt/schedwatch-test"
+        result = subprocess.run(["cmake", "--install", args.build_dir, "--prefix", prefix],
+                                capture_output=True, text=True, timeout=120,
+                                env={**os.environ, "DESTDIR": destdir})
+        unit_path = os.path.join(destdir, "lib/systemd/system/schedwatch-exporter.service")
+        unit = open(unit_path).read() if os.path.exists(unit_path) else ""
+        check("cmake --install: the unit starts PREFIX/bin/schedwatch_exporter",
+              result.returncode == 0 and f"ExecStart={prefix}/bin/schedwatch_exporter $ARGS\n" in
+              unit, result.stderr[-2000:] + unit)
+        wanted = [f"{prefix}/bin/schedwatch_exporter", f"{prefix}/bin/schedwatch_rulegen",
+                  "/etc/schedwatch/spec.yaml", "/etc/schedwatch/demo-live-state.yaml",
+                  "/etc/default/schedwatch-exporter", f"{prefix}/share/doc/schedwatch/changelog.gz",
+                  f"{prefix}/share/doc/schedwatch/copyright"]
+        missing = [p for p in wanted if not os.path.exists(destdir + p)]
+        check("cmake --install: binaries, spec, ARGS file and documentation", not missing, missing)
 
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0

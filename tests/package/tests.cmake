@@ -8,10 +8,11 @@ if(TARGET schedwatch_exporter AND TARGET schedwatch_rulegen)
   set_tests_properties(package_fresh_root PROPERTIES LABELS package TIMEOUT 1500 RUN_SERIAL TRUE)
 endif()
 
-# The release files agree with project()'s version and with each other (fast, no root).
+# The release files agree with project()'s version and with each other; `cmake --install` into
+# a scratch DESTDIR (fast, no root needed).
 if(TARGET schedwatch_exporter)
   add_test(NAME release_files
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/release_files_test.py
                    --source-dir ${CMAKE_SOURCE_DIR} --version ${PROJECT_VERSION}
-                   --exporter $<TARGET_FILE:schedwatch_exporter>)
+                   --exporter $<TARGET_FILE:schedwatch_exporter> --build-dir ${CMAKE_BINARY_DIR})
 endif()
