@@ -46,5 +46,5 @@ set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/debian_changelog.cmake)
 set(CPACK_SCHEDWATCH_DOCDIR ${CMAKE_INSTALL_DOCDIR})
 
 set(CPACK_SOURCE_GENERATOR TXZ)
-set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build[^/]*/" "/__pycache__/")
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git(/|$)" "/build[^/]*/" "/__pycache__/")
 include(CPack)

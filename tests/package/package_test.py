@@ -128,9 +128,12 @@ class Buildah:
     def __init__(self, scratch):
         self.base = ["buildah", "--root", os.path.join(scratch, "storage"), "--runroot",
                      os.path.join(scratch, "runroot"), "--storage-driver", "vfs"]
+        # Its temporary files (build contexts, layer tarballs) stay in the scratch directory too.
+        self.env = {**os.environ, "TMPDIR": os.path.join(scratch, "buildah-tmp")}
+        os.makedirs(self.env["TMPDIR"])
 
     def __call__(self, *args, timeout=300):
-        return run(self.base + list(args), timeout)
+        return run(self.base + list(args), timeout, env=self.env)
 
     def import_root(self, root):
         container = self("from", "scratch").stdout.strip()
@@ -225,7 +228,7 @@ def test_image(args, scratch, deb, buildah):
     container = buildah("from", "--pull=never", tag).stdout.strip()
     if not check("a container from the image", container, container):
         return
-    env = {**os.environ, "ENTRYPOINT_AND_CMD": " ".join(command),
+    env = {**buildah.env, "ENTRYPOINT_AND_CMD": " ".join(command),
            "HEALTHCHECK": " ".join(healthcheck)}
     result = run(["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "sh",
                   "-euc", IMAGE_RUN, "sh",
