@@ -248,14 +248,14 @@ def main():
     unit = open(os.path.join(examples, "schedwatch-exporter.service")).read()
     unit_path = os.path.join(workdir, "schedwatch-exporter.service")
     with open(unit_path, "w") as out:
-        out.write(unit.replace("/usr/local/bin/schedwatch_exporter", os.path.abspath(args.exporter)))
+        out.write(unit.replace("/usr/bin/schedwatch_exporter", os.path.abspath(args.exporter)))
     analyze = shutil.which("systemd-analyze")
     if analyze:
         result = subprocess.run([analyze, "verify", unit_path], capture_output=True, text=True)
         check("systemd-analyze verify accepts the example unit",
               result.returncode == 0 and not result.stderr.strip(), result.stderr)
     check("the unit sandboxes the exporter", all(
-        line in unit for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes",
+        line in unit for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "User=schedwatch",
                                   "CapabilityBoundingSet=\n", "ExecReload=/bin/kill -HUP $MAINPID")))
 
     scrape_time_phase(args.exporter, spec, workdir)
