@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <regex>
+#include <vector>
 
 #include "exporter/state.h"
 #include "tests/exporter/test_util.h"
@@ -150,25 +152,49 @@ jobs:
   EXPECT_TRUE(Role(*(*refresher)->Current(), "retry").status.Has(Condition::kMissing));
 }
 
+// An API server that accepts connections and never answers: a hung read. (A FIFO as a
+// snapshot no longer hangs: it is refused at once.) `kubeconfig` points a kubernetes source at it.
+class SilentApiServer {
+ public:
+  explicit SilentApiServer(const fs::path& kubeconfig) {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), length), 0);
+    EXPECT_EQ(listen(listener_, 16), 0);
+    EXPECT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    WriteFile(kubeconfig,
+              "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+              "contexts: [{name: t, context: {cluster: c, user: u}}]\n"
+              "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:" +
+                  std::to_string(ntohs(address.sin_port)) +
+                  "'}}]\n"
+                  "users: [{name: u, user: {token: x}}]\n");
+  }
+  ~SilentApiServer() {
+    for (int connection : accepted_) close(connection);
+    close(listener_);
+  }
+  // Waits (bounded) until a client has connected, and keeps its connection open unanswered.
+  bool AcceptOne() {
+    pollfd ready{listener_, POLLIN, 0};
+    if (poll(&ready, 1, 10000) != 1) return false;
+    int connection = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) return false;
+    accepted_.push_back(connection);
+    return true;
+  }
+
+ private:
+  int listener_ = -1;
+  std::vector<int> accepted_;
+};
+
 TEST(RefresherTest, HangingSourceTimesOutAsUnknownAndOthersAreUnaffected) {
   TempDir dir;
-  // An API server that accepts connections and never answers: a hung read. (A FIFO as a
-  // snapshot no longer hangs: it is refused at once.)
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
-  ASSERT_EQ(listen(listener, 16), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  WriteFile(dir.path() / "kubeconfig",
-            "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-            "contexts: [{name: t, context: {cluster: c, user: u}}]\n"
-            "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:" +
-                std::to_string(ntohs(address.sin_port)) +
-                "'}}]\n"
-                "users: [{name: u, user: {token: x}}]\n");
+  SilentApiServer server(dir.path() / "kubeconfig");
   WriteFile(dir.path() / "live.yaml",
             "objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n"
             "runs: [{role: gate, started: -3m, finished: -2m, result: success}]\n");
@@ -212,7 +238,6 @@ jobs:
         << error;
   }
   EXPECT_EQ(error, "no answer within 1s");
-  close(listener);
 }
 
 TEST(RefresherTest, MalformedSnapshotIsCountedAndNothingCrashes) {
@@ -297,47 +322,28 @@ jobs:
 
 TEST(RefresherTest, ReloadDoesNotWaitForARefreshThatWaitsForASource) {
   TempDir dir;
-  fs::path fifo = dir.path() / "stuck.yaml";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);  // opening it for reading blocks: a hung read
+  SilentApiServer server(dir.path() / "kubeconfig");
   WriteFile(dir.path() / "live.yaml", "objects: []\n");
   fs::path spec = dir.path() / "spec.yaml";
-  WriteFile(spec, R"(version: 1
+  const std::string sources = R"(version: 1
 sources:
   fine: {type: file, path: live.yaml}
-  stuck: {type: file, path: stuck.yaml, timeout: 3s}
+  stuck: {type: kubernetes, kubeconfig: kubeconfig, timeout: 3s}
 jobs:
   - {role: first, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
-)");
-  // A writer that never writes: the source's read blocks once it has opened the FIFO.
-  int writer = open(fifo.c_str(), O_RDWR);
-  ASSERT_GE(writer, 0);
-  auto fifo_opens = [&] {
-    int count = 0;
-    for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
-      std::error_code error;
-      if (fs::read_symlink(entry.path(), error) == fifo) ++count;
-    }
-    return count;
-  };
+)";
+  WriteFile(spec, sources);
   auto refresher = MakeRefresher(spec.string());
   std::atomic<bool> refreshed{false};
   std::thread refresh([&] {
     refresher->RefreshOnce();
     refreshed = true;
   });
-  // Wait until the refresh is inside the hung read (the source holds the FIFO open too).
-  for (int i = 0; i < 500 && fifo_opens() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(fifo_opens(), 2);
-  WriteFile(spec, R"(version: 1
-sources:
-  fine: {type: file, path: live.yaml}
-  stuck: {type: file, path: stuck.yaml, timeout: 3s}
-jobs:
-  - {role: first, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
-  - {role: second, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
-)");
+  // The refresh is inside the hung read once the source has connected.
+  ASSERT_TRUE(server.AcceptOne());
+  WriteFile(spec, sources +
+                      "  - {role: second, source: fine, schedule: \"*/5 * * * *\", "
+                      "spec_version: \"1\"}\n");
   auto started = std::chrono::steady_clock::now();
   ASSERT_TRUE(refresher->Reload().ok());
   WriteFile(spec, "version: 1\nsources: {}\njobs: []\n");
@@ -356,10 +362,6 @@ jobs:
   // The good spec of the two takes over at the next refresh.
   refresher->RefreshOnce();
   EXPECT_EQ(refresher->Current()->result.roles.size(), 2u);
-  close(writer);  // the reader sees the end of the file and its thread ends
-  for (int i = 0; i < 500 && fifo_opens() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
 }
 
 TEST(RefresherTest, NotReadyAndNoHeartbeatBeforeTheFirstRefresh) {
