@@ -10,7 +10,7 @@ namespace {
 
 struct Inhibit {
   std::string_view comment;
-  std::string source, target;  // alertname regexes
+  std::string source, target;        // alertname regexes
   std::string_view source_severity;  // empty: any
   std::string equal;
 };
@@ -33,8 +33,8 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
   const Inhibit inhibits[] = {
       {"No replica of a watcher is up: every other alert about that watcher follows from that.",
        Names({Alert::kExporterDown}),
-       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}),
-       "critical", equal({})},
+       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}), "critical",
+       equal({})},
       {"One replica is down: its own source and staleness alerts follow from that.",
        Names({Alert::kExporterDown}), Names({Alert::kSourceDown, Alert::kWatcherStale}), "warning",
        equal({"instance"})},
@@ -45,7 +45,7 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
        Names({Alert::kJobNotStarted, Alert::kJobSuccessStale, Alert::kJobSuccessAbsent}), "",
        equal({"source", "role"})},
   };
-  const std::string group_by = "[" + IdentityList(options, {"alertname", "source", "role"}) + "]";
+  const std::string group_by = "[alertname, " + IdentityList(options, {"source", "role"}) + "]";
 
   std::string out = GeneratedHeader(spec, options, "Alertmanager routing");
   AppendFormat(

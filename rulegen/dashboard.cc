@@ -112,8 +112,8 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
     return fmt::format("max by ({}) ({}{{{}}})", key, metric, sel);
   };
   auto per_condition = [&](const std::string& scope) {
-    return fmt::format("sum by (condition) (max by ({}, condition) (schedwatch_job_condition{{{}}}))",
-                       key, scope);
+    return fmt::format(
+        "sum by (condition) (max by ({}, condition) (schedwatch_job_condition{{{}}}))", key, scope);
   };
   json panels = json::array();
   int id = 1, y = 0;
@@ -163,8 +163,9 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
                           "(schedwatch_job_info{{{}}})",
                           key, sel),
               true)});
-  state["transformations"] = json::array({{{"id", "merge"}, {"options", json::object()}},
-                                          {{"id", "groupBy"}, {"options", {{"fields", group_fields}}}}});
+  state["transformations"] =
+      json::array({{{"id", "merge"}, {"options", json::object()}},
+                   {{"id", "groupBy"}, {"options", {{"fields", group_fields}}}}});
   state["fieldConfig"] = {
       {"defaults", json::object()},
       {"overrides",
@@ -190,10 +191,10 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   json health = Panel(
       id++, "stat", "$source: up, last sync age, unowned objects", 0, y, 8, 6,
       {Target("A", fmt::format("schedwatch_source_up{{{}}}", one_source), false, "{{instance}} up"),
-       Target("B",
-              fmt::format("time() - schedwatch_source_last_sync_timestamp_seconds{{{}}}",
-                          one_source),
-              false, "{{instance}} last sync age"),
+       Target(
+           "B",
+           fmt::format("time() - schedwatch_source_last_sync_timestamp_seconds{{{}}}", one_source),
+           false, "{{instance}} last sync age"),
        Target("C", fmt::format("schedwatch_source_unowned_objects{{{}}}", one_source), false,
               "{{instance}} unowned")});
   health["fieldConfig"] = {
@@ -214,9 +215,9 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
                                  {"refresh", 1},
                                  {"regex", ""},
                                  {"options", json::array()}}});
-  json job = QueryVariable("job", "Exporter job",
-                           "label_values(schedwatch_exporter_last_cycle_timestamp_seconds, job)",
-                           false);
+  json job =
+      QueryVariable("job", "Exporter job",
+                    "label_values(schedwatch_exporter_last_cycle_timestamp_seconds, job)", false);
   job["current"] = {{"text", options.exporter_job}, {"value", options.exporter_job}};
   variables.push_back(std::move(job));
   std::string scope = "job=~\"$job\"";
@@ -235,7 +236,8 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
       true));
   variables.push_back(QueryVariable(
       "source", "Source",
-      fmt::format("label_values(schedwatch_source_up{{{},instance=~\"$instance\"}}, source)", scope),
+      fmt::format("label_values(schedwatch_source_up{{{},instance=~\"$instance\"}}, source)",
+                  scope),
       true));
 
   std::string file = spec.file.substr(spec.file.rfind('/') + 1);

@@ -19,10 +19,9 @@ constexpr int kExitBadInput = 2;
 
 // Identity labels: Prometheus label names that the rules do not already use for something else.
 std::string IdentityLabelProblem(const std::string& label) {
-  static const char* const kReserved[] = {"job",  "instance", "source",   "role",    "condition",
+  static const char* const kReserved[] = {"job",  "instance",  "source",   "role",      "condition",
                                           "type", "alertname", "severity", "alertstate"};
-  if (label.empty() ||
-      !(std::isalpha(static_cast<unsigned char>(label[0])) || label[0] == '_') ||
+  if (label.empty() || !(std::isalpha(static_cast<unsigned char>(label[0])) || label[0] == '_') ||
       !std::all_of(label.begin(), label.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       })) {
@@ -87,8 +86,9 @@ int main(int argc, char** argv) {
   app.add_option("--prometheus-rule-namespace", options.prometheus_rule_namespace,
                  "metadata.namespace of the PrometheusRule objects")
       ->capture_default_str();
-  app.add_option("--dashboard-uid", options.dashboard_uid,
-                 "The Grafana dashboard's uid (default: derived from the job, spec name and roles)");
+  app.add_option(
+      "--dashboard-uid", options.dashboard_uid,
+      "The Grafana dashboard's uid (default: derived from the job, spec name and roles)");
   try {
     app.parse(argc, argv);
     for (const auto& label : options.identity_labels) {

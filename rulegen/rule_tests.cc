@@ -179,7 +179,8 @@ class TestWriter {
   }
   Labels ExporterLabels(int w = 0, int r = 0) const {
     Labels labels = WatcherLabels(w);
-    labels["instance"] = w == 0 && r == 0 ? kInstance : fmt::format("localhost:{}", 9762 + 10 * w + r);
+    labels["instance"] =
+        w == 0 && r == 0 ? kInstance : fmt::format("localhost:{}", 9762 + 10 * w + r);
     return labels;
   }
   Labels RoleLabels(const JobSpec& job, int w = 0, int r = 0) const {
@@ -217,8 +218,7 @@ class TestWriter {
     return it == pushed_series_.end() ? nullptr : &it->second;
   }
   // The success series the rules read for `job`; false when a pushed one cannot be built.
-  bool AddSuccess(TestCase& test, const JobSpec& job, Values values, int w = 0,
-                  int r = 0) const {
+  bool AddSuccess(TestCase& test, const JobSpec& job, Values values, int w = 0, int r = 0) const {
     if (job.success_metric.empty()) {
       AddRole(test, "schedwatch_job_last_success_timestamp_seconds", job, values, w, r);
       return true;
@@ -537,8 +537,7 @@ class TestWriter {
         if (job.success_metric.empty()) AddSuccess(test, job, Step(0, -1000000000), 0, 1);
         if (job.stale_after) {
           for (int r : {0, 1}) {
-            AddRole(test, "schedwatch_job_stale_after_seconds", job, Const(*job.stale_after), 0,
-                    r);
+            AddRole(test, "schedwatch_job_stale_after_seconds", job, Const(*job.stale_after), 0, r);
           }
         }
       }
@@ -657,11 +656,10 @@ class TestWriter {
       }
       if (quiet && t >= test.quiet_from) {
         AppendFormat(out, "      - expr: {}\n        eval_time: {}\n        exp_samples: []\n",
-                     YamlScalar(fmt::format(
-                         "ALERTS{{alertname=~{}{}}}", PromString(test.quiet),
-                         test.quiet_except_roles.empty()
-                             ? ""
-                             : ",role!~" + PromString(test.quiet_except_roles))),
+                     YamlScalar(fmt::format("ALERTS{{alertname=~{}{}}}", PromString(test.quiet),
+                                            test.quiet_except_roles.empty()
+                                                ? ""
+                                                : ",role!~" + PromString(test.quiet_except_roles))),
                      FormatDuration(t));
       }
     }

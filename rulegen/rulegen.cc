@@ -50,12 +50,11 @@ std::vector<Piece> Pieces(const Spec& spec, const Options& options,
        [&](const Sink& sink) { sink(RenderDashboard(spec, options)); }},
   };
   if (options.prometheus_rule) {
-    pieces.push_back({"schedwatch.prometheusrule.yaml", &Output::prometheus_rule,
-                      [&](const Sink& sink) {
-                        sink(RenderPrometheusRule(BuildRules(spec, options), &spec, options,
-                                                  SpecName(spec) + "-" +
-                                                      std::string(ModeName(options.mode))));
-                      }});
+    pieces.push_back(
+        {"schedwatch.prometheusrule.yaml", &Output::prometheus_rule, [&](const Sink& sink) {
+           sink(RenderPrometheusRule(BuildRules(spec, options), &spec, options,
+                                     SpecName(spec) + "-" + std::string(ModeName(options.mode))));
+         }});
     pieces.push_back({"schedwatch-global.prometheusrule.yaml", &Output::global_prometheus_rule,
                       [&](const Sink& sink) {
                         sink(RenderPrometheusRule(BuildGlobalRules(options), nullptr, options,

@@ -45,7 +45,7 @@ struct Options {
 
 // The files, as Write() names them.
 struct Output {
-  std::string rules;         // schedwatch.rules.yml: the per-role rules of this spec
+  std::string rules;  // schedwatch.rules.yml: the per-role rules of this spec
   // schedwatch-global.rules.yml: the Watchdog and the exporter alerts. It depends on the flags
   // only (never on the spec), so every spec's copy is the same file: load one.
   std::string global_rules;

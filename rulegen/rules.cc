@@ -47,9 +47,8 @@ class Exprs {
     key_ = IdentityList(options, {"source", "role"});
     std::string watcher = IdentityList(options, {"instance"});
     std::string source = job ? ",source=" + PromString(job->source) : "";
-    readable_ = fmt::format(
-        "(schedwatch_source_up{{{}{}}} == 1 and on({}) up{{{}}} == 1)", job_matcher_, source,
-        watcher, job_matcher_);
+    readable_ = fmt::format("(schedwatch_source_up{{{}{}}} == 1 and on({}) up{{{}}} == 1)",
+                            job_matcher_, source, watcher, job_matcher_);
     reader_on_ = IdentityList(options, {"instance", "source"});
   }
   bool joined() const { return job_ == nullptr; }
@@ -214,22 +213,21 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
     return rule;
   };
   std::string none_up = fmt::format("max by ({}) (up{{{}}}) == 0", watcher, e);
-  std::string age = fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}", e);
-  std::string freshest_age =
-      fmt::format("time() - max by ({}) {}", watcher,
-                  live("schedwatch_exporter_last_cycle_timestamp_seconds"));
-  std::string source_read =
-      fmt::format("max by ({}) {}", IdentityList(options, {"source", "type"}),
-                  live("schedwatch_source_up"));
+  std::string age =
+      fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}", e);
+  std::string freshest_age = fmt::format("time() - max by ({}) {}", watcher,
+                                         live("schedwatch_exporter_last_cycle_timestamp_seconds"));
+  std::string source_read = fmt::format("max by ({}) {}", IdentityList(options, {"source", "type"}),
+                                        live("schedwatch_source_up"));
   std::vector<Rule> rules = {
-      MakeRule(Alert::kExporterDown,
-               fmt::format("{} or absent(up{{{}}})", none_up, e), for_seconds),
+      MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
+               for_seconds),
       with(MakeRule(Alert::kExporterReplicaDown,
                     fmt::format("up{{{0}}} == 0 unless on({1}) ({2})", e, watcher, none_up),
                     for_seconds),
            "warning"),
-      MakeRule(Alert::kWatcherStale, fmt::format("{} > {}", freshest_age, options.watcher_stale_after),
-               for_seconds),
+      MakeRule(Alert::kWatcherStale,
+               fmt::format("{} > {}", freshest_age, options.watcher_stale_after), for_seconds),
       with(MakeRule(Alert::kWatcherReplicaStale,
                     fmt::format("({} > {}) and on({}) up{{{}}} == 1 and on({}) ({} <= {})", age,
                                 options.watcher_stale_after, replica, e, watcher, freshest_age,
@@ -237,12 +235,12 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
                     for_seconds),
            "warning"),
       MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
-      with(MakeRule(Alert::kSourceReplicaDown,
-                    fmt::format("schedwatch_source_up{{{}}} == 0 and on({}) up{{{}}} == 1 and "
-                                "on({}) ({} == 1)",
-                                e, replica, e, IdentityList(options, {"source", "type"}),
-                                source_read),
-                    for_seconds),
+      with(MakeRule(
+               Alert::kSourceReplicaDown,
+               fmt::format("schedwatch_source_up{{{}}} == 0 and on({}) up{{{}}} == 1 and "
+                           "on({}) ({} == 1)",
+                           e, replica, e, IdentityList(options, {"source", "type"}), source_read),
+               for_seconds),
            "warning"),
       MakeRule(Alert::kWatchdog, "vector(1)", 0),
   };
@@ -292,7 +290,8 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const O
       size += 256 + rule.expr.size();
     }
   }
-  std::string out = GeneratedHeader(spec, options, spec ? "Alerting rules" : "Global alerting rules");
+  std::string out =
+      GeneratedHeader(spec, options, spec ? "Alerting rules" : "Global alerting rules");
   out.reserve(std::min(size, 2 * kSinkChunk));
   if (std::any_of(shared.begin(), shared.end(),
                   [](const auto& entry) { return entry.second > 1; })) {
@@ -346,8 +345,9 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const O
 std::string RenderPrometheusRule(const std::vector<RuleGroup>& groups, const Spec* spec,
                                  const Options& options, const std::string& name) {
   std::string rules;
-  RenderRules(groups, spec, options, [&rules](std::string_view chunk) { rules += chunk; },
-              /*anchors=*/false);
+  RenderRules(
+      groups, spec, options, [&rules](std::string_view chunk) { rules += chunk; },
+      /*anchors=*/false);
   // The rules file's header comments stay comments; its `groups:` becomes spec.groups.
   std::string header = rules.substr(0, rules.find("groups:"));
   std::string body = rules.substr(header.size());

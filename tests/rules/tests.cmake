@@ -17,8 +17,9 @@ endif()
 
 if(TARGET schedwatch_rulegen_lib)
   find_package(yaml-cpp REQUIRED)
+  find_package(nlohmann_json REQUIRED)
   add_executable(rulegen_test ${CMAKE_CURRENT_SOURCE_DIR}/rules/rulegen_test.cc)
-  target_link_libraries(rulegen_test PRIVATE schedwatch::rulegen yaml-cpp GTest::gtest
+  target_link_libraries(rulegen_test PRIVATE schedwatch::rulegen yaml-cpp nlohmann_json::nlohmann_json GTest::gtest
                                              GTest::gtest_main)
   gtest_discover_tests(rulegen_test TEST_PREFIX "rulegen." DISCOVERY_TIMEOUT 60)
 endif()
