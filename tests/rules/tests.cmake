@@ -15,6 +15,12 @@ if(TARGET schedwatch_rulegen AND TARGET schedwatch_exporter)
   endforeach()
 endif()
 
+# The prometheus-operator examples (ServiceMonitor, PrometheusRule, kustomization) against the
+# CRDs' schema.
+add_test(NAME rulegen_operator_examples
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/rules/operator_examples_test.py
+                 --source-dir ${CMAKE_SOURCE_DIR})
+
 if(TARGET schedwatch_rulegen_lib)
   find_package(yaml-cpp REQUIRED)
   find_package(nlohmann_json REQUIRED)
