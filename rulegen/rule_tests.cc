@@ -526,6 +526,21 @@ class TestWriter {
     {
       TestCase test;
       test.name =
+          "replicas: replica 2's last refresh is exactly the limit old at 1m (quiet), older from "
+          "2m on, replica 1's is fresh; a SchedwatchWatcherStale warning for replica 2 only";
+      test.annotations = true;
+      AddGates(test, Const(1), Const(1));
+      AddGates(test, Const(1), Const(1), 0, 1);
+      Add(test, "schedwatch_exporter_last_cycle_timestamp_seconds", ExporterLabels(), Ramp());
+      Add(test, "schedwatch_exporter_last_cycle_timestamp_seconds", ExporterLabels(0, 1),
+          Const(60 - options_.watcher_stale_after));
+      ExpectExporter(test, Alert::kWatcherReplicaStale, ExporterLabels(0, 1), kOnset,
+                     options_.watcher_stale_after - 60, 1);
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name =
           "replicas disagree from 2m: replica 2 lags (sees no object and a success far older "
           "than stale_after), replica 1 sees the object and a fresh success; no alert";
       AddGates(test, Const(1), Const(1));

@@ -371,9 +371,9 @@ TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
   EXPECT_EQ(rules, CountRules(spec, Mode::kPerRole));
   YAML::Node tests = YAML::Load(output.rule_tests);
   // Two groups (every role, then exact annotations) for each of the 12 role cases (two for
-  // SuccessAbsent), five exporter cases and six replica cases (no identity labels: no cases of
-  // two watchers).
-  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u + 6u);
+  // SuccessAbsent), five exporter cases and seven replica cases (no identity labels: no cases
+  // of two watchers).
+  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u + 7u);
   EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
 }
 
