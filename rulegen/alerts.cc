@@ -9,7 +9,7 @@
 namespace schedwatch::rulegen {
 namespace {
 
-// Descriptions say what was seen and the safe first action of DESIGN.md section 4.
+// Descriptions say what was seen and the safe first action to take.
 constexpr std::array<AlertText, 18> kAlerts = {{
     {"SchedwatchJobMissing", "critical",
      "{{ $labels.role }}: no object on source {{ $labels.source }}",
