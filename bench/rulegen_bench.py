@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Rule evaluation cost of both rule modes in a real Prometheus (issue 4).
+"""Rule evaluation cost of both rule modes in a real Prometheus, served by one exporter or by
+several replicas of one watcher.
 
 For each role count, writes a spec of N roles over four `file` sources (with snapshots in a
 realistic mix of conditions), serves it with the built schedwatch_exporter on loopback, and for
@@ -12,7 +13,12 @@ the exporter's clock-dependent classification, is shown next to the exporter's o
 
 Stops every process it starts, also on errors and timeouts.
 
+With --replicas 1 2, the same spec is also served by two exporter replicas (both scraped in
+one job, as an HA pair): the rules merge them, so the alerts must be the same as with one, and
+the figure to compare is the joined group's duration against the single exporter's.
+
   bench/rulegen_bench.py --build build-rules [--roles 1000 10000] [--samples 4]
+                         [--modes per-role joined] [--replicas 1 2]
 """
 import argparse
 import json
@@ -165,10 +171,11 @@ def query(prometheus_port, promql):
     return json.loads(http_get(url))["data"]["result"]
 
 
-def measure_mode(args, spec, roles, mode, exporter_port, directory):
-    out = os.path.join(directory, mode)
+def measure_mode(args, spec, roles, mode, exporter_ports, directory):
+    out = os.path.join(directory, f"{mode}-{len(exporter_ports)}")
     subprocess.run([os.path.join(args.build, "rulegen", "schedwatch_rulegen"), "--config.file",
                     spec, "--out", out, "--mode", mode], check=True, timeout=300)
+    targets = ", ".join(f"'127.0.0.1:{port}'" for port in exporter_ports)
     prometheus_port = free_port()
     config = os.path.join(out, "prometheus.yml")
     with open(config, "w") as f:
@@ -178,10 +185,11 @@ def measure_mode(args, spec, roles, mode, exporter_port, directory):
   evaluation_interval: 5s
 rule_files:
   - {os.path.join(out, "schedwatch.rules.yml")}
+  - {os.path.join(out, "schedwatch-global.rules.yml")}
 scrape_configs:
   - job_name: schedwatch
     static_configs:
-      - targets: ['127.0.0.1:{exporter_port}']
+      - targets: [{targets}]
 """)
     started = time.time()
     prometheus = Process(["/usr/bin/prometheus", f"--config.file={config}",
@@ -198,7 +206,7 @@ scrape_configs:
 
         def scraped():
             result = query(prometheus_port, 'count(schedwatch_job_info{job="schedwatch"})')
-            return result and int(float(result[0]["value"][1])) == roles
+            return result and int(float(result[0]["value"][1])) == roles * len(exporter_ports)
         wait_until("the exporter's series", scraped, args.timeout)
         # Sample each group's last duration at every new iteration from now on.
         start = group_metrics(prometheus_port)
@@ -215,8 +223,8 @@ scrape_configs:
         rules = {group: count for group, (_, _, count) in group_metrics(prometheus_port).items()}
         alerts = {r["metric"]["alertname"]: int(float(r["value"][1]))
                   for r in query(prometheus_port, "count by (alertname) (ALERTS)")}
-        not_started = query(prometheus_port, 'count(schedwatch_job_condition{job="schedwatch",'
-                                             'condition="not_started"} == 1)')
+        not_started = query(prometheus_port, 'count(max by (role) (schedwatch_job_condition{'
+                                             'job="schedwatch",condition="not_started"}) == 1)')
         alerts["exporter's not_started roles"] = int(float(not_started[0]["value"][1])) if (
             not_started) else 0
         with open(f"/proc/{prometheus.proc.pid}/status") as f:
@@ -235,18 +243,31 @@ def main():
     parser.add_argument("--roles", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--samples", type=int, default=4, help="evaluations sampled per group")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per wait")
+    parser.add_argument("--modes", nargs="+", default=["per-role", "joined"],
+                        choices=["per-role", "joined"])
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1],
+                        help="exporter replicas serving the spec (each count measured)")
     args = parser.parse_args()
     totals = {}
     for roles in args.roles:
         directory = tempfile.mkdtemp(prefix=f"rulegen-bench-{roles}-")
+        results = {}
         try:
             spec = write_spec(directory, roles)
-            exporter, exporter_port = start_exporter(args.build, spec, directory)
+            exporters = []
             try:
-                results = {mode: measure_mode(args, spec, roles, mode, exporter_port, directory)
-                           for mode in ("per-role", "joined")}
+                for count in sorted(args.replicas):
+                    while len(exporters) < count:
+                        replica = os.path.join(directory, f"replica-{len(exporters)}")
+                        os.makedirs(replica)
+                        exporters.append(start_exporter(args.build, spec, replica))
+                    ports = [port for _, port in exporters[:count]]
+                    for mode in args.modes:
+                        name = mode if count == 1 else f"{mode}, {count} replicas"
+                        results[name] = measure_mode(args, spec, roles, mode, ports, directory)
             finally:
-                exporter.stop()
+                for exporter, _ in exporters:
+                    exporter.stop()
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         print(f"{roles} roles (4 sources, evaluation interval 5s, median of {args.samples} "
@@ -269,10 +290,16 @@ def main():
                   f"{json.dumps(result['alerts'], sort_keys=True)}")
         steady = [{k: v for k, v in r["alerts"].items() if "NotStarted" not in k and "not_started"
                    not in k} for r in results.values()]
-        print(f"  apart from NotStarted, the two modes raise "
-              f"{'the same' if steady[0] == steady[1] else 'DIFFERENT'} alerts")
+        print(f"  apart from NotStarted, every mode and replica count raises "
+              f"{'the same' if all(a == steady[0] for a in steady) else 'DIFFERENT'} alerts")
+        for mode in args.modes:
+            for count in args.replicas:
+                if count > 1 and totals.get((roles, mode)):
+                    many = totals[(roles, f"{mode}, {count} replicas")]
+                    print(f"{mode} at {roles} roles: {count} replicas / one exporter: "
+                          f"{many / totals[(roles, mode)]:.2f}")
     for roles in args.roles:
-        if totals.get((roles, "per-role")):
+        if totals.get((roles, "per-role")) and totals.get((roles, "joined")):
             print(f"joined / per-role evaluation time at {roles} roles: "
                   f"{totals[(roles, 'joined')] / totals[(roles, 'per-role')]:.3f} "
                   f"(per-role / joined: {totals[(roles, 'per-role')] / totals[(roles, 'joined')]:.1f}x)")

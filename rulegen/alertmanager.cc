@@ -10,8 +10,9 @@ namespace {
 
 struct Inhibit {
   std::string_view comment;
-  std::string source, target;  // alertname regexes
-  std::string_view equal;
+  std::string source, target;        // alertname regexes
+  std::string_view source_severity;  // empty: any
+  std::string equal;
 };
 
 std::string Names(std::initializer_list<Alert> alerts) {
@@ -24,17 +25,27 @@ std::string Names(std::initializer_list<Alert> alerts) {
 
 std::string RenderAlertmanager(const Spec& spec, const Options& options) {
   const std::string role_alerts = "SchedwatchJob.+";
+  // Every `equal` names the watcher's identity (job and the identity labels), so one watcher's
+  // outage never holds back another watcher's alerts.
+  auto equal = [&](std::initializer_list<std::string_view> extra) {
+    return "[" + IdentityList(options, extra) + "]";
+  };
   const Inhibit inhibits[] = {
-      {"The exporter is down or not scraped: every other alert about its job follows from that.",
+      {"No replica of a watcher is up: every other alert about that watcher follows from that.",
        Names({Alert::kExporterDown}),
-       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}), "[job]"},
-      {"A source cannot be listed: its roles are unknown, not missing or stale.",
-       Names({Alert::kSourceDown}), role_alerts, "[job, source]"},
+       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}), "critical",
+       equal({})},
+      {"One replica is down: its own source and staleness alerts follow from that.",
+       Names({Alert::kExporterDown}), Names({Alert::kSourceDown, Alert::kWatcherStale}), "warning",
+       equal({"instance"})},
+      {"No replica can list a source: its roles are unknown, not missing or stale.",
+       Names({Alert::kSourceDown}), role_alerts, "critical", equal({"source"})},
       {"The object is gone or disabled, so it cannot start or succeed: page once, for the cause.",
        Names({Alert::kJobMissing, Alert::kJobInactive}),
-       Names({Alert::kJobNotStarted, Alert::kJobSuccessStale, Alert::kJobSuccessAbsent}),
-       "[job, source, role]"},
+       Names({Alert::kJobNotStarted, Alert::kJobSuccessStale, Alert::kJobSuccessAbsent}), "",
+       equal({"source", "role"})},
   };
+  const std::string group_by = "[alertname, " + IdentityList(options, {"source", "role"}) + "]";
 
   std::string out = GeneratedHeader(spec, options, "Alertmanager routing");
   AppendFormat(
@@ -45,7 +56,7 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
       "# switch), and the inhibit rules to your inhibit_rules.\n"
       "route:\n"
       "  receiver: schedwatch\n"
-      "  group_by: [alertname, job, source, role]\n"
+      "  group_by: {}\n"
       "  routes:\n"
       "    # Always firing: the dead man's switch raises an alarm when these stop arriving.\n"
       "    - receiver: schedwatch-watchdog\n"
@@ -57,7 +68,7 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
       "    - receiver: schedwatch\n"
       "      matchers:\n"
       "        - {}\n"
-      "      group_by: [alertname, job, source, role]\n"
+      "      group_by: {}\n"
       "receivers:\n"
       "  - name: schedwatch\n"
       "  - name: schedwatch-watchdog\n"
@@ -65,13 +76,16 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
       "      - url: {}\n"
       "        send_resolved: false\n"
       "inhibit_rules:\n",
-      YamlScalar(fmt::format("alertname=\"{}\"", TextOf(Alert::kWatchdog).name)),
-      YamlScalar("alertname=~\"Schedwatch.+\""), YamlScalar(options.watchdog_url));
+      group_by, YamlScalar(fmt::format("alertname=\"{}\"", TextOf(Alert::kWatchdog).name)),
+      YamlScalar("alertname=~\"Schedwatch.+\""), group_by, YamlScalar(options.watchdog_url));
   for (const auto& inhibit : inhibits) {
-    AppendFormat(out,
-                 "  # {}\n  - source_matchers:\n      - {}\n    target_matchers:\n      - {}\n"
-                 "    equal: {}\n",
-                 inhibit.comment, YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.source)),
+    AppendFormat(out, "  # {}\n  - source_matchers:\n      - {}\n", inhibit.comment,
+                 YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.source)));
+    if (!inhibit.source_severity.empty()) {
+      AppendFormat(out, "      - {}\n",
+                   YamlScalar(fmt::format("severity=\"{}\"", inhibit.source_severity)));
+    }
+    AppendFormat(out, "    target_matchers:\n      - {}\n    equal: {}\n",
                  YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.target)), inhibit.equal);
   }
   return out;

@@ -9,8 +9,8 @@
 namespace schedwatch::rulegen {
 namespace {
 
-// Descriptions say what was seen and the safe first action of DESIGN.md section 4.
-constexpr std::array<AlertText, 15> kAlerts = {{
+// Descriptions say what was seen and the safe first action to take.
+constexpr std::array<AlertText, 18> kAlerts = {{
     {"SchedwatchJobMissing", "critical",
      "{{ $labels.role }}: no object on source {{ $labels.source }}",
      "The scheduler behind source {{ $labels.source }} holds no object for role {{ $labels.role }} "
@@ -65,22 +65,40 @@ constexpr std::array<AlertText, 15> kAlerts = {{
      "re-read, "
      "verify the live object, then update the ledger with schedwatch_exporter reconcile."},
     {"SchedwatchSourceDown", "critical", "source {{ $labels.source }} cannot be listed",
-     "schedwatch cannot list source {{ $labels.source }} ({{ $labels.type }}); its roles are "
-     "unknown and their alerts are held back. Safe first action: check the source, its "
-     "credentials and the network (the exporter's status page shows the error)."},
+     "No replica of the watcher (job {{ $labels.job }}) can list source {{ $labels.source }} "
+     "({{ $labels.type }}); its roles are unknown and their alerts are held back. Safe first "
+     "action: check the source, its credentials and the network (the exporter's status page "
+     "shows the error)."},
     {"SchedwatchExporterDown", "critical",
      "schedwatch exporter (job {{ $labels.job }}) is down or not scraped",
-     "Prometheus has no successful scrape of job {{ $labels.job }}: no scheduled job is watched "
-     "and the per-role alerts are held back. Safe first action: check the exporter process, its "
-     "/-/healthy endpoint and the scrape configuration."},
+     "Prometheus has no successful scrape of any replica of this watcher (job {{ $labels.job }}): "
+     "no scheduled job it watches is watched and its per-role alerts are held back. Safe first "
+     "action: check the exporter process, its /-/healthy endpoint and the scrape configuration."},
     {"SchedwatchWatcherStale", "critical",
      "schedwatch has not completed a refresh for {{ $value | humanizeDuration }}",
-     "The exporter of job {{ $labels.job }} answers scrapes, but its last complete refresh ended "
-     "{{ $value | humanizeDuration }} ago, so what it serves is old. Safe first action: read the "
-     "exporter's logs; restart it if its refresh loop is stuck."},
+     "The exporter of job {{ $labels.job }} answers scrapes, but no replica's last complete "
+     "refresh is newer than {{ $value | humanizeDuration }}, so what it serves is old. Safe first "
+     "action: read the exporter's logs; restart it if its refresh loop is stuck."},
     {"Watchdog", "none", "Alerting pipeline heartbeat",
      "Always firing. Routed to a dead man's switch outside this Prometheus and Alertmanager, which "
      "raises an alarm when the heartbeat stops. Never silence it."},
+    {"SchedwatchSourceDown", "warning",
+     "source {{ $labels.source }} cannot be listed by {{ $labels.instance }}",
+     "Replica {{ $labels.instance }} (job {{ $labels.job }}) cannot list source "
+     "{{ $labels.source }} ({{ $labels.type }}); another replica still reads it, so its roles are "
+     "still watched, without redundancy. Safe first action: check that replica's credentials and "
+     "network path to the source (its status page shows the error)."},
+    {"SchedwatchExporterDown", "warning",
+     "schedwatch replica {{ $labels.instance }} (job {{ $labels.job }}) is down",
+     "Prometheus cannot scrape {{ $labels.instance }}, one replica of a watcher of job "
+     "{{ $labels.job }}; another replica still watches, without redundancy. Safe first action: "
+     "check that exporter process, its /-/healthy endpoint and the scrape configuration."},
+    {"SchedwatchWatcherStale", "warning",
+     "schedwatch replica {{ $labels.instance }} has not refreshed for "
+     "{{ $value | humanizeDuration }}",
+     "Replica {{ $labels.instance }} (job {{ $labels.job }}) answers scrapes, but its last "
+     "complete refresh ended {{ $value | humanizeDuration }} ago; another replica is fresh. Safe "
+     "first action: read that exporter's logs; restart it if its refresh loop is stuck."},
 }};
 
 }  // namespace
@@ -123,18 +141,35 @@ ForPolicy::ForPolicy(const Spec& spec, Mode mode) : mode_(mode) {
 }
 
 LabelShape ShapeOf(Alert alert, const JobSpec& job) {
-  if (alert == Alert::kJobSuccessAbsent || UsesPushedSuccess(alert, job)) {
-    return LabelShape::kRoleOnly;
-  }
-  return LabelShape::kExporterSeries;
+  return UsesPushedSuccess(alert, job) ? LabelShape::kPushed : LabelShape::kIdentity;
 }
 
-std::string GeneratedHeader(const Spec& spec, const Options& options, std::string_view what) {
-  std::string file = spec.file.substr(spec.file.rfind('/') + 1);
+std::string IdentityList(const Options& options, std::initializer_list<std::string_view> extra) {
+  std::string out = "job";
+  for (const auto& label : options.identity_labels) out += ", " + label;
+  for (auto label : extra) {
+    out += ", ";
+    out += label;
+  }
+  return out;
+}
+
+std::string GeneratedHeader(const Spec* spec, const Options& options, std::string_view what) {
+  std::string identity =
+      options.identity_labels.empty()
+          ? std::string()
+          : fmt::format(", identity labels {}", fmt::join(options.identity_labels, ","));
+  if (!spec) {
+    return fmt::format(
+        "# {} generated by schedwatch_rulegen (exporter job {}{}).\n"
+        "# The same for every spec: load one copy. Do not edit: generate again.\n",
+        what, options.exporter_job, identity);
+  }
+  std::string file = spec->file.substr(spec->file.rfind('/') + 1);
   return fmt::format(
       "# {} generated by schedwatch_rulegen from {}\n"
-      "# (mode {}, exporter job {}). Do not edit: change the spec and generate again.\n",
-      what, file, ModeName(options.mode), options.exporter_job);
+      "# (mode {}, exporter job {}{}). Do not edit: change the spec and generate again.\n",
+      what, file, ModeName(options.mode), options.exporter_job, identity);
 }
 
 std::string_view ModeName(Mode mode) { return mode == Mode::kJoined ? "joined" : "per-role"; }

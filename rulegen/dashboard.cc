@@ -1,9 +1,11 @@
-// dashboard.json: a Grafana dashboard over the exporter's metrics. A data source variable, an
-// overview of roles per condition, a state table with one row per role, and one row of panels
-// per source of the spec.
+// dashboard.json: a Grafana dashboard over the exporter's metrics. Variables for the data
+// source, job, identity labels, replica (instance) and source; replica health, an overview of
+// roles per condition, a state table with one row per role, and a row of panels repeated per
+// source.
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "rulegen/alerts.h"
@@ -45,61 +47,125 @@ json Rename(const std::string& field, const std::string& name, const std::string
   return {{"matcher", {{"id", "byName"}, {"options", field}}}, {"properties", properties}};
 }
 
-// Grafana uids: at most 40 of [A-Za-z0-9_-].
-std::string Uid(const std::string& exporter_job) {
-  std::string uid = "schedwatch-" + exporter_job;
+// Grafana uids: at most 40 of [A-Za-z0-9_-]. Derived from what makes this spec's dashboard
+// its own (exporter job, spec file name, identity labels, roles), so that two specs' dashboards
+// never overwrite each other; --dashboard-uid sets it instead.
+std::string Uid(const Spec& spec, const Options& options) {
+  std::string uid = options.dashboard_uid;
+  if (uid.empty()) {
+    std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bit: stable across platforms
+    auto add = [&hash](std::string_view text) {
+      for (char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+      hash = (hash ^ 0xff) * 1099511628211ull;  // a separator no text contains
+    };
+    add(options.exporter_job);
+    add(spec.file.substr(spec.file.rfind('/') + 1));
+    for (const auto& label : options.identity_labels) add(label);
+    for (const auto& job : spec.jobs) {
+      add(job.source);
+      add(job.role);
+    }
+    uid = fmt::format("schedwatch-{:016x}", hash);
+  }
   for (char& c : uid) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '-';
   }
   return uid.substr(0, 40);
 }
 
+json QueryVariable(const std::string& name, const std::string& label, const std::string& query,
+                   bool all) {
+  json variable = {{"name", name},
+                   {"label", label},
+                   {"type", "query"},
+                   {"datasource", kDatasource},
+                   {"query", {{"query", query}, {"refId", "StandardVariableQuery"}}},
+                   {"definition", query},
+                   {"refresh", 2},
+                   {"sort", 1},
+                   {"hide", 0},
+                   {"regex", ""},
+                   {"options", json::array()},
+                   {"multi", all},
+                   {"includeAll", all}};
+  if (all) {
+    variable["allValue"] = ".*";
+    variable["current"] = {{"text", "All"}, {"value", "$__all"}};
+  }
+  return variable;
+}
+
 }  // namespace
 
 std::string RenderDashboard(const Spec& spec, const Options& options) {
-  const std::string job = "job=" + PromString(options.exporter_job);
+  // Every query selects through the variables, so the dashboard shows any watcher of any job,
+  // and its per-source rows follow the sources the exporters serve, without regenerating.
+  std::string watcher = "job=~\"$job\"";
+  for (const auto& label : options.identity_labels) {
+    watcher += fmt::format(",{0}=~\"${0}\"", label);
+  }
+  const std::string replica = watcher + ",instance=~\"$instance\"";
+  const std::string sel = replica + ",source=~\"$source\"";
+  const std::string key = IdentityList(options, {"source", "role"});
+  // Replicas merged, as the rules do: a role counts once however many replicas serve it.
   auto by_role = [&](const std::string& metric) {
-    return fmt::format("max by (role, source) ({}{{{}}})", metric, job);
+    return fmt::format("max by ({}) ({}{{{}}})", key, metric, sel);
+  };
+  auto per_condition = [&](const std::string& scope) {
+    return fmt::format(
+        "sum by (condition) (max by ({}, condition) (schedwatch_job_condition{{{}}}))", key, scope);
   };
   json panels = json::array();
   int id = 1, y = 0;
 
-  panels.push_back(
-      Panel(id++, "stat", "Roles per condition", 0, y, 24, 4,
-            {Target("A", fmt::format("sum by (condition) (schedwatch_job_condition{{{}}})", job),
-                    false, "{{condition}}")}));
+  panels.push_back(Panel(id++, "stat", "Replicas: up, last refresh age", 0, y, 8, 4,
+                         {Target("A", fmt::format("up{{{}}}", replica), false, "{{instance}} up"),
+                          Target("B",
+                                 fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_"
+                                             "seconds{{{}}}",
+                                             replica),
+                                 false, "{{instance}} refresh age")}));
+  panels.back()["fieldConfig"] = {
+      {"defaults", json::object()},
+      {"overrides",
+       json::array({{{"matcher", {{"id", "byRegexp"}, {"options", ".*refresh age"}}},
+                     {"properties", json::array({{{"id", "unit"}, {"value", "s"}}})}}})}};
+  panels.push_back(Panel(id++, "stat", "Roles per condition", 8, y, 16, 4,
+                         {Target("A", per_condition(sel), false, "{{condition}}")}));
   panels.back()["options"] = {{"reduceOptions", {{"calcs", {"lastNotNull"}}}},
                               {"textMode", "value_and_name"}};
   y += 4;
 
-  // One row per role: the queries share role and source, merge puts them side by side and
+  // One row per role: the queries share the role's labels, merge puts them side by side and
   // groupBy folds the role's active conditions into one cell.
+  json group_fields = {
+      {"schedule", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
+      {"condition", {{"aggregations", {"allValues"}}, {"operation", "aggregate"}}},
+      {"Value #B", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
+      {"Value #C", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
+      {"Value #D", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}}};
+  for (std::string label : {std::string("job"), std::string("source"), std::string("role")}) {
+    group_fields[label] = {{"aggregations", json::array()}, {"operation", "groupby"}};
+  }
+  for (const auto& label : options.identity_labels) {
+    group_fields[label] = {{"aggregations", json::array()}, {"operation", "groupby"}};
+  }
   json state = Panel(
       id++, "table", "Role states", 0, y, 24, 12,
       {Target("A",
-              fmt::format("max by (role, source, condition) (schedwatch_job_condition{{{}}} == 1)",
-                          job),
+              fmt::format("max by ({}, condition) (schedwatch_job_condition{{{}}} == 1)", key, sel),
               true),
        Target("B", by_role("schedwatch_job_registered_objects"), true),
        Target("C", "time() - " + by_role("schedwatch_job_last_success_timestamp_seconds"), true),
        Target("D", by_role("schedwatch_job_last_started_timestamp_seconds") + " * 1000", true),
        Target("E",
-              fmt::format("max by (role, source, schedule, timezone, spec_version) "
+              fmt::format("max by ({}, schedule, timezone, spec_version) "
                           "(schedwatch_job_info{{{}}})",
-                          job),
+                          key, sel),
               true)});
-  state["transformations"] = json::array(
-      {{{"id", "merge"}, {"options", json::object()}},
-       {{"id", "groupBy"},
-        {"options",
-         {{"fields",
-           {{"role", {{"aggregations", json::array()}, {"operation", "groupby"}}},
-            {"source", {{"aggregations", json::array()}, {"operation", "groupby"}}},
-            {"schedule", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
-            {"condition", {{"aggregations", {"allValues"}}, {"operation", "aggregate"}}},
-            {"Value #B", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
-            {"Value #C", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}},
-            {"Value #D", {{"aggregations", {"lastNotNull"}}, {"operation", "aggregate"}}}}}}}}});
+  state["transformations"] =
+      json::array({{{"id", "merge"}, {"options", json::object()}},
+                   {{"id", "groupBy"}, {"options", {{"fields", group_fields}}}}});
   state["fieldConfig"] = {
       {"defaults", json::object()},
       {"overrides",
@@ -111,38 +177,73 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   panels.push_back(std::move(state));
   y += 12;
 
-  for (const auto& [name, source] : spec.sources) {
-    std::string scope = fmt::format("{},source={}", job, PromString(name));
-    panels.push_back({{"id", id++},
-                      {"type", "row"},
-                      {"title", fmt::format("Source {} ({})", name, source.type)},
-                      {"collapsed", false},
-                      {"gridPos", {{"x", 0}, {"y", y}, {"w", 24}, {"h", 1}}},
-                      {"panels", json::array()}});
-    y += 1;
-    json health = Panel(
-        id++, "stat", fmt::format("{}: up, last sync age, unowned objects", name), 0, y, 8, 6,
-        {Target("A", fmt::format("schedwatch_source_up{{{}}}", scope), false, "up"),
-         Target("B",
-                fmt::format("time() - schedwatch_source_last_sync_timestamp_seconds{{{}}}", scope),
-                false, "last sync age"),
-         Target("C", fmt::format("schedwatch_source_unowned_objects{{{}}}", scope), false,
-                "unowned")});
-    health["fieldConfig"] = {
-        {"defaults", json::object()},
-        {"overrides", json::array({Rename("last sync age", "last sync age", "s")})}};
-    panels.push_back(std::move(health));
-    panels.push_back(Panel(
-        id++, "timeseries", fmt::format("{}: roles per condition", name), 8, y, 16, 6,
-        {Target("A", fmt::format("sum by (condition) (schedwatch_job_condition{{{}}})", scope),
-                false, "{{condition}}")}));
-    y += 6;
+  // A row repeated for every value of $source: the panels below it, until the next row, are
+  // repeated with $source set to that one source.
+  panels.push_back({{"id", id++},
+                    {"type", "row"},
+                    {"title", "Source $source"},
+                    {"repeat", "source"},
+                    {"collapsed", false},
+                    {"gridPos", {{"x", 0}, {"y", y}, {"w", 24}, {"h", 1}}},
+                    {"panels", json::array()}});
+  y += 1;
+  const std::string one_source = replica + ",source=~\"$source\"";
+  json health = Panel(
+      id++, "stat", "$source: up, last sync age, unowned objects", 0, y, 8, 6,
+      {Target("A", fmt::format("schedwatch_source_up{{{}}}", one_source), false, "{{instance}} up"),
+       Target(
+           "B",
+           fmt::format("time() - schedwatch_source_last_sync_timestamp_seconds{{{}}}", one_source),
+           false, "{{instance}} last sync age"),
+       Target("C", fmt::format("schedwatch_source_unowned_objects{{{}}}", one_source), false,
+              "{{instance}} unowned")});
+  health["fieldConfig"] = {
+      {"defaults", json::object()},
+      {"overrides",
+       json::array({{{"matcher", {{"id", "byRegexp"}, {"options", ".*last sync age"}}},
+                     {"properties", json::array({{{"id", "unit"}, {"value", "s"}}})}}})}};
+  panels.push_back(std::move(health));
+  panels.push_back(Panel(id++, "timeseries", "$source: roles per condition", 8, y, 16, 6,
+                         {Target("A", per_condition(one_source), false, "{{condition}}")}));
+
+  json variables = json::array({{{"name", "datasource"},
+                                 {"label", "Data source"},
+                                 {"type", "datasource"},
+                                 {"query", "prometheus"},
+                                 {"current", json::object()},
+                                 {"hide", 0},
+                                 {"refresh", 1},
+                                 {"regex", ""},
+                                 {"options", json::array()}}});
+  json job =
+      QueryVariable("job", "Exporter job",
+                    "label_values(schedwatch_exporter_last_cycle_timestamp_seconds, job)", false);
+  job["current"] = {{"text", options.exporter_job}, {"value", options.exporter_job}};
+  variables.push_back(std::move(job));
+  std::string scope = "job=~\"$job\"";
+  for (const auto& label : options.identity_labels) {
+    variables.push_back(QueryVariable(
+        label, label,
+        fmt::format("label_values(schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}, {})",
+                    scope, label),
+        true));
+    scope += fmt::format(",{0}=~\"${0}\"", label);
   }
+  variables.push_back(QueryVariable(
+      "instance", "Replica",
+      fmt::format("label_values(schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}, instance)",
+                  scope),
+      true));
+  variables.push_back(QueryVariable(
+      "source", "Source",
+      fmt::format("label_values(schedwatch_source_up{{{},instance=~\"$instance\"}}, source)",
+                  scope),
+      true));
 
   std::string file = spec.file.substr(spec.file.rfind('/') + 1);
   json dashboard = {
       {"title", fmt::format("schedwatch: {}", file)},
-      {"uid", Uid(options.exporter_job)},
+      {"uid", Uid(spec, options)},
       {"description", GeneratedHeader(spec, options, "Dashboard")},
       {"tags", {"schedwatch"}},
       {"schemaVersion", 38},
@@ -151,16 +252,7 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
       {"refresh", "1m"},
       {"time", {{"from", "now-6h"}, {"to", "now"}}},
       {"annotations", {{"list", json::array()}}},
-      {"templating",
-       {{"list", json::array({{{"name", "datasource"},
-                               {"label", "Data source"},
-                               {"type", "datasource"},
-                               {"query", "prometheus"},
-                               {"current", json::object()},
-                               {"hide", 0},
-                               {"refresh", 1},
-                               {"regex", ""},
-                               {"options", json::array()}}})}}},
+      {"templating", {{"list", std::move(variables)}}},
       {"panels", std::move(panels)},
   };
   return dashboard.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

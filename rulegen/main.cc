@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <set>
 
 #include "rulegen/rulegen.h"
 #include "schedwatch/build_info.h"
@@ -14,6 +16,23 @@
 namespace {
 
 constexpr int kExitBadInput = 2;
+
+// Identity labels: Prometheus label names that the rules do not already use for something else.
+std::string IdentityLabelProblem(const std::string& label) {
+  static const char* const kReserved[] = {"job",  "instance",  "source",   "role",      "condition",
+                                          "type", "alertname", "severity", "alertstate"};
+  if (label.empty() || !(std::isalpha(static_cast<unsigned char>(label[0])) || label[0] == '_') ||
+      !std::all_of(label.begin(), label.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      })) {
+    return fmt::format("\"{}\" is not a Prometheus label name", label);
+  }
+  if (label.rfind("__", 0) == 0) return fmt::format("{} is reserved by Prometheus", label);
+  for (const char* reserved : kReserved) {
+    if (label == reserved) return fmt::format("{} is already part of every identity", label);
+  }
+  return "";
+}
 
 bool HasControlCharacters(const std::string& text) {
   return std::any_of(text.begin(), text.end(),
@@ -29,9 +48,10 @@ int main(int argc, char** argv) {
       "Alertmanager snippet and a Grafana dashboard from the desired-state spec."};
   app.set_version_flag("--version", VersionText("schedwatch_rulegen"));
   std::string config_file, out_dir, mode = "per-role", watcher_stale_after = "5m";
+  std::string exporter_alert_for = "5m", output_format = "rules";
   rulegen::Options options;
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
-  app.add_option("--out", out_dir, "Directory to write the four files into (created if needed)")
+  app.add_option("--out", out_dir, "Directory to write the files into (created if needed)")
       ->required();
   app.add_option("--mode", mode,
                  "per-role: literal thresholds and an absent() per role (small specs); joined: a "
@@ -50,8 +70,42 @@ int main(int argc, char** argv) {
   app.add_option("--watchdog-url", options.watchdog_url,
                  "Webhook of the dead man's switch that receives the Watchdog alert")
       ->capture_default_str();
+  app.add_option("--identity-labels", options.identity_labels,
+                 "Labels (besides job) that tell watchers apart, set by relabeling or "
+                 "external_labels, e.g. cluster,region; exporters that share them are replicas")
+      ->delimiter(',');
+  app.add_option("--exporter-alert-for", exporter_alert_for,
+                 "for: of SchedwatchExporterDown, SchedwatchWatcherStale and SchedwatchSourceDown "
+                 "(schedwatch-global.rules.yml)")
+      ->capture_default_str();
+  app.add_option("--output-format", output_format,
+                 "rules: Prometheus rule files; prometheus-rule: also the same rules as "
+                 "prometheus-operator PrometheusRule objects (*.prometheusrule.yaml)")
+      ->check(CLI::IsMember({"rules", "prometheus-rule"}))
+      ->capture_default_str();
+  app.add_option("--prometheus-rule-namespace", options.prometheus_rule_namespace,
+                 "metadata.namespace of the PrometheusRule objects")
+      ->capture_default_str();
+  app.add_option(
+      "--dashboard-uid", options.dashboard_uid,
+      "The Grafana dashboard's uid (default: derived from the job, spec name and roles)");
   try {
     app.parse(argc, argv);
+    for (const auto& label : options.identity_labels) {
+      std::string problem = IdentityLabelProblem(label);
+      if (!problem.empty()) throw CLI::ValidationError("--identity-labels", problem);
+    }
+    if (std::set<std::string>(options.identity_labels.begin(), options.identity_labels.end())
+            .size() != options.identity_labels.size()) {
+      throw CLI::ValidationError("--identity-labels", "a label is named twice");
+    }
+    auto alert_for = ParseDuration(exporter_alert_for);
+    if (!alert_for || *alert_for < 0) {
+      throw CLI::ValidationError("--exporter-alert-for",
+                                 alert_for ? "must not be negative" : alert_for.error());
+    }
+    options.exporter_alert_for = *alert_for;
+    options.prometheus_rule = output_format == "prometheus-rule";
     auto stale_after = ParseDuration(watcher_stale_after);
     if (!stale_after || *stale_after <= 0) {
       throw CLI::ValidationError("--watcher-stale-after",
@@ -61,7 +115,8 @@ int main(int argc, char** argv) {
     for (const auto& [flag, value] :
          {std::pair<const char*, const std::string*>{"--exporter-job", &options.exporter_job},
           {"--runbook-base-url", &options.runbook_base_url},
-          {"--watchdog-url", &options.watchdog_url}}) {
+          {"--watchdog-url", &options.watchdog_url},
+          {"--prometheus-rule-namespace", &options.prometheus_rule_namespace}}) {
       if (value->empty() || HasControlCharacters(*value)) {
         throw CLI::ValidationError(flag, "must be non-empty, without control characters");
       }

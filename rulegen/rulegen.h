@@ -1,6 +1,10 @@
 // schedwatch_rulegen: turns the desired-state spec into Prometheus alert rules, promtool unit
-// tests for them, an Alertmanager routing snippet and a Grafana dashboard (DESIGN.md section 6).
+// tests for them, an Alertmanager routing snippet and a Grafana dashboard.
 // Generate() renders strings; Write() streams the same files into a directory.
+//
+// Identity: a watched role is (job, identity labels..., source, role). Exporters that serve the
+// same (job, identity labels) are replicas of one watcher (they differ only in `instance`); the
+// rules merge replicas deliberately and never mix two watchers.
 #pragma once
 
 #include <cstdint>
@@ -26,23 +30,40 @@ struct Options {
   std::string runbook_base_url = kDefaultRunbookBaseUrl;  // each alert links <base>#<alertname>
   std::int64_t watcher_stale_after = 300;  // SchedwatchWatcherStale: heartbeat older than this
   std::string watchdog_url = kDefaultWatchdogUrl;  // the dead man's switch webhook
+  // Labels (besides job) that tell watchers apart, added by relabeling or external_labels, e.g.
+  // cluster, region. Every aggregation keeps them.
+  std::vector<std::string> identity_labels;
+  // `for:` of the exporter alerts in schedwatch-global.rules.yml. A flag, not the spec's
+  // alert_for, so that the global file is the same for every spec.
+  std::int64_t exporter_alert_for = 300;
+  // Also write the rules as prometheus-operator PrometheusRule objects.
+  bool prometheus_rule = false;
+  std::string prometheus_rule_namespace = "monitoring";
+  // The dashboard's uid; empty: "schedwatch-" and a hash of the job, spec name and its roles.
+  std::string dashboard_uid;
 };
 
-// The four files, as Write() names them.
+// The files, as Write() names them.
 struct Output {
-  std::string rules;         // schedwatch.rules.yml
+  std::string rules;  // schedwatch.rules.yml: the per-role rules of this spec
+  // schedwatch-global.rules.yml: the Watchdog and the exporter alerts. It depends on the flags
+  // only (never on the spec), so every spec's copy is the same file: load one.
+  std::string global_rules;
   std::string rule_tests;    // schedwatch.rules.test.yml
   std::string alertmanager;  // alertmanager.yml
   std::string dashboard;     // dashboard.json
+  // With Options::prometheus_rule: schedwatch.prometheusrule.yaml and
+  // schedwatch-global.prometheusrule.yaml, the two rule files as PrometheusRule objects.
+  std::string prometheus_rule;
+  std::string global_prometheus_rule;
   // Things a person should know, e.g. a success_metric for which no test series can be built.
   std::vector<std::string> warnings;
 };
 
 Output Generate(const Spec& spec, const Options& options);
 
-// Creates `directory` if needed and streams the four files into it: schedwatch.rules.yml,
-// schedwatch.rules.test.yml, alertmanager.yml, dashboard.json (what Generate() returns, byte
-// for byte). Warnings as in Output. The error names the file.
+// Creates `directory` if needed and streams the files into it (what Generate() returns, byte for
+// byte, named as in Output). Warnings as in Output. The error names the file.
 Result<bool> Write(const Spec& spec, const Options& options, const std::string& directory,
                    std::vector<std::string>& warnings);
 

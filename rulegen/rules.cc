@@ -1,10 +1,15 @@
-// schedwatch.rules.yml: the alerting rules of both modes.
+// schedwatch.rules.yml (the per-role rules of both modes) and schedwatch-global.rules.yml (the
+// exporter alerts and the Watchdog).
 //
-// Every per-role rule is `(condition) and on(...) schedwatch:source_watched`, a recording rule
-// that is 1 for a source while it lists fine and the exporter is scraped. So nothing fires about
-// a role while its source is unknown or the exporter is down: SchedwatchSourceDown and
-// SchedwatchExporterDown say so instead (and the Alertmanager snippet inhibits the rest). The
-// recording rule comes first in each group, so the rules after it see this evaluation's value.
+// Replicas: every per-role rule reads each signal only from the replicas that can see it now,
+// i.e. whose target is up and whose source lists fine (`Seen`: the series `and on(identity,
+// instance, source)` that gate), and then merges the replicas with `max`/`min by (job, identity
+// labels, source, role)`. So an alert fires once per role, not once per replica; nothing fires
+// about a role while no replica can read its source (SchedwatchSourceDown and
+// SchedwatchExporterDown say so instead); and two watchers (different identity labels) never
+// see each other's roles. Each merge takes the view that needs every reading replica to agree
+// before paging: the freshest success (max), missing only when every reader sees no object
+// (max == 0), a duplicate or drift only when every reader sees it (min).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,11 +25,10 @@ namespace {
 
 constexpr std::string_view kLastSuccess = "schedwatch_job_last_success_timestamp_seconds";
 constexpr std::string_view kStaleAfter = "schedwatch_job_stale_after_seconds";
-constexpr std::string_view kGate = "schedwatch:source_watched";
 
 // Builds one mode's PromQL. Per-role: selectors name the role and thresholds are literals.
-// Joined: selectors cover every role and thresholds are the exporter's per-role series, matched
-// one-to-one on all their labels (job, instance, role, source).
+// Joined: selectors cover every role and thresholds are the exporter's per-role series, merged
+// over replicas like the signals.
 class Exprs {
  public:
   // `job` is null in joined mode. `pushed_roles` (joined mode) are the roles whose success
@@ -40,84 +44,113 @@ class Exprs {
       for (const auto& role : pushed_roles) regex += (regex.empty() ? "" : "|") + RegexQuote(role);
       excluded_ = ",role!~" + PromString(regex);
     }
-    // Per-role mode names the role's source; joined mode matches each role's source.
-    gate_ = job ? fmt::format(" and on() {}{{{},source={}}}", kGate, job_matcher_,
-                              PromString(job->source))
-                : fmt::format(" and on(source) {}{{{}}}", kGate, job_matcher_);
+    key_ = IdentityList(options, {"source", "role"});
+    std::string watcher = IdentityList(options, {"instance"});
+    std::string source = job ? ",source=" + PromString(job->source) : "";
+    readable_ = fmt::format("(schedwatch_source_up{{{}{}}} == 1 and on({}) up{{{}}} == 1)",
+                            job_matcher_, source, watcher, job_matcher_);
+    reader_on_ = IdentityList(options, {"instance", "source"});
   }
   bool joined() const { return job_ == nullptr; }
+  const std::string& key() const { return key_; }
+  // (source_up == 1 and up == 1) per replica and source: the replicas that read the source now.
+  const std::string& Readable() const { return readable_; }
   std::string Series(std::string_view metric, std::string_view extra = "") const {
     return fmt::format("{}{{{}{}}}", metric, scope_, extra);
   }
-  // The success-related series, without the pushed-success roles in joined mode.
-  std::string OwnSeries(std::string_view metric) const { return Series(metric, excluded_); }
-  std::string Threshold(std::string_view metric, std::int64_t literal) const {
-    return joined() ? Series(metric) : std::to_string(literal);
+  // The series as served by the replicas that can read its source.
+  std::string Seen(std::string_view metric, std::string_view extra = "") const {
+    return fmt::format("{} and on({}) {}", Series(metric, extra), reader_on_, readable_);
   }
-  std::string Gated(const std::string& condition) const { return "(" + condition + ")" + gate_; }
+  // Replicas merged: `how` is max or min; `own` leaves out the pushed-success roles.
+  std::string Merged(std::string_view how, std::string_view metric, std::string_view extra = "",
+                     std::string_view by_extra = "") const {
+    return fmt::format("{} by ({}{}) ({})", how, key_, by_extra, Seen(metric, extra));
+  }
+  std::string Own(std::string_view how, std::string_view metric) const {
+    return Merged(how, metric, excluded_);
+  }
+  // Thresholds: a literal, or the replicas' per-role series (the same on every replica that
+  // runs the same spec; max is the lenient one if they differ during a rollout).
+  std::string Threshold(std::string_view metric, std::int64_t literal) const {
+    return joined() ? fmt::format("max by ({}) ({})", key_, Series(metric))
+                    : std::to_string(literal);
+  }
 
  private:
   const JobSpec* job_;
-  std::string job_matcher_, scope_, excluded_, gate_;
+  std::string job_matcher_, scope_, excluded_, key_, readable_, reader_on_;
 };
 
 std::string PushedSuccess(const JobSpec& job) { return "max(" + job.success_metric + ")"; }
 
-// The condition of `alert`, before gating. `job` is null in joined mode.
+// The condition of `alert`. `job` is null in joined mode.
 std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
   bool pushed = job && !job->success_metric.empty();
   std::int64_t stale_after = job && job->stale_after ? *job->stale_after : 0;
+  // A pushed series knows no replica: its rules hold while any replica reads the source.
+  std::string pushed_gate = " and on() " + e.Readable();
   switch (alert) {
     case Alert::kJobMissing:
-      return e.Series("schedwatch_job_registered_objects") + " == 0";
-    case Alert::kJobSuccessAbsent:
-      if (pushed) return "absent(" + PushedSuccess(*job) + ")";
-      if (job) return "absent(" + e.Series(kLastSuccess) + ")";
-      return fmt::format("max by (job, role, source) ({}) unless on(job, role, source) {}",
-                         e.OwnSeries("schedwatch_job_info"), e.Series(kLastSuccess));
+      return e.Merged("max", "schedwatch_job_registered_objects") + " == 0";
+    case Alert::kJobSuccessAbsent: {
+      if (pushed) return "absent(" + PushedSuccess(*job) + ")" + pushed_gate;
+      std::string absent = fmt::format("{} unless on({}) ({})", e.Own("max", "schedwatch_job_info"),
+                                       e.key(), e.Seen(kLastSuccess));
+      if (e.joined()) return absent;
+      // Per-role mode also catches a role the exporters do not serve at all (their spec
+      // differs from this one): no identity is known then, only the role.
+      return fmt::format("{} or ((absent({}) unless on() {}){})", absent, e.Series(kLastSuccess),
+                         e.Series("schedwatch_job_info"), pushed_gate);
+    }
     case Alert::kJobSuccessStale:
-      if (pushed) return fmt::format("time() - {} > {}", PushedSuccess(*job), stale_after);
-      return fmt::format("time() - {} > {}", e.OwnSeries(kLastSuccess),
+      if (pushed) {
+        return fmt::format("(time() - {} > {}){}", PushedSuccess(*job), stale_after, pushed_gate);
+      }
+      return fmt::format("time() - {} > {}", e.Own("max", kLastSuccess),
                          e.Threshold(kStaleAfter, stale_after));
     case Alert::kJobInactive:
-      return fmt::format("{} == 0 and {} > 0", e.Series("schedwatch_job_active_objects"),
-                         e.Series("schedwatch_job_registered_objects"));
+      return fmt::format("{} == 0 and {} > 0", e.Merged("max", "schedwatch_job_active_objects"),
+                         e.Merged("max", "schedwatch_job_registered_objects"));
     case Alert::kJobDuplicate:
-      return e.Series("schedwatch_job_registered_objects") + " > 1";
+      return e.Merged("min", "schedwatch_job_registered_objects") + " > 1";
     case Alert::kJobDrift:
-      return e.Series("schedwatch_job_drifted_objects") + " > 0";
+      return e.Merged("min", "schedwatch_job_drifted_objects") + " > 0";
     case Alert::kJobNotStarted:
       // The exporter's own classification: it knows the calendar (missed_starts fire times,
       // each plus start_grace, DST, irregular schedules), which PromQL cannot redo.
-      return e.Series("schedwatch_job_condition", ",condition=\"not_started\"") + " == 1";
+      return e.Merged("min", "schedwatch_job_condition", ",condition=\"not_started\"",
+                      ", condition") +
+             " == 1";
     case Alert::kJobHung:
       return fmt::format(
-          "time() - {} > {}", e.Series("schedwatch_job_running_since_timestamp_seconds"),
+          "time() - {} > {}", e.Merged("max", "schedwatch_job_running_since_timestamp_seconds"),
           e.Threshold("schedwatch_job_max_runtime_seconds", job ? job->max_runtime : 0));
     case Alert::kJobFailing: {
-      std::string failure = e.Series("schedwatch_job_last_failure_timestamp_seconds");
-      return fmt::format("{} unless ({} >= {})", failure, e.Series(kLastSuccess), failure);
+      std::string failure = e.Merged("max", "schedwatch_job_last_failure_timestamp_seconds");
+      return fmt::format("{} unless ({} >= {})", failure, e.Merged("max", kLastSuccess), failure);
     }
     case Alert::kJobProgressStalled: {
       // Stalled means success is fresh but the checkpoint is not; stale success is its own alert.
       std::string fresh;
       if (!job) {
-        fresh = fmt::format("((time() - {0} <= {1}) or ({0} unless {1}))",
-                            e.OwnSeries(kLastSuccess), e.Series(kStaleAfter));
+        std::string success = e.Own("max", kLastSuccess);
+        std::string limit = e.Threshold(kStaleAfter, 0);
+        fresh = fmt::format("((time() - {0} <= {1}) or ({0} unless {1}))", success, limit);
       } else {
-        std::string success = pushed ? PushedSuccess(*job) : e.Series(kLastSuccess);
+        std::string success = pushed ? PushedSuccess(*job) : e.Merged("max", kLastSuccess);
         std::string on = pushed ? "on() " : "";
         fresh = job->stale_after ? fmt::format("{}(time() - {} <= {})", on, success, stale_after)
-                                 : on + success;
+                                 : on + "(" + success + ")";
       }
       return fmt::format("(time() - {} > {}) and {}",
-                         e.OwnSeries("schedwatch_job_last_progress_timestamp_seconds"),
+                         e.Own("max", "schedwatch_job_last_progress_timestamp_seconds"),
                          e.Threshold("schedwatch_job_progress_stale_after_seconds",
                                      job && job->progress ? job->progress->stale_after : 0),
                          fresh);
     }
     case Alert::kJobLedgerMismatch:
-      return e.Series("schedwatch_job_ledger_mismatch") + " == 1";
+      return e.Merged("min", "schedwatch_job_ledger_mismatch") + " == 1";
     default:
       break;
   }
@@ -130,22 +163,6 @@ Rule MakeRule(Alert alert, std::string expr, std::int64_t for_seconds) {
       {}};
 }
 
-// The gate of the per-role rules, for one source (per-role mode) or all (joined mode). The
-// per-source ones carry their source as a rule label too, which its series have anyway, so that
-// promtool does not lint them as duplicates.
-Rule GateRule(const Options& options, const std::string* source) {
-  std::string job = "job=" + PromString(options.exporter_job);
-  std::string scope = source ? job + ",source=" + PromString(*source) : job;
-  Rule rule{Alert::kWatchdog,
-            std::string(kGate),
-            fmt::format("schedwatch_source_up{{{}}} == 1 and on() (up{{{}}} == 1)", scope, job),
-            0,
-            {},
-            {}};
-  if (source) rule.labels = {{"source", *source}};
-  return rule;
-}
-
 // Per-role rules for one job (per-role mode), or only its pushed-success ones (joined mode).
 void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobSpec& job,
                  bool pushed_only, std::vector<Rule>& rules) {
@@ -155,7 +172,7 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
     bool pushed = UsesPushedSuccess(alert, job) ||
                   (alert == Alert::kJobProgressStalled && !job.success_metric.empty());
     if (pushed_only && !pushed) continue;
-    Rule rule = MakeRule(alert, exprs.Gated(Condition(alert, exprs, &job)), for_policy.Of(&job));
+    Rule rule = MakeRule(alert, Condition(alert, exprs, &job), for_policy.Of(&job));
     // The role's own labels make each rule distinct (promtool lints same-named rules with the
     // same labels as duplicates). A pushed series carries none of them, and annotation
     // templates see only the expression's labels, so those get the names written in too.
@@ -167,20 +184,6 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
     rule.labels.insert(rule.labels.end(), names.begin(), names.end());
     rules.push_back(std::move(rule));
   }
-}
-
-std::vector<Rule> ExporterRules(const Options& options, const ForPolicy& for_policy) {
-  std::string job = "{job=" + PromString(options.exporter_job) + "}";
-  std::int64_t for_seconds = for_policy.Of(nullptr);
-  return {
-      MakeRule(Alert::kExporterDown, fmt::format("up{0} == 0 or absent(up{0})", job), for_seconds),
-      MakeRule(Alert::kWatcherStale,
-               fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_seconds{} > {}", job,
-                           options.watcher_stale_after),
-               for_seconds),
-      MakeRule(Alert::kSourceDown, fmt::format("schedwatch_source_up{} == 0", job), for_seconds),
-      MakeRule(Alert::kWatchdog, "vector(1)", 0),
-  };
 }
 
 void WriteLabels(const Rule& rule, std::string& out) {
@@ -195,17 +198,64 @@ void WriteLabels(const Rule& rule, std::string& out) {
 
 }  // namespace
 
+std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
+  const std::string e = "job=" + PromString(options.exporter_job);
+  const std::string watcher = IdentityList(options, {});
+  const std::string replica = IdentityList(options, {"instance"});
+  const std::int64_t for_seconds = options.exporter_alert_for;
+  // A replica's series count only while its target is up (a Prometheus restart keeps the last
+  // samples of a dead target for the lookback).
+  auto live = [&](const std::string& metric) {
+    return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
+  };
+  auto with = [](Rule rule, std::string_view severity) {
+    rule.labels = {{"severity", std::string(severity)}};
+    return rule;
+  };
+  std::string none_up = fmt::format("max by ({}) (up{{{}}}) == 0", watcher, e);
+  std::string age =
+      fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}", e);
+  std::string freshest_age = fmt::format("time() - max by ({}) {}", watcher,
+                                         live("schedwatch_exporter_last_cycle_timestamp_seconds"));
+  std::string source_read = fmt::format("max by ({}) {}", IdentityList(options, {"source", "type"}),
+                                        live("schedwatch_source_up"));
+  std::vector<Rule> rules = {
+      MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
+               for_seconds),
+      with(MakeRule(Alert::kExporterReplicaDown,
+                    fmt::format("up{{{0}}} == 0 unless on({1}) ({2})", e, watcher, none_up),
+                    for_seconds),
+           "warning"),
+      MakeRule(Alert::kWatcherStale,
+               fmt::format("{} > {}", freshest_age, options.watcher_stale_after), for_seconds),
+      with(MakeRule(Alert::kWatcherReplicaStale,
+                    fmt::format("({} > {}) and on({}) up{{{}}} == 1 and on({}) ({} <= {})", age,
+                                options.watcher_stale_after, replica, e, watcher, freshest_age,
+                                options.watcher_stale_after),
+                    for_seconds),
+           "warning"),
+      MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
+      with(MakeRule(
+               Alert::kSourceReplicaDown,
+               fmt::format("schedwatch_source_up{{{}}} == 0 and on({}) up{{{}}} == 1 and "
+                           "on({}) ({} == 1)",
+                           e, replica, e, IdentityList(options, {"source", "type"}), source_read),
+               for_seconds),
+           "warning"),
+      MakeRule(Alert::kWatchdog, "vector(1)", 0),
+  };
+  return {{"schedwatch-global", std::move(rules)}};
+}
+
 std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   ForPolicy for_policy(spec, options.mode);
-  std::vector<RuleGroup> groups = {{"schedwatch-exporter", ExporterRules(options, for_policy)}};
+  std::vector<RuleGroup> groups;
   if (options.mode == Mode::kPerRole) {
     // One group per source, in spec order of first use: readable, and evaluated concurrently.
     std::map<std::string, std::size_t> group_of_source;
     for (const auto& job : spec.jobs) {
       auto [it, added] = group_of_source.emplace(job.source, groups.size());
-      if (added) {
-        groups.push_back({"schedwatch-jobs-" + job.source, {GateRule(options, &job.source)}});
-      }
+      if (added) groups.push_back({"schedwatch-jobs-" + job.source, {}});
       AddJobRules(options, for_policy, job, /*pushed_only=*/false, groups[it->second].rules);
     }
     return groups;
@@ -214,11 +264,10 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   for (const auto& job : spec.jobs) {
     if (!job.success_metric.empty()) pushed_roles.push_back(job.role);
   }
-  RuleGroup jobs{"schedwatch-jobs", {GateRule(options, nullptr)}};
+  RuleGroup jobs{"schedwatch-jobs", {}};
   Exprs exprs(options, nullptr, pushed_roles);
   for (Alert alert : RoleAlerts()) {
-    jobs.rules.push_back(
-        MakeRule(alert, exprs.Gated(Condition(alert, exprs, nullptr)), for_policy.Of(nullptr)));
+    jobs.rules.push_back(MakeRule(alert, Condition(alert, exprs, nullptr), for_policy.Of(nullptr)));
   }
   for (const auto& job : spec.jobs) {
     if (!job.success_metric.empty()) {
@@ -229,26 +278,27 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   return groups;
 }
 
-void RenderRules(const std::vector<RuleGroup>& groups, const Spec& spec, const Options& options,
-                 const Sink& sink) {
+void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const Options& options,
+                 const Sink& sink, bool anchors) {
   // Rules of the same alert share their annotations through a YAML anchor (&Name, then *Name):
   // in per-role mode this makes the file several times smaller.
   std::map<Alert, int> shared;
   std::size_t size = 0;
   for (const auto& group : groups) {
     for (const auto& rule : group.rules) {
-      if (rule.record.empty() && rule.annotation_labels.empty()) ++shared[rule.alert];
+      if (anchors && rule.record.empty() && rule.annotation_labels.empty()) ++shared[rule.alert];
       size += 256 + rule.expr.size();
     }
   }
-  std::string out = GeneratedHeader(spec, options, "Alerting rules");
+  std::string out =
+      GeneratedHeader(spec, options, spec ? "Alerting rules" : "Global alerting rules");
   out.reserve(std::min(size, 2 * kSinkChunk));
   if (std::any_of(shared.begin(), shared.end(),
                   [](const auto& entry) { return entry.second > 1; })) {
     out +=
         "# Rules of one alert share their annotations: &Name marks the first, *Name repeats it.\n";
   }
-  out += "groups:\n";
+  out += groups.empty() ? "groups: []\n" : "groups:\n";
   std::set<Alert> anchored;
   for (const auto& group : groups) {
     AppendFormat(out, "  - name: {}\n    rules:\n", YamlScalar(group.name));
@@ -290,6 +340,33 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec& spec, const O
     }
   }
   sink(out);
+}
+
+std::string RenderPrometheusRule(const std::vector<RuleGroup>& groups, const Spec* spec,
+                                 const Options& options, const std::string& name) {
+  std::string rules;
+  RenderRules(
+      groups, spec, options, [&rules](std::string_view chunk) { rules += chunk; },
+      /*anchors=*/false);
+  // The rules file's header comments stay comments; its `groups:` becomes spec.groups.
+  std::string header = rules.substr(0, rules.find("groups:"));
+  std::string body = rules.substr(header.size());
+  std::string out = header;
+  AppendFormat(out,
+               "# For prometheus-operator: give it the labels your Prometheus' ruleSelector "
+               "matches.\napiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\n"
+               "metadata:\n  name: {}\n  namespace: {}\n  labels:\n"
+               "    app.kubernetes.io/name: schedwatch\nspec:\n",
+               YamlScalar(name), YamlScalar(options.prometheus_rule_namespace));
+  out.reserve(out.size() + body.size() * 11 / 10);
+  for (std::size_t start = 0; start < body.size();) {
+    std::size_t end = body.find('\n', start);
+    end = end == std::string::npos ? body.size() : end + 1;
+    out += "  ";
+    out.append(body, start, end - start);
+    start = end;
+  }
+  return out;
 }
 
 }  // namespace schedwatch::rulegen

@@ -175,7 +175,7 @@ def main():
         rules_dir = os.path.join(workdir, "rules")
         generated = subprocess.run(
             [args.rulegen, "--config.file", spec, "--out", rules_dir, "--mode", args.mode,
-             "--watcher-stale-after", "30s",
+             "--watcher-stale-after", "30s", "--exporter-alert-for", "2s",
              "--watchdog-url", f"http://127.0.0.1:{receiver.port}/heartbeat"],
             capture_output=True, text=True)
         if not check("rulegen writes the rules", generated.returncode == 0, generated.stderr):
@@ -209,7 +209,8 @@ def main():
             "--cluster.listen-address="])
         prometheus_config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-            "rule_files": [os.path.join(rules_dir, "schedwatch.rules.yml")],
+            "rule_files": [os.path.join(rules_dir, "schedwatch.rules.yml"),
+                           os.path.join(rules_dir, "schedwatch-global.rules.yml")],
             "alerting": {"alertmanagers": [
                 {"static_configs": [{"targets": [f"127.0.0.1:{ports['alertmanager']}"]}]}]},
             "scrape_configs": [

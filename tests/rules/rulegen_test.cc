@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 
@@ -143,7 +144,7 @@ TEST(Selector, ParsesMatchersAndBuildsAMatchingSeries) {
 
 TEST(Alerts, NamesAreTheDesignContract) {
   std::set<std::string_view> names;
-  for (int i = 0; i <= static_cast<int>(Alert::kWatchdog); ++i) {
+  for (int i = 0; i <= static_cast<int>(Alert::kWatcherReplicaStale); ++i) {
     const AlertText& text = TextOf(static_cast<Alert>(i));
     names.insert(text.name);
     EXPECT_FALSE(text.summary.empty());
@@ -166,10 +167,10 @@ TEST(Alerts, NamesAreTheDesignContract) {
 
 TEST(BuildRules, JoinedModeHasAConstantNumberOfRules) {
   EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), CountRules(MakeSpec(300), Mode::kJoined));
-  // The exporter's four alerts, the gate recording rule, one rule per alert.
-  EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), 5u + RoleAlerts().size());
-  // Per-role: a gate per source and every alert that applies to each role (no progress here).
-  EXPECT_EQ(CountRules(MakeSpec(300), Mode::kPerRole), 6u + 300 * (RoleAlerts().size() - 1));
+  // One rule per alert; the exporter alerts and the Watchdog are in the global file.
+  EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), RoleAlerts().size());
+  // Per-role: every alert that applies to each role (no progress here).
+  EXPECT_EQ(CountRules(MakeSpec(300), Mode::kPerRole), 300 * (RoleAlerts().size() - 1));
   // A pushed success adds its own rules in joined mode, nothing else does.
   std::string pushed =
       "  - {role: report, source: demo, schedule: '0 3 * * *', spec_version: '1', "
@@ -183,24 +184,29 @@ TEST(BuildRules, PerRoleModeWritesLiteralThresholdsAndGates) {
   Options options;
   options.exporter_job = "sched\"watch";
   std::string rules = Generate(spec, options).rules;
-  EXPECT_NE(rules.find("schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
-                       "role=\"r0\",source=\"demo\"} > 2400"),
+  // Each signal from the replicas that read the role's source, merged by the role's identity.
+  EXPECT_NE(rules.find("time() - max by (job, source, role) "
+                       "(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
+                       "role=\"r0\",source=\"demo\"} and on(job, instance, source) "
+                       "(schedwatch_source_up{job=\"sched\\\"watch\",source=\"demo\"} == 1 and "
+                       "on(job, instance) up{job=\"sched\\\"watch\"} == 1)) > 2400"),
             std::string::npos);
   EXPECT_NE(
       rules.find("absent(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
                  "role=\"r1\",source=\"other\"})"),
       std::string::npos);
-  EXPECT_NE(rules.find("- record: schedwatch:source_watched\n        expr: 'schedwatch_source_up{"
-                       "job=\"sched\\\"watch\",source=\"demo\"} == 1 and on() "
-                       "(up{job=\"sched\\\"watch\"} == 1)'"),
-            std::string::npos);
-  EXPECT_NE(rules.find(" == 0) and on() schedwatch:source_watched{job=\"sched\\\"watch\","
-                       "source=\"other\"}'"),
-            std::string::npos);
   EXPECT_NE(rules.find("- name: schedwatch-jobs-other"), std::string::npos);
+  EXPECT_EQ(rules.find("Watchdog"), std::string::npos);
+  options.identity_labels = {"cluster", "region"};
+  rules = Generate(spec, options).rules;
+  EXPECT_NE(rules.find("max by (job, cluster, region, source, role) "
+                       "(schedwatch_job_registered_objects{"),
+            std::string::npos);
+  EXPECT_NE(rules.find("and on(job, cluster, region, instance, source) "), std::string::npos);
+  EXPECT_EQ(rules.find("by (job, source"), std::string::npos);
 
   YAML::Node parsed = YAML::Load(rules);
-  ASSERT_EQ(parsed["groups"].size(), 3u);
+  ASSERT_EQ(parsed["groups"].size(), 2u);
   for (const auto& group : parsed["groups"]) {
     for (const auto& rule : group["rules"]) {
       if (rule["record"]) continue;
@@ -225,9 +231,10 @@ TEST(BuildRules, JoinedModeUsesTheExportersThresholdSeriesAndTheSmallestFor) {
   Options options;
   options.mode = Mode::kJoined;
   std::string rules = Generate(spec, options).rules;
-  EXPECT_NE(rules.find("> schedwatch_job_stale_after_seconds{job=\"schedwatch\"}"),
+  EXPECT_NE(rules.find("> max by (job, source, role) "
+                       "(schedwatch_job_stale_after_seconds{job=\"schedwatch\"})"),
             std::string::npos);
-  EXPECT_NE(rules.find("unless on(job, role, source) schedwatch_job_last_success"),
+  EXPECT_NE(rules.find("unless on(job, source, role) (schedwatch_job_last_success"),
             std::string::npos);
   EXPECT_EQ(rules.find("for: 1h"), std::string::npos);
   EXPECT_EQ(rules.find("role=\""), std::string::npos);  // nothing names a role
@@ -291,9 +298,85 @@ TEST(Generate, IsDeterministicAndWarnsAboutUntestableSelectors) {
             0u);
   YAML::Node tests = YAML::Load(first.rule_tests);
   EXPECT_EQ(tests["rule_files"][0].as<std::string>(), "schedwatch.rules.yml");
+  EXPECT_EQ(tests["rule_files"][1].as<std::string>(), "schedwatch-global.rules.yml");
   EXPECT_GT(tests["tests"].size(), 10u);
   YAML::Node alertmanager = YAML::Load(first.alertmanager);
-  EXPECT_EQ(alertmanager["inhibit_rules"].size(), 3u);
+  EXPECT_EQ(alertmanager["inhibit_rules"].size(), 4u);
+}
+
+TEST(Generate, GlobalRulesAreTheSameForEverySpec) {
+  Options options;
+  options.identity_labels = {"cluster"};
+  Output one = Generate(MakeSpec(3), options);
+  options.mode = Mode::kJoined;
+  std::string pushed =
+      "  - {role: odd, source: demo, schedule: '0 3 * * *', spec_version: '1', alert_for: 1m}\n";
+  Output other = Generate(MakeSpec(50, pushed), options);
+  EXPECT_EQ(one.global_rules, other.global_rules);
+  YAML::Node global = YAML::Load(one.global_rules);
+  ASSERT_EQ(global["groups"].size(), 1u);
+  EXPECT_EQ(global["groups"][0]["name"].as<std::string>(), "schedwatch-global");
+  int watchdogs = 0;
+  for (const auto& rule : global["groups"][0]["rules"]) {
+    watchdogs += rule["alert"].as<std::string>() == "Watchdog";
+    EXPECT_TRUE(rule["labels"]["severity"]);
+  }
+  EXPECT_EQ(watchdogs, 1);
+  EXPECT_NE(one.global_rules.find("max by (job, cluster) (up{job=\"schedwatch\"}) == 0"),
+            std::string::npos);
+  // Inhibitions name the watcher's identity, never the job alone.
+  YAML::Node alertmanager = YAML::Load(one.alertmanager);
+  for (const auto& inhibit : alertmanager["inhibit_rules"]) {
+    std::vector<std::string> equal = inhibit["equal"].as<std::vector<std::string>>();
+    EXPECT_GE(equal.size(), 2u);
+    EXPECT_EQ(equal[0], "job");
+    EXPECT_EQ(equal[1], "cluster");
+  }
+}
+
+TEST(Generate, PrometheusRuleHoldsTheSameGroups) {
+  Options options;
+  options.prometheus_rule = true;
+  options.prometheus_rule_namespace = "observability";
+  Output output = Generate(MakeSpec(5), options);
+  YAML::Node object = YAML::Load(output.prometheus_rule);
+  EXPECT_EQ(object["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
+  EXPECT_EQ(object["kind"].as<std::string>(), "PrometheusRule");
+  EXPECT_EQ(object["metadata"]["name"].as<std::string>(), "schedwatch-spec-per-role");
+  EXPECT_EQ(object["metadata"]["namespace"].as<std::string>(), "observability");
+  YAML::Node rules = YAML::Load(output.rules);
+  ASSERT_EQ(object["spec"]["groups"].size(), rules["groups"].size());
+  // The same rules, with every alias written out.
+  for (std::size_t g = 0; g < rules["groups"].size(); ++g) {
+    YAML::Node want = rules["groups"][g], have = object["spec"]["groups"][g];
+    EXPECT_EQ(have["name"].as<std::string>(), want["name"].as<std::string>());
+    ASSERT_EQ(have["rules"].size(), want["rules"].size());
+    for (std::size_t r = 0; r < want["rules"].size(); ++r) {
+      for (const char* key : {"alert", "expr", "for"}) {
+        EXPECT_EQ(have["rules"][r][key].as<std::string>(""),
+                  want["rules"][r][key].as<std::string>(""));
+      }
+      EXPECT_EQ(have["rules"][r]["annotations"]["description"].as<std::string>(),
+                want["rules"][r]["annotations"]["description"].as<std::string>());
+    }
+  }
+  EXPECT_EQ(output.prometheus_rule.find('*'), std::string::npos);
+  YAML::Node global = YAML::Load(output.global_prometheus_rule);
+  EXPECT_EQ(global["metadata"]["name"].as<std::string>(), "schedwatch-global");
+  EXPECT_EQ(Generate(MakeSpec(5), Options{}).prometheus_rule, "");
+}
+
+TEST(Generate, DashboardUidsDifferBetweenSpecs) {
+  auto uid = [](const Spec& spec, const Options& options) {
+    return nlohmann::json::parse(Generate(spec, options).dashboard)["uid"].get<std::string>();
+  };
+  Options options;
+  std::string a = uid(MakeSpec(3), options), b = uid(MakeSpec(4), options);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, uid(MakeSpec(3), options));
+  EXPECT_LE(a.size(), 40u);
+  options.dashboard_uid = "my dashboard";
+  EXPECT_EQ(uid(MakeSpec(3), options), "my-dashboard");
 }
 
 TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
@@ -306,8 +389,9 @@ TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
   EXPECT_EQ(rules, CountRules(spec, Mode::kPerRole));
   YAML::Node tests = YAML::Load(output.rule_tests);
   // Two groups (every role, then exact annotations) for each of the 12 role cases (two for
-  // SuccessAbsent), and five exporter cases.
-  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u);
+  // SuccessAbsent), five exporter cases and seven replica cases (no identity labels: no cases
+  // of two watchers).
+  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u + 7u);
   EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
 }
 
@@ -325,6 +409,7 @@ TEST(Write, StreamsWhatGenerateReturns) {
     return std::string(std::istreambuf_iterator<char>(file), {});
   };
   EXPECT_EQ(read("schedwatch.rules.yml"), output.rules);
+  EXPECT_EQ(read("schedwatch-global.rules.yml"), output.global_rules);
   EXPECT_EQ(read("schedwatch.rules.test.yml"), output.rule_tests);
   EXPECT_EQ(read("alertmanager.yml"), output.alertmanager);
   EXPECT_EQ(read("dashboard.json"), output.dashboard);

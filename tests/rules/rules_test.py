@@ -5,10 +5,13 @@
 
 CHECK is one of:
   golden     every spec in examples/ in both modes equals rules/<spec>/<mode>/ (and generating
-             twice gives the same bytes); SCHEDWATCH_UPDATE_GOLDEN=1 rewrites rules/
+             twice gives the same bytes), and examples/kubernetes/prometheusrule.yaml equals
+             the PrometheusRule objects generated from the ConfigMap's spec;
+             SCHEDWATCH_UPDATE_GOLDEN=1 rewrites both
   promtool   promtool check rules / test rules on the generated rules and tests of several
-             specs in both modes, the hand-written boundary tests in both modes, and
-             promtool check config examples/prometheus.yml
+             specs in both modes, with and without identity labels, the hand-written boundary
+             tests in both modes, two specs' rules with the global file loaded twice (one
+             Watchdog), and promtool check config examples/prometheus.yml
   amtool     amtool check-config on the snippet, on the snippet merged into a full config and on
              examples/alertmanager.yml (which must contain the snippet); routing of Watchdog
   bad_spec   a bad spec or bad arguments exit 2; a bad spec prints exactly what
@@ -32,8 +35,12 @@ import tempfile
 import yaml
 
 MODES = ("per-role", "joined")
-OUTPUT_FILES = ("schedwatch.rules.yml", "schedwatch.rules.test.yml", "alertmanager.yml",
-                "dashboard.json")
+OUTPUT_FILES = ("schedwatch.rules.yml", "schedwatch-global.rules.yml",
+                "schedwatch.rules.test.yml", "alertmanager.yml", "dashboard.json")
+IDENTITY = ("--identity-labels", "cluster,region")
+# examples/kubernetes/prometheusrule.yaml: generated from the ConfigMap's spec with these flags.
+KUBERNETES_RULE_FLAGS = ("--mode", "joined", "--output-format", "prometheus-rule",
+                         "--identity-labels", "cluster")
 PROMTOOL = "/usr/bin/promtool"
 AMTOOL = "/usr/bin/amtool"
 TIMEOUT = 300
@@ -115,10 +122,41 @@ def check_golden(args, c, tmp):
                 c.check(diff.returncode == 0, f"{label} equals the generated output",
                         diff.stdout[:4000] +
                         "\nregenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
+    check_kubernetes_rules(args, c, tmp, update)
     known = {spec_name(s) for s in specs}
     stray = [d for d in sorted(os.listdir(rules_dir)) if d not in known] if os.path.isdir(
         rules_dir) else []
     c.check(not stray, "rules/ holds output for examples/ specs only", stray)
+
+
+def check_kubernetes_rules(args, c, tmp, update):
+    """examples/kubernetes/prometheusrule.yaml is what rulegen writes for the ConfigMap's spec."""
+    directory = os.path.join(args.source_dir, "examples", "kubernetes")
+    with open(os.path.join(directory, "configmap.yaml")) as f:
+        config_map = yaml.safe_load(f)
+    spec = os.path.join(tmp, "desired-state.yaml")
+    with open(spec, "w") as f:
+        f.write(config_map["data"]["desired-state.yaml"])
+    out = os.path.join(tmp, "kubernetes")
+    result = run([args.rulegen, "--config.file", spec, "--out", out, *KUBERNETES_RULE_FLAGS])
+    if not c.check(result.returncode == 0, "rulegen writes the ConfigMap spec's PrometheusRule",
+                   result.stderr):
+        return
+    generated = ""
+    for name in ("schedwatch-global.prometheusrule.yaml", "schedwatch.prometheusrule.yaml"):
+        with open(os.path.join(out, name)) as f:
+            generated += ("---\n" if generated else "") + f.read()
+    committed = os.path.join(directory, "prometheusrule.yaml")
+    header = ("# Generated: schedwatch_rulegen --config.file desired-state.yaml (the ConfigMap's) "
+              + " ".join(KUBERNETES_RULE_FLAGS) + "\n")
+    generated = header + generated
+    if update:
+        with open(committed, "w") as f:
+            f.write(generated)
+    with open(committed) as f:
+        have = f.read()
+    c.check(have == generated, "examples/kubernetes/prometheusrule.yaml equals the generated one",
+            "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
 
 
 def promtool_ok(c, argv, cwd, name):
@@ -134,35 +172,85 @@ def check_promtool(args, c, tmp):
         os.path.join(args.source_dir, "tests", "rules", "mixed-spec.yaml"),
     ]
     boundary = os.path.join(args.source_dir, "tests", "rules", "boundary.test.yml")
-    for spec in specs:
-        for mode in MODES:
-            out = os.path.join(tmp, spec_name(spec), mode)
-            if not generate(args, spec, mode, out, c):
-                continue
-            label = f"{spec_name(spec)} --mode {mode}"
-            result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml"], cwd=out)
-            c.check(result.returncode == 0 and "SUCCESS" in result.stdout
-                    and "duplicate" not in result.stdout + result.stderr,
-                    f"promtool check rules ({label}), no lint findings",
-                    result.stdout + result.stderr)
-            promtool_ok(c, ["test", "rules", "schedwatch.rules.test.yml"], out,
-                        f"promtool test rules: generated tests ({label})")
-            if spec_name(spec) == "spec":
-                shutil.copy(boundary, out)
-                promtool_ok(c, ["test", "rules", "boundary.test.yml"], out,
-                            f"promtool test rules: hand-written boundary tests ({label})")
+    runs = [(spec, mode, ()) for spec in specs for mode in MODES]
+    runs += [(spec, mode, IDENTITY) for spec in specs[-2:] for mode in MODES]
+    for spec, mode, extra in runs:
+        out = os.path.join(tmp, spec_name(spec) + ("-identity" if extra else ""), mode)
+        if not generate(args, spec, mode, out, c, extra):
+            continue
+        label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
+        result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml",
+                      "schedwatch-global.rules.yml"], cwd=out)
+        c.check(result.returncode == 0 and "SUCCESS" in result.stdout
+                and "duplicate" not in result.stdout + result.stderr,
+                f"promtool check rules ({label}), no lint findings",
+                result.stdout + result.stderr)
+        promtool_ok(c, ["test", "rules", "schedwatch.rules.test.yml"], out,
+                    f"promtool test rules: generated tests ({label})")
+        if spec_name(spec) == "spec" and not extra:
+            shutil.copy(boundary, out)
+            promtool_ok(c, ["test", "rules", "boundary.test.yml"], out,
+                        f"promtool test rules: hand-written boundary tests ({label})")
     # A broken rule must make the generated tests fail: they test something.
     out = os.path.join(tmp, "spec", "joined")
     rules = os.path.join(out, "schedwatch.rules.yml")
     if os.path.exists(rules):
         with open(rules) as f:
             text = f.read()
+        gate = " and on(job, instance) up{job=\"schedwatch\"} == 1"
+        c.check(gate in text, "the joined rules gate on the replica's up", gate)
         with open(rules, "w") as f:
-            f.write(text.replace(" and on() (up{job=\"schedwatch\"} == 1)", ""))
+            f.write(text.replace(gate, ""))
         result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=out)
         c.check(result.returncode != 0, "generated tests fail when the exporter gate is removed")
+        # Merging replicas by the identity is what keeps two watchers apart.
+        identity_out = os.path.join(tmp, "spec-identity", "joined")
+        with open(os.path.join(identity_out, "schedwatch.rules.yml")) as f:
+            text = f.read()
+        with open(os.path.join(identity_out, "schedwatch.rules.yml"), "w") as f:
+            f.write(text.replace("by (job, cluster, region, source, role)", "by (job, source, role)"))
+        result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=identity_out)
+        c.check(result.returncode != 0,
+                "generated tests fail when the rules merge without the identity labels")
+    check_two_specs(args, c, tmp)
     promtool_ok(c, ["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
                 None, "promtool check config examples/prometheus.yml (with its rule files)")
+
+
+def check_two_specs(args, c, tmp):
+    """Two specs' rules loaded together, each with its copy of the global file: the copies are
+    the same bytes, and one Watchdog and one SchedwatchExporterDown fire, not two."""
+    outs = []
+    for spec in ("spec.yaml", "mixed-spec.yaml"):
+        out = os.path.join(tmp, "two", spec_name(spec))
+        if not generate(args, os.path.join(args.source_dir, "tests", "rules", spec), "per-role",
+                        out, c, ("--exporter-alert-for", "0s")):
+            return
+        outs.append(out)
+    globals_ = [os.path.join(out, "schedwatch-global.rules.yml") for out in outs]
+    c.check(filecmp.cmp(*globals_, shallow=False),
+            "two specs' schedwatch-global.rules.yml are the same bytes")
+    test = {
+        "rule_files": [os.path.join(out, name) for out in outs
+                       for name in ("schedwatch.rules.yml", "schedwatch-global.rules.yml")],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "name": "two specs, the global file loaded twice; no exporter target",
+            "interval": "1m",
+            "input_series": [],
+            "promql_expr_test": [
+                {"expr": 'count(ALERTS{alertname="Watchdog"})', "eval_time": "1m",
+                 "exp_samples": [{"labels": "{}", "value": 1}]},
+                {"expr": 'count(ALERTS{alertname="SchedwatchExporterDown"})', "eval_time": "1m",
+                 "exp_samples": [{"labels": "{}", "value": 1}]},
+            ],
+        }],
+    }
+    path = os.path.join(tmp, "two", "two.test.yml")
+    with open(path, "w") as f:
+        yaml.safe_dump(test, f)
+    promtool_ok(c, ["test", "rules", path], None,
+                "promtool: two specs with the global file twice give one Watchdog")
 
 
 def amtool_check(c, path, name):
@@ -252,7 +340,17 @@ def check_bad_spec(args, c, tmp):
                        (["--config.file", spec, "--out", out, "--watcher-stale-after", "soon"],
                         "bad --watcher-stale-after"),
                        (["--config.file", spec, "--out", out, "--exporter-job", ""],
-                        "empty --exporter-job")):
+                        "empty --exporter-job"),
+                       (["--config.file", spec, "--out", out, "--identity-labels", "instance"],
+                        "--identity-labels instance (already part of every identity)"),
+                       (["--config.file", spec, "--out", out, "--identity-labels", "a-b"],
+                        "--identity-labels that is no label name"),
+                       (["--config.file", spec, "--out", out, "--identity-labels", "x,x"],
+                        "--identity-labels naming a label twice"),
+                       (["--config.file", spec, "--out", out, "--output-format", "helm"],
+                        "unknown --output-format"),
+                       (["--config.file", spec, "--out", out, "--exporter-alert-for", "-1m"],
+                        "bad --exporter-alert-for")):
         result = run([args.rulegen, *argv])
         c.check(result.returncode == 2 and result.stderr.strip(), f"{what}: exit 2 with a message",
                 f"exit {result.returncode}: {result.stderr}")
@@ -262,20 +360,37 @@ def check_bad_spec(args, c, tmp):
 
 def check_dashboard(args, c, tmp):
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
-    out = os.path.join(tmp, "out")
-    if not generate(args, spec, "per-role", out, c, ["--exporter-job", "sched"]):
-        return
-    with open(os.path.join(out, "dashboard.json")) as f:
-        try:
-            dashboard = json.load(f)
-        except ValueError as e:
-            c.check(False, "dashboard.json parses", e)
+    dashboards = {}
+    for name, extra in (("a", ["--exporter-job", "sched", "--identity-labels", "cluster"]),
+                        ("b", ["--exporter-job", "sched", "--identity-labels", "cluster"]),
+                        ("other", ["--exporter-job", "sched"])):
+        out = os.path.join(tmp, name)
+        source = spec if name != "other" else os.path.join(args.source_dir, "tests", "rules",
+                                                           "spec.yaml")
+        if not generate(args, source, "per-role", out, c, extra):
             return
+        with open(os.path.join(out, "dashboard.json")) as f:
+            try:
+                dashboards[name] = json.load(f)
+            except ValueError as e:
+                c.check(False, "dashboard.json parses", e)
+                return
     c.check(True, "dashboard.json parses")
-    variables = dashboard.get("templating", {}).get("list", [])
-    c.check(any(v.get("type") == "datasource" and v.get("query") == "prometheus"
-                and v.get("name") == "datasource" for v in variables),
+    c.check(dashboards["a"]["uid"] == dashboards["b"]["uid"] != dashboards["other"]["uid"],
+            "the uid is stable for a spec and differs between specs",
+            [d["uid"] for d in dashboards.values()])
+    dashboard = dashboards["a"]
+    variables = {v.get("name"): v for v in dashboard.get("templating", {}).get("list", [])}
+    c.check(variables.get("datasource", {}).get("type") == "datasource"
+            and variables["datasource"].get("query") == "prometheus",
             "a Prometheus datasource variable named datasource")
+    c.check(all(variables.get(n, {}).get("type") == "query" for n in ("job", "cluster", "instance",
+                                                                        "source")),
+            "query variables for job, the identity label, instance and source", list(variables))
+    c.check(variables["job"].get("current", {}).get("value") == "sched",
+            "the job variable defaults to --exporter-job")
+    c.check(all(variables[n].get("includeAll") for n in ("cluster", "instance", "source")),
+            "identity, instance and source variables offer All")
     panels = dashboard.get("panels", [])
     queried = [p for p in panels if p.get("type") != "row"]
     c.check(queried and all(p.get("datasource", {}).get("uid") == "${datasource}" and
@@ -283,7 +398,9 @@ def check_dashboard(args, c, tmp):
                                 for t in p.get("targets", [])) for p in queried),
             "every panel and query uses the datasource variable")
     exprs = [t["expr"] for p in queried for t in p["targets"]]
-    c.check(all('job="sched"' in e for e in exprs), "every query selects the exporter job")
+    c.check(all('job=~"$job"' in e and 'cluster=~"$cluster"' in e and 'instance=~"$instance"' in e
+                for e in exprs), "every query selects through the job, identity and instance "
+            "variables", [e for e in exprs if '$job' not in e])
     tables = [p for p in panels if p.get("type") == "table"]
     table_exprs = " ".join(t["expr"] for p in tables for t in p.get("targets", []))
     c.check(len(tables) == 1 and all(m in table_exprs for m in (
@@ -292,13 +409,18 @@ def check_dashboard(args, c, tmp):
         "a state table with conditions, last success age, last start and registered objects")
     c.check(all(t.get("format") == "table" and t.get("instant") for p in tables
                 for t in p["targets"]), "the state table's queries are instant tables")
+    c.check("instance" not in table_exprs.split("by (")[1].split(")")[0],
+            "the state table merges replicas (no instance in its by clause)")
+    rows = [p for p in panels if p.get("type") == "row"]
+    c.check(len(rows) == 1 and rows[0].get("repeat") == "source",
+            "one row, repeated over $source", rows)
+    after_row = panels[panels.index(rows[0]) + 1:] if rows else []
+    c.check(after_row and all('source=~"$source"' in t["expr"] for p in after_row
+                              for t in p["targets"]), "the repeated row's panels select $source")
     with open(spec) as f:
         sources = yaml.safe_load(f)["sources"]
-    for source in sources:
-        own = [p for p in queried if p.get("type") != "table" and
-               all(f'source="{source}"' in t["expr"] for t in p["targets"])]
-        c.check(any(p["type"] == "timeseries" for p in own) and
-                all(source in p["title"] for p in own), f"panels for source {source}")
+    c.check(not any(f'"{s}"' in json.dumps(dashboard["panels"]) for s in sources),
+            "no panel names a source of the spec: sources can change without regenerating")
     ids = [p["id"] for p in panels]
     c.check(len(ids) == len(set(ids)), "panel ids are unique")
 

@@ -14,4 +14,10 @@ if(TARGET schedwatch_exporter)
                    ${CMAKE_CURRENT_SOURCE_DIR}/sources/kubernetes/reconcile_kubernetes_test.py
                    --exporter $<TARGET_FILE:schedwatch_exporter>)
   set_tests_properties(kubernetes_reconcile PROPERTIES TIMEOUT 300)
+  # Two replicas of one watcher, both with --reconcile.on-start: a missing CronJob created once.
+  add_test(NAME kubernetes_reconcile_replicas
+           COMMAND /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/sources/kubernetes/reconcile_replicas_test.py
+                   --exporter $<TARGET_FILE:schedwatch_exporter>)
+  set_tests_properties(kubernetes_reconcile_replicas PROPERTIES TIMEOUT 120)
 endif()
