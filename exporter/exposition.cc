@@ -131,7 +131,7 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
   gauges_before("schedwatch_job_condition");
   if (!result.roles.empty()) {
     Header(out, "schedwatch_job_condition",
-           "1 if the role is in the condition (DESIGN.md section 4), else 0; one series per "
+           "1 if the role is in the condition, else 0; one series per "
            "condition.");
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       for (int c = 0; c < kConditionCount; ++c) {

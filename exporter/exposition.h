@@ -1,4 +1,4 @@
-// The per-role metric families of DESIGN.md section 5, declared in one table and rendered as
+// The per-role metric families, declared in one table and rendered as
 // Prometheus text exposition format 0.0.4. Rendered once per refresh, served as bytes.
 #pragma once
 

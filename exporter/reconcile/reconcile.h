@@ -1,4 +1,4 @@
-// reconcile: observe -> classify -> re-read -> repair -> verify (DESIGN.md section 7).
+// reconcile: observe -> classify -> re-read -> repair -> verify.
 // Only `missing` roles are repaired, only from the job's literal template, only after a second
 // read (and a third, under a lock, just before writing) confirms the absence, and only with
 // apply. Existing objects are never modified or deleted: duplicates, drift and inactive jobs are

@@ -1,4 +1,4 @@
-// Classification of one role at one refresh (DESIGN.md section 4): a pure function of the
+// Classification of one role at one refresh: a pure function of the
 // job's spec, what its source saw, and `now`.
 #pragma once
 

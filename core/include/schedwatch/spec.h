@@ -1,4 +1,4 @@
-// The desired-state spec of DESIGN.md section 2: which roles must exist, where, on which
+// The desired-state spec: which roles must exist, where, on which
 // schedule and spec version. Loaded strictly: every problem is reported with file, line,
 // column and field path, and nothing runs on a bad spec.
 #pragma once

@@ -1,5 +1,5 @@
 // The `github_actions` source: a repository's scheduled workflows, their state, and their
-// scheduled runs, read through the GitHub REST API (reference/schedulers.md section 2).
+// scheduled runs, read through the GitHub REST API.
 //
 //   sources:
 //     ci:

@@ -1,5 +1,5 @@
 // Pure mapping of GitHub REST answers and workflow files to schedwatch's live objects and run
-// history (DESIGN.md section 3, reference/schedulers.md section 2). No I/O, no clock: the
+// history. No I/O, no clock: the
 // source (github_actions_source.h) fetches, these functions read what it fetched.
 #pragma once
 
