@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
       rules_bytes = tests_bytes = 0;
       start = Clock::now();
       auto groups = rulegen::BuildRules(*spec, options);
-      rulegen::RenderRules(groups, *spec, options,
+      rulegen::RenderRules(groups, &*spec, options,
                            [&](std::string_view chunk) { rules_bytes += chunk.size(); });
       best_rules = std::min(best_rules, Seconds(start));
       rule_count = 0;
