@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::size_t kProblemsShown = 20;
 constexpr int kPageRefreshSeconds = 15;
+// /api/v1/status at 10,000 roles stays a few MB; /api/v1/roles/<role> has all that is kept.
+constexpr std::size_t kStatusRunsPerRole = 5;
 
 std::string Time(const std::optional<std::int64_t>& time, std::int64_t now) {
   if (!time) return "—";
@@ -120,10 +122,12 @@ std::string QueryLink(const OverviewFilter& filter) {
   return query.empty() ? "./" : query;
 }
 
-nlohmann::json RunsJson(const RoleResult& role, const SourceSpec* source, std::int64_t now) {
+// The newest `limit` runs, newest first.
+nlohmann::json RunsJson(const RoleResult& role, const SourceSpec* source, std::int64_t now,
+                        std::size_t limit) {
   nlohmann::json runs = nlohmann::json::array();
   if (!role.runs) return runs;
-  for (auto it = role.runs->rbegin(); it != role.runs->rend(); ++it) {
+  for (auto it = role.runs->rbegin(); it != role.runs->rend() && runs.size() < limit; ++it) {
     runs.push_back({{"started", it->started},
                     {"finished", Maybe(it->finished())},
                     {"duration_seconds",
@@ -181,7 +185,8 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                         {"stale_after_seconds", Maybe(job.stale_after)},
                         {"objects", objects},
                         {"reasons", reasons},
-                        {"runs", RunsJson(role, FindSourceSpec(result, job.source), now)}};
+                        {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
+                                          detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
   if (detailed) {
     nlohmann::json thresholds = nlohmann::json::array();
     for (const auto& threshold : Thresholds(job)) {

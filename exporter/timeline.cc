@@ -196,6 +196,14 @@ std::string RenderTimelineSvg(const JobSpec& job, const RoleRuns* runs, std::int
       if (end < window.start || run.started > window.end) continue;
       const char* outcome = OutcomeClass(run, job.max_runtime, now);
       double x1 = x(run.started), x2 = std::max(x(end), x1 + 2);
+      if (!large) {
+        // Small and many to a page: the picture's title counts the outcomes instead.
+        out += fmt::format(
+            "<rect class=\"run {}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" "
+            "fill=\"{}\"/>",
+            outcome, x1, style.run_top, x2 - x1, style.run_height, Colour(outcome));
+        continue;
+      }
       std::string title = fmt::format(
           "{}: started {}, {}", outcome, FormatRfc3339(run.started, job.schedule.zone()),
           run.finished()
@@ -203,7 +211,7 @@ std::string RenderTimelineSvg(const JobSpec& job, const RoleRuns* runs, std::int
                             FormatDuration(run.duration))
               : fmt::format("running for {}", FormatDuration(now - run.started)));
       out += fmt::format("<g class=\"run {}\"><title>{}</title>", outcome, EscapeHtml(title));
-      if (large) {
+      {
         // Where the run would count as hung.
         out += fmt::format(
             "<rect class=\"max-runtime\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" "
@@ -214,14 +222,14 @@ std::string RenderTimelineSvg(const JobSpec& job, const RoleRuns* runs, std::int
       out += fmt::format(
           "<rect class=\"bar\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>",
           x1, style.run_top, x2 - x1, style.run_height, Colour(outcome));
-      if (large && x1 - last_mark >= 12) {
+      if (x1 - last_mark >= 12) {
         out += fmt::format(
             "<text class=\"mark\" x=\"{:.1f}\" y=\"104\" text-anchor=\"middle\" "
             "fill=\"{}\">{}</text>",
             x1, Colour(outcome), Mark(outcome));
         last_mark = x1;
       }
-      out += large ? "</g>\n" : "</g>";
+      out += "</g>\n";
     }
   }
 

@@ -290,7 +290,7 @@ TEST(StatusPageTest, TimelineDrawsEveryRunLabelledAndTheFireTimes) {
   EXPECT_EQ(Occurrences(dense, "<line class=\"fire\""), 3u);
   std::string spark = RenderTimelineSvg(*gate.job, gate.runs.get(), kNow, TimelineSize::kSparkline);
   EXPECT_EQ(Occurrences(spark, "<line class=\"fire\""), 0u);
-  EXPECT_EQ(Occurrences(spark, "<g class=\"run succeeded\">"), 1u);
+  EXPECT_EQ(Occurrences(spark, "<rect class=\"run succeeded\""), 1u);
   // No run at all still draws a picture.
   EXPECT_NE(RenderTimelineSvg(*gate.job, nullptr, kNow, TimelineSize::kLarge).find("</svg>"),
             std::string::npos);
