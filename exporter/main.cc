@@ -11,9 +11,11 @@
 #include <thread>
 
 #include "exporter/check.h"
+#include "exporter/http_client.h"
 #include "exporter/log.h"
 #include "exporter/reconcile/reconcile.h"
 #include "exporter/refresher.h"
+#include "exporter/status_page.h"
 #include "exporter/web.h"
 #include "exporter/web_config.h"
 #include "schedwatch/build_info.h"
@@ -146,6 +148,59 @@ int RunReconcile(const std::string& config_file, const ReconcileOptions& options
   return report.ExitCode();
 }
 
+// `explain --role R`: one role's conditions with their evidence, from a running exporter's
+// JSON API or from the spec and one read of its sources.
+int Explain(const std::string& role, const std::string& web_url, const std::string& config_file,
+            RefresherOptions options, const std::string& output) {
+  nlohmann::json json;
+  if (!web_url.empty()) {
+    std::string base = web_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    HttpClient client;
+    HttpRequest request;
+    request.url = base + "/api/v1/roles/" + UrlEncode(role);
+    request.headers.push_back({"Accept", "application/json"});
+    auto response = client.Send(request);
+    if (!response) {
+      std::fprintf(stderr, "explain: %s\n", response.error().c_str());
+      return 1;
+    }
+    if (response->status == 404) {
+      std::fprintf(stderr, "explain: role \"%s\" is not in the exporter's spec\n", role.c_str());
+      return kExitBadInput;
+    }
+    json = nlohmann::json::parse(response->body, nullptr, false);
+    if (response->status != 200 || json.is_discarded() || !json.is_object()) {
+      std::fprintf(stderr, "explain: GET %s answered %ld, not a role's JSON\n",
+                   UrlPathForMessages(request.url).c_str(), response->status);
+      return 1;
+    }
+  } else {
+    auto spec = LoadSpecFile(config_file);
+    if (!spec) {
+      std::fprintf(stderr, "%s\n", spec.error().c_str());
+      return kExitBadInput;
+    }
+    if (spec->FindJob(role) == nullptr) {
+      std::fprintf(stderr, "explain: role \"%s\" is not in %s\n", role.c_str(),
+                   config_file.c_str());
+      return kExitBadInput;
+    }
+    options.config_file = config_file;
+    auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+    if (!refresher) {
+      std::fprintf(stderr, "%s: %s\n", config_file.c_str(), refresher.error().c_str());
+      return kExitBadInput;
+    }
+    (*refresher)->RefreshOnce();
+    json = nlohmann::json::parse(*RenderRoleJson((*refresher)->Current()->result, role));
+  }
+  std::cout << (output == "json" ? json.dump(2) + "\n" : RenderExplainText(json));
+  auto conditions = json.value("conditions", nlohmann::json::array());
+  bool ok = conditions.size() == 1 && conditions[0] == "ok";
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace schedwatch
 
@@ -164,7 +219,8 @@ int main(int argc, char** argv) {
   WebOptions web_options;
   std::string refresh_interval = "30s", confirm_delay = "2s", source_timeout = "10s";
   std::string log_level = "info", log_format = "logfmt", ledger_file;
-  app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
+  // Required by every mode but `explain --web.url` (checked after parsing).
+  app.add_option("--config.file", config_file, "The desired-state spec (YAML)");
   app.add_option("--web.listen-address", web_options.listen_addresses,
                  "Address to listen on; repeat for more (\":9762\" is every IPv4 and IPv6 "
                  "address)")
@@ -179,6 +235,10 @@ int main(int argc, char** argv) {
   app.add_option("--web.config.file", web_config_file,
                  "Web configuration (TLS, basic auth, headers) in the Prometheus "
                  "exporter-toolkit format");
+  app.add_option("--web.runbook-url", web_options.runbook_url,
+                 "Base of the status page's runbook links (as schedwatch_rulegen "
+                 "--runbook-base-url): <url>#<alertname in lower case>")
+      ->capture_default_str();
   app.add_option("--web.max-connections", web_options.max_connections,
                  "Most connections served at once")
       ->check(CLI::Range(1u, 1000000u))
@@ -226,6 +286,17 @@ int main(int argc, char** argv) {
   app.add_option("--reconcile.lock-file", reconcile_options.lock_file,
                  "Serve mode: the lock --reconcile.on-start shares with `reconcile` runs")
       ->capture_default_str();
+  auto* explain = app.add_subcommand(
+      "explain", "Explain one role: its conditions, their evidence and safe first actions");
+  std::string explain_role, explain_url, explain_output = "text";
+  explain->add_option("--role", explain_role, "The role")->required();
+  explain->add_option("--web.url", explain_url,
+                      "A running exporter (http://host:9762); without it: --config.file and one "
+                      "read of the sources");
+  explain->add_option("--output", explain_output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  explain->fallthrough();
   app.require_subcommand(0, 1);
 
   RefresherOptions options;
@@ -234,6 +305,9 @@ int main(int argc, char** argv) {
     options.interval = ToMillis("--refresh.interval", refresh_interval, true);
     options.confirm_delay = ToMillis("--refresh.confirm-delay", confirm_delay, false);
     options.source_timeout = ToMillis("--refresh.source-timeout", source_timeout, true);
+    if (config_file.empty() && !(explain->parsed() && !explain_url.empty())) {
+      throw CLI::RequiredError("--config.file");
+    }
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -246,6 +320,9 @@ int main(int argc, char** argv) {
   options.ledger_file = ledger_file;
 
   if (check->parsed()) return Check(config_file, from, count, output);
+  if (explain->parsed()) {
+    return Explain(explain_role, explain_url, config_file, options, explain_output);
+  }
   reconcile_options.ledger_file = ledger_file;
   reconcile_options.confirm_delay = options.confirm_delay;
   if (reconcile->parsed()) return RunReconcile(config_file, reconcile_options);

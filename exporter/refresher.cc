@@ -366,6 +366,7 @@ void Refresher::RefreshOnce() {
             [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
   std::sort(result.sources.begin(), result.sources.end(),
             [](const SourceStatus& a, const SourceStatus& b) { return a.name < b.name; });
+  run_history_.Update(result);  // runs kept across refreshes, for the status page
 
   for (const auto& role : result.roles) {
     std::string conditions = role.status.ConditionList();

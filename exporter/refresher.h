@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "exporter/gzip.h"
+#include "exporter/run_history.h"
 #include "exporter/source.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
@@ -86,6 +87,7 @@ class Refresher {
   std::shared_ptr<const Published> published_;
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
+  RunHistoryStore run_history_;                         // refresh thread only
   std::mutex refresh_mutex_;                            // one refresh at a time
   std::mutex reload_mutex_;                             // one reload at a time
   std::mutex publish_mutex_;                // one rendering at a time: a refresh's or a reload's

@@ -25,10 +25,32 @@ struct SourceStatus {
   std::vector<SourceProblem> problems;  // of the last list
 };
 
+// Who reported a run: the role's source (its log, Jobs, workflow runs, snapshot) or, later, a
+// run record of the job's own wrapper.
+enum class RunOrigin : std::uint8_t { kSource, kRunner };
+
+// One run as the exporter keeps it across refreshes (exporter/run_history.h): 16 bytes.
+struct RecordedRun {
+  std::int64_t started = 0;
+  std::int32_t duration = -1;  // seconds; -1 while running
+  Run::Outcome outcome = Run::Outcome::kRunning;
+  RunOrigin origin = RunOrigin::kSource;
+
+  std::optional<std::int64_t> finished() const {
+    return duration < 0 ? std::nullopt : std::optional<std::int64_t>(started + duration);
+  }
+  bool operator==(const RecordedRun& other) const {
+    return started == other.started && duration == other.duration && outcome == other.outcome &&
+           origin == other.origin;
+  }
+};
+using RoleRuns = std::vector<RecordedRun>;  // oldest first, at most kRunHistoryKept
+
 struct RoleResult {
   const JobSpec* job = nullptr;
-  RoleStatus status;
+  RoleStatus status;  // status.history.runs is moved into `runs`
   std::vector<LiveObject> objects;
+  std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
 };
 
 struct RefreshResult {

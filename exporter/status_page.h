@@ -1,17 +1,56 @@
-// The human side of a refresh: an HTML status page and the same facts as JSON. Everything that
-// came from a live object is escaped.
+// The human side of a refresh: the status page (an overview with problems first, a page per role
+// that explains its conditions with evidence and a timeline) and the same facts as JSON.
+// Everything that came from a live object or the spec is escaped. The pages carry no inline
+// script: their one script and style sheet are served by the exporter (StatusScript,
+// StatusStyle) under fixed paths, so a Content-Security-Policy of `script-src 'self'` holds.
 #pragma once
 
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "exporter/explain.h"
 #include "exporter/state.h"
 
 namespace schedwatch {
 
-// `telemetry_path` is --web.telemetry-path: where the page's "metrics" link points.
-std::string RenderStatusHtml(const RefreshResult& result,
-                             const std::string& telemetry_path = "/metrics");
-std::string RenderStatusJson(const RefreshResult& result);
+struct PageOptions {
+  std::string telemetry_path = "/metrics";  // --web.telemetry-path: the "metrics" link
+  std::string runbook_url = kDefaultRunbookUrl;
+};
+
+// What the overview shows: every role unless filtered, problems first.
+struct OverviewFilter {
+  std::string condition;     // a condition name; empty: every role
+  std::string source;        // a source name; empty: every source
+  std::string query;         // part of a role name, any case
+  std::size_t limit = 1000;  // rows drawn (counts always cover every role); 0: all
+};
+
+inline constexpr const char* kStatusScriptPath = "/static/status.js";
+inline constexpr const char* kStatusStylePath = "/static/status.css";
+// For the HTML pages: no inline script, nothing from elsewhere.
+inline constexpr const char* kStatusPagePolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& options = {},
+                             const OverviewFilter& filter = {});
+// nullopt when the role is not in the spec.
+std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::string_view role,
+                                          const PageOptions& options = {});
+
+std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options = {});
+std::optional<std::string> RenderRoleJson(const RefreshResult& result, std::string_view role,
+                                          const PageOptions& options = {});
+// One role as text for a terminal, from the JSON of RenderRoleJson (local or fetched).
+std::string RenderExplainText(const nlohmann::json& role);
+
+const std::string& StatusScript();
+const std::string& StatusStyle();
+
 std::string EscapeHtml(const std::string& text);
 
 }  // namespace schedwatch

@@ -291,6 +291,26 @@ Result<int> Listen(const std::string& text, int& port) {
   return fd;
 }
 
+// The overview's filters from the query string: ?condition=stale&source=prod&q=bill&limit=all
+OverviewFilter OverviewFilterOf(MHD_Connection* connection) {
+  OverviewFilter filter;
+  auto argument = [connection](const char* name) {
+    const char* value = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, name);
+    return std::string(value != nullptr ? value : "");
+  };
+  filter.condition = argument("condition");
+  filter.source = argument("source");
+  filter.query = argument("q").substr(0, 200);
+  std::string limit = argument("limit");
+  if (limit == "all") {
+    filter.limit = 0;
+  } else if (!limit.empty() && limit.size() < 7 &&
+             limit.find_first_not_of("0123456789") == std::string::npos && std::stoul(limit) > 0) {
+    filter.limit = std::stoul(limit);
+  }
+  return filter;
+}
+
 void LogFromMhd(void*, const char* format, va_list arguments) {
   char message[512];
   std::vsnprintf(message, sizeof(message), format, arguments);
@@ -346,6 +366,7 @@ struct WebServer::Impl {
   std::optional<Reply> CheckClientCertificate(MHD_Connection* connection);
   std::optional<Reply> CheckReloadOrigin(MHD_Connection* connection);
   void AddConfiguredHeaders(MHD_Response* response);
+  bool ConfiguresHeader(const std::string& lower_case_name) const;
   std::string AuthDigest(const std::string& user, const std::string& password);
   void ReloadBatch(std::vector<Request*>& batch);
   void AuthBatch(std::vector<Request*>& batch);
@@ -521,6 +542,14 @@ void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, 
         reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
     gnutls_session_set_verify_cert2(session, &purpose, 1, 0);
   }
+}
+
+bool WebServer::Impl::ConfiguresHeader(const std::string& lower_case_name) const {
+  if (!options_.web_config) return false;
+  for (const auto& header : options_.web_config->headers) {
+    if (Lower(header.first) == lower_case_name) return true;
+  }
+  return false;
 }
 
 void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
@@ -782,7 +811,10 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     if (!reloads_->Submit(request)) return Queue(connection, Text(503, "shutting down\n"));
     return MHD_YES;
   }
-  if (path == "/" || path == "/api/v1/status" || path == "/-/healthy" || path == "/-/ready") {
+  const bool role_page = path.rfind("/roles/", 0) == 0;
+  const bool role_json = path.rfind("/api/v1/roles/", 0) == 0;
+  if (path == "/" || path == "/api/v1/status" || path == "/-/healthy" || path == "/-/ready" ||
+      path == kStatusScriptPath || path == kStatusStylePath || role_page || role_json) {
     if (!readable) return not_allowed("GET, HEAD");
   }
   if (path == "/-/healthy") return Queue(connection, Text(200, "schedwatch is healthy.\n"));
@@ -792,15 +824,46 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
                      ? Text(200, "schedwatch is ready.\n")
                      : Text(503, "schedwatch is not ready: no complete refresh yet.\n"));
   }
+  PageOptions page;
+  page.telemetry_path = options_.telemetry_path;
+  page.runbook_url = options_.runbook_url;
   if (path == "/api/v1/status") {
-    Reply reply = Text(200, RenderStatusJson(refresher_.Current()->result));
+    Reply reply = Text(200, RenderStatusJson(refresher_.Current()->result, page));
     reply.content_type = "application/json";
     return Queue(connection, reply);
   }
-  if (path == "/") {
+  if (role_json) {
+    std::string role = path.substr(std::strlen("/api/v1/roles/"));
+    auto json = RenderRoleJson(refresher_.Current()->result, role, page);
     Reply reply =
-        Text(200, RenderStatusHtml(refresher_.Current()->result, options_.telemetry_path));
-    reply.content_type = "text/html; charset=utf-8";
+        json ? Text(200, std::move(*json))
+             : Text(404, nlohmann::json{{"error", "no such role in the spec"}, {"role", role}}.dump(
+                             -1, ' ', false, nlohmann::json::error_handler_t::replace));
+    reply.content_type = "application/json";
+    return Queue(connection, reply);
+  }
+  if (path == kStatusScriptPath || path == kStatusStylePath) {
+    bool script = path == kStatusScriptPath;
+    Reply reply = Text(200, script ? StatusScript() : StatusStyle());
+    reply.content_type = script ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
+    reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
+    return Queue(connection, reply);
+  }
+  if (path == "/" || role_page) {
+    const RefreshResult& result = refresher_.Current()->result;
+    Reply reply;
+    if (role_page) {
+      auto html = RenderRoleHtml(result, path.substr(std::strlen("/roles/")), page);
+      reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
+      if (html) reply.content_type = "text/html; charset=utf-8";
+    } else {
+      reply = Text(200, RenderStatusHtml(result, page, OverviewFilterOf(connection)));
+      reply.content_type = "text/html; charset=utf-8";
+    }
+    if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
+      reply.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
+    }
+    reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
     return Queue(connection, reply);
   }
   return Queue(connection, Text(404, "404 page not found\n"));

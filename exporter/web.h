@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/explain.h"
 #include "exporter/refresher.h"
 #include "exporter/web_config.h"
 #include "schedwatch/result.h"
@@ -24,7 +25,8 @@ struct WebOptions {
   bool enable_lifecycle = false;  // POST /-/reload
   unsigned max_connections = 4096;
   unsigned idle_timeout_seconds = 30;
-  std::optional<WebConfig> web_config;  // TLS, basic auth, headers
+  std::optional<WebConfig> web_config;           // TLS, basic auth, headers
+  std::string runbook_url = kDefaultRunbookUrl;  // the status page's runbook links
 };
 
 class WebServer {

@@ -13,6 +13,19 @@ void KeepEarliest(std::optional<std::int64_t>& slot, std::optional<std::int64_t>
   if (value && (!slot || *value < *slot)) slot = value;
 }
 
+void KeepRun(std::vector<Run>& runs, const Run& run) {
+  auto it =
+      std::lower_bound(runs.begin(), runs.end(), run.started,
+                       [](const Run& kept, std::int64_t start) { return kept.started < start; });
+  if (it != runs.end() && it->started == run.started) {
+    if (run.outcome != Run::Outcome::kRunning || it->outcome == Run::Outcome::kRunning) *it = run;
+    return;
+  }
+  if (runs.size() >= kRunHistoryKept && it == runs.begin()) return;  // older than every kept run
+  runs.insert(it, run);
+  if (runs.size() > kRunHistoryKept) runs.erase(runs.begin());
+}
+
 // The system tz database keeps "UTC" and its aliases as separate files: one zone, many names.
 bool IsUtc(std::string_view name) {
   if (name.rfind("Etc/", 0) == 0) name.remove_prefix(4);
@@ -70,6 +83,7 @@ void RunHistory::Add(const Run& run) {
       KeepLatest(last_failure, end);
       break;
   }
+  KeepRun(runs, run);
 }
 
 void RunHistory::Merge(const RunHistory& other) {
@@ -77,6 +91,7 @@ void RunHistory::Merge(const RunHistory& other) {
   KeepLatest(last_success, other.last_success);
   KeepLatest(last_failure, other.last_failure);
   KeepEarliest(running_since, other.running_since);
+  for (const Run& run : other.runs) KeepRun(runs, run);
 }
 
 std::string RoleStatus::ConditionList() const {
@@ -100,6 +115,7 @@ bool Drifted(const JobSpec& job, const LiveObject& object) {
 
 RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
   RoleStatus status;
+  status.desired_since = observation.desired_since;
   status.last_scheduled = job.schedule.Previous(now);
   status.next_scheduled = job.schedule.Next(now);
   auto set = [&status](Condition condition) { status.conditions.set(static_cast<int>(condition)); };
@@ -119,6 +135,7 @@ RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std:
   status.drifted_objects = drifted;
   status.history = observation.history;
   status.last_progress = observation.last_progress;
+  status.ledger_id = observation.ledger_id;
   if (observation.ledger_id) {
     status.ledger_mismatch = std::none_of(objects.begin(), objects.end(), [&](const LiveObject& o) {
       return o.id == *observation.ledger_id;

@@ -28,6 +28,7 @@ struct Defaults {
   std::int64_t max_runtime = 30 * 60;
   int missed_starts = 2;
   std::int64_t alert_for = 5 * 60;
+  std::set<std::string> set;  // keys the spec's defaults block sets
 };
 
 bool IsName(std::string_view text, bool allow_dot) {
@@ -213,6 +214,7 @@ class Decoder {
         node, path, {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for"}, {});
     for (const auto& [key, value] : fields.entries()) {
       Path field = path.Key(key);
+      defaults.set.insert(std::string(key));
       if (key == "timezone") defaults.timezone = Zone(value, field);
       if (key == "start_grace") defaults.start_grace = Duration(value, field);
       if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, field);
@@ -361,8 +363,19 @@ class Decoder {
     if (job.spec_version.empty())
       Fail(fields.At("spec_version"), path.Key("spec_version"), "empty");
 
+    auto origin = [&defaults](const char* key) {
+      return defaults.set.count(key) ? ValueOrigin::kDefaults : ValueOrigin::kBuiltIn;
+    };
+    job.origins.timezone = origin("timezone");
+    job.origins.start_grace = origin("start_grace");
+    job.origins.max_runtime = origin("max_runtime");
+    job.origins.missed_starts = origin("missed_starts");
+    job.origins.alert_for = origin("alert_for");
     job.timezone = defaults.timezone;
-    if (auto zone = fields.Find("timezone")) job.timezone = Zone(*zone, path.Key("timezone"));
+    if (auto zone = fields.Find("timezone")) {
+      job.timezone = Zone(*zone, path.Key("timezone"));
+      job.origins.timezone = ValueOrigin::kJob;
+    }
     bool crontab = job.source_type == "crontab";
     CronDialect dialect = crontab                               ? CronDialect::kDebianCron
                           : job.source_type == "kubernetes"     ? CronDialect::kKubernetes
@@ -388,6 +401,11 @@ class Decoder {
       if (key == "max_runtime") job.max_runtime = PositiveDuration(value, field);
       if (key == "missed_starts") job.missed_starts = PositiveInt(value, field, 1000);
       if (key == "alert_for") job.alert_for = Duration(value, field);
+      if (key == "start_grace") job.origins.start_grace = ValueOrigin::kJob;
+      if (key == "max_runtime") job.origins.max_runtime = ValueOrigin::kJob;
+      if (key == "missed_starts") job.origins.missed_starts = ValueOrigin::kJob;
+      if (key == "alert_for") job.origins.alert_for = ValueOrigin::kJob;
+      if (key == "stale_after") job.origins.stale_after = ValueOrigin::kJob;
       if (key == "stale_after") {
         job.stale_after = PositiveDuration(value, field);
         job.stale_after_overridden = true;

@@ -44,19 +44,25 @@ struct LiveObject {
 
 // A run as a scheduler reports it.
 struct Run {
-  enum class Outcome { kRunning, kSucceeded, kFailed };
+  enum class Outcome : std::uint8_t { kRunning, kSucceeded, kFailed };
   std::int64_t started = 0;
   std::optional<std::int64_t> finished;
   Outcome outcome = Outcome::kRunning;
 };
 
+// Runs kept per role for people (status page, timeline): the newest ones.
+inline constexpr std::size_t kRunHistoryKept = 20;
+
 // What the run history says about a role. Sources that keep only summaries (a CronJob's
-// lastSuccessfulTime) fill these directly; others use Summarize().
+// lastSuccessfulTime) fill these directly; others use Add(), which also keeps the run itself.
 struct RunHistory {
   std::optional<std::int64_t> last_started;
   std::optional<std::int64_t> last_success;   // end time of the latest successful run
   std::optional<std::int64_t> last_failure;   // end time of the latest failed run
   std::optional<std::int64_t> running_since;  // start of the oldest run still going
+  // The newest kRunHistoryKept runs, oldest first. One start time is one run: a finished
+  // report replaces a running one. The summaries above count every run ever added.
+  std::vector<Run> runs;
 
   void Add(const Run& run);
   void Merge(const RunHistory& other);
@@ -81,6 +87,8 @@ struct RoleStatus {
   RunHistory history;  // absent values stay absent while unknown
   std::optional<std::int64_t> last_progress;
   std::optional<bool> ledger_mismatch;
+  std::optional<std::string> ledger_id;  // what the ledger last verified
+  std::int64_t desired_since = 0;        // what "never succeeded" and "never started" count from
 
   bool Has(Condition condition) const { return conditions.test(static_cast<int>(condition)); }
   // "missing,stale" or "ok".

@@ -40,6 +40,24 @@ struct ProgressSpec {
   std::int64_t stale_after = 0;
 };
 
+// Where a job's setting came from, so that a person reading why a condition holds also sees
+// why its threshold is what it is.
+enum class ValueOrigin { kBuiltIn, kDefaults, kJob, kDerived };
+
+constexpr std::string_view ValueOriginText(ValueOrigin origin) {
+  switch (origin) {
+    case ValueOrigin::kBuiltIn:
+      return "built-in default";
+    case ValueOrigin::kDefaults:
+      return "spec defaults";
+    case ValueOrigin::kJob:
+      return "set on the job";
+    case ValueOrigin::kDerived:
+      return "derived: 2 × period + max_runtime";
+  }
+  return "";
+}
+
 struct JobSpec {
   std::string role;
   std::string source;  // a key of Spec::sources
@@ -60,6 +78,14 @@ struct JobSpec {
   std::string workflow;
   std::string success_metric;
   int line = 0;
+  struct Origins {
+    ValueOrigin timezone = ValueOrigin::kBuiltIn;
+    ValueOrigin start_grace = ValueOrigin::kBuiltIn;
+    ValueOrigin max_runtime = ValueOrigin::kBuiltIn;
+    ValueOrigin missed_starts = ValueOrigin::kBuiltIn;
+    ValueOrigin alert_for = ValueOrigin::kBuiltIn;
+    ValueOrigin stale_after = ValueOrigin::kDerived;  // kJob when overridden
+  } origins;
 };
 
 struct Spec {

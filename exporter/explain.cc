@@ -1,0 +1,222 @@
+#include "exporter/explain.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedwatch/duration.h"
+#include "schedwatch/timefmt.h"
+
+namespace schedwatch {
+namespace {
+
+std::string Ago(std::int64_t time, std::int64_t now) {
+  return time <= now ? FormatDuration(now - time) + " ago" : "in " + FormatDuration(time - now);
+}
+
+std::string Ids(const std::vector<LiveObject>& objects, bool (*pick)(const LiveObject&)) {
+  std::string out;
+  for (const auto& object : objects) {
+    if (!pick(object)) continue;
+    out += (out.empty() ? "" : ", ") + object.id;
+  }
+  return out;
+}
+
+std::string Plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string OriginText(ValueOrigin origin) { return std::string(ValueOriginText(origin)); }
+
+}  // namespace
+
+std::string RunbookLink(const std::string& base, const std::string& alert) {
+  std::string anchor = alert;
+  std::transform(anchor.begin(), anchor.end(), anchor.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return base + "#" + anchor;
+}
+
+std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& object) {
+  std::vector<std::string> fields;
+  if (!Drifted(job, object)) return fields;
+  const CronExpression& desired = job.schedule.expression();
+  if (object.schedule != desired.text()) {
+    auto live = CronExpression::Parse(object.schedule, desired.dialect());
+    if (!live || !live->Equivalent(desired)) fields.push_back("schedule");
+  }
+  if (!object.timezone.empty() && object.timezone != job.timezone &&
+      FindZone(object.timezone) != FindZone(job.timezone)) {
+    fields.push_back("timezone");
+  }
+  if (object.spec_version != job.spec_version) fields.push_back("spec_version");
+  return fields;
+}
+
+std::vector<Reason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
+                                      std::int64_t now) {
+  const JobSpec& job = *role.job;
+  const RoleStatus& status = role.status;
+  const RunHistory& history = status.history;
+  const auto& objects = role.objects;
+  std::vector<Reason> reasons;
+  auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
+    reasons.push_back({condition, std::move(text), action, alert});
+  };
+  if (status.Has(Condition::kUnknown)) {
+    add(Condition::kUnknown,
+        source != nullptr && !source->error.empty()
+            ? fmt::format("source {} could not be listed: {}; nothing else is claimed", job.source,
+                          source->error)
+            : fmt::format("source {} could not be listed; nothing else is claimed", job.source),
+        "check the source, credentials, network", "SchedwatchSourceDown");
+  }
+  if (status.Has(Condition::kMissing)) {
+    add(Condition::kMissing,
+        fmt::format("no live object in source {} in two reads of the same refresh", job.source),
+        "re-read, then re-create from the template", "SchedwatchJobMissing");
+  }
+  if (status.Has(Condition::kInactive)) {
+    add(Condition::kInactive,
+        fmt::format("{}, none enabled: {}", Plural(objects.size(), "live object", "live objects"),
+                    Ids(objects, [](const LiveObject&) { return true; })),
+        "check the change history, enable explicitly", "SchedwatchJobInactive");
+  }
+  if (status.Has(Condition::kDuplicate)) {
+    add(Condition::kDuplicate,
+        fmt::format("{} live objects hold the role: {}", objects.size(),
+                    Ids(objects, [](const LiveObject&) { return true; })),
+        "confirm ownership by hand; never auto-delete", "SchedwatchJobDuplicate");
+  }
+  if (status.Has(Condition::kDrift)) {
+    std::string text;
+    for (const auto& object : objects) {
+      for (const auto& field : DriftFields(job, object)) {
+        std::string live = field == "schedule"   ? object.schedule
+                           : field == "timezone" ? object.timezone
+                                                 : object.spec_version;
+        std::string desired = field == "schedule"   ? job.schedule.expression().text()
+                              : field == "timezone" ? job.timezone
+                                                    : job.spec_version;
+        text += fmt::format("{}{} has {} \"{}\", the spec \"{}\"", text.empty() ? "" : "; ",
+                            object.id, field, live, desired);
+      }
+    }
+    add(Condition::kDrift, text.empty() ? "a live object differs from the spec" : text,
+        "find who changed it and which version is right", "SchedwatchJobDrift");
+  }
+  if (status.Has(Condition::kNotStarted)) {
+    // The fire times Classify looked at: the last `missed_starts`, each with its grace passed.
+    std::vector<std::int64_t> fires;
+    std::optional<std::int64_t> fire = job.schedule.Previous(now - job.start_grace);
+    while (fire && static_cast<int>(fires.size()) < job.missed_starts) {
+      fires.insert(fires.begin(), *fire);
+      fire = job.schedule.Previous(*fire - 1);
+    }
+    std::string times;
+    for (std::int64_t f : fires) {
+      times += (times.empty() ? "" : ", ") + FormatRfc3339(f, job.schedule.zone());
+    }
+    add(Condition::kNotStarted,
+        fmt::format("{} passed, each plus start_grace {}, with no start since {}; {}",
+                    fires.size() == 1 ? "fire time " + times
+                                      : fmt::format("{} fire times ({})", fires.size(), times),
+                    FormatDuration(job.start_grace), fires.empty() ? "" : "the first",
+                    history.last_started ? "last start " + Ago(*history.last_started, now)
+                                         : "no start seen since the role became desired " +
+                                               Ago(status.desired_since, now)),
+        "run history, scheduler health", "SchedwatchJobNotStarted");
+  }
+  if (status.Has(Condition::kHung) && history.running_since) {
+    add(Condition::kHung,
+        fmt::format("a run started {} ({}) and has not finished: {} running, more than "
+                    "max_runtime {}",
+                    Ago(*history.running_since, now),
+                    FormatRfc3339(*history.running_since, job.schedule.zone()),
+                    FormatDuration(now - *history.running_since), FormatDuration(job.max_runtime)),
+        "logs, timeouts", "SchedwatchJobHung");
+  }
+  if (status.Has(Condition::kFailing) && history.last_failure) {
+    add(Condition::kFailing,
+        fmt::format("the latest finished run failed {}; last success {}",
+                    Ago(*history.last_failure, now),
+                    history.last_success ? Ago(*history.last_success, now) : "never seen"),
+        "job logs", "SchedwatchJobFailing");
+  }
+  if (status.Has(Condition::kStale) && job.stale_after) {
+    add(Condition::kStale,
+        history.last_success
+            ? fmt::format("last success {}, more than stale_after {}",
+                          Ago(*history.last_success, now), FormatDuration(*job.stale_after))
+            : fmt::format("no success seen since the role became desired {}, more than "
+                          "stale_after {}",
+                          Ago(status.desired_since, now), FormatDuration(*job.stale_after)),
+        "run history and job logs", "SchedwatchJobSuccessStale");
+  }
+  if (status.Has(Condition::kStalled) && job.progress) {
+    add(Condition::kStalled,
+        status.last_progress
+            ? fmt::format("success is fresh, but the progress checkpoint is from {}, more than "
+                          "its stale_after {}",
+                          Ago(*status.last_progress, now),
+                          FormatDuration(job.progress->stale_after))
+            : fmt::format("success is fresh, but no progress checkpoint was seen since the role "
+                          "became desired {}, more than its stale_after {}",
+                          Ago(status.desired_since, now),
+                          FormatDuration(job.progress->stale_after)),
+        "inputs and domain conditions", "SchedwatchJobProgressStalled");
+  }
+  return reasons;
+}
+
+std::vector<Threshold> Thresholds(const JobSpec& job) {
+  std::vector<Threshold> out;
+  auto duration = [&](const char* name, std::int64_t seconds, ValueOrigin origin) {
+    out.push_back({name, FormatDuration(seconds), OriginText(origin), seconds});
+  };
+  out.push_back({"period", job.period ? FormatDuration(*job.period) : "none (runs at boot)",
+                 "computed from the schedule: the longest gap between fire times", job.period});
+  duration("start_grace", job.start_grace, job.origins.start_grace);
+  out.push_back({"missed_starts", std::to_string(job.missed_starts),
+                 OriginText(job.origins.missed_starts), std::nullopt});
+  duration("max_runtime", job.max_runtime, job.origins.max_runtime);
+  if (job.stale_after) {
+    std::string origin =
+        OriginText(job.stale_after_overridden ? ValueOrigin::kJob : job.origins.stale_after);
+    if (!job.stale_after_overridden && job.period) {
+      origin += fmt::format(" (2 × {} + {})", FormatDuration(*job.period),
+                            FormatDuration(job.max_runtime));
+    }
+    out.push_back({"stale_after", FormatDuration(*job.stale_after), origin, job.stale_after});
+  } else {
+    out.push_back({"stale_after", "none", "no period to derive it from", std::nullopt});
+  }
+  if (job.progress) {
+    duration("progress.stale_after", job.progress->stale_after, ValueOrigin::kJob);
+  }
+  duration("alert_for", job.alert_for, job.origins.alert_for);
+  return out;
+}
+
+std::string RunOriginText(const SourceSpec* source, RunOrigin origin) {
+  if (origin == RunOrigin::kRunner) return "the job's run record";
+  if (source == nullptr) return "its source";
+  if (source->type == "crontab") {
+    if (source->Get("history") == "journal") return "cron's messages in the journal";
+    return "cron log " + source->Get("root") + source->Get("syslog", "/var/log/syslog");
+  }
+  if (source->type == "kubernetes") return "Jobs of its CronJob";
+  if (source->type == "github_actions") return "scheduled workflow runs";
+  if (source->type == "file") return "snapshot " + source->Get("path");
+  return "source " + source->name;
+}
+
+int SeverityRank(const RoleStatus& status) {
+  for (int c = 0; c < kConditionCount; ++c) {
+    if (status.conditions.test(c)) return c;
+  }
+  return kConditionCount;
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,53 @@
+// Why a role is in the conditions it is in: for each condition that holds, the sentence that
+// proves it from what was seen ("last success 19m ago, more than stale_after 15m") and the safe
+// first action with its runbook anchor (the README's conditions table and runbook, the same
+// anchors schedwatch_rulegen links). Pure: used by the status page, the JSON API and `explain`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exporter/state.h"
+
+namespace schedwatch {
+
+// The --web.runbook-url default: rulegen's --runbook-base-url default.
+inline constexpr const char* kDefaultRunbookUrl = "https://schedwatch.example/README.md";
+
+struct Reason {
+  Condition condition = Condition::kOk;
+  std::string text;    // what was seen
+  std::string action;  // the safe first action
+  std::string alert;   // the alert (and runbook section) it belongs to: "SchedwatchJobMissing"
+};
+
+// One reason per condition that holds, in the order of the conditions table. `source` is the
+// role's source status (for the error of an unknown source); may be null.
+std::vector<Reason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
+                                      std::int64_t now);
+
+// "<base>#<alert in lower case>", as rulegen writes runbook_url.
+std::string RunbookLink(const std::string& base, const std::string& alert);
+
+// A threshold in force and where its value came from.
+struct Threshold {
+  std::string name;                     // "stale_after"
+  std::string value;                    // "25m"
+  std::string origin;                   // "derived: 2 × period + max_runtime (2 × 10m + 5m)"
+  std::optional<std::int64_t> seconds;  // for durations
+};
+std::vector<Threshold> Thresholds(const JobSpec& job);
+
+// The fields in which a live object differs from the spec ("schedule", "timezone",
+// "spec_version"); empty when it does not drift.
+std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& object);
+
+// Where a role's runs were read from: "cron log /var/log/syslog", "Jobs of its CronJob", ...
+std::string RunOriginText(const SourceSpec* source, RunOrigin origin);
+
+// Severity order of the conditions table (unknown first, ok last), for sorting problems first.
+int SeverityRank(const RoleStatus& status);
+
+}  // namespace schedwatch

@@ -1,0 +1,84 @@
+#include "exporter/run_history.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace schedwatch {
+namespace {
+
+RecordedRun Record(const Run& run, RunOrigin origin) {
+  RecordedRun recorded;
+  recorded.started = run.started;
+  recorded.outcome = run.outcome;
+  recorded.origin = origin;
+  if (run.finished && run.outcome != Run::Outcome::kRunning) {
+    // A clock that ran backwards between start and end is not a negative duration.
+    std::int64_t seconds = std::max<std::int64_t>(0, *run.finished - run.started);
+    recorded.duration = static_cast<std::int32_t>(
+        std::min<std::int64_t>(seconds, std::numeric_limits<std::int32_t>::max()));
+  }
+  return recorded;
+}
+
+bool ByStart(const RecordedRun& a, const RecordedRun& b) { return a.started < b.started; }
+
+}  // namespace
+
+RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool complete,
+                   RunOrigin origin) {
+  RoleRuns merged;
+  merged.reserve(std::min(kept.size() + read.size(), kRunHistoryKept + read.size()));
+  if (!complete) {
+    for (const RecordedRun& run : kept) {
+      if (run.outcome != Run::Outcome::kRunning || run.origin != origin) merged.push_back(run);
+    }
+  }
+  std::size_t old_count = merged.size();
+  for (const Run& run : read) merged.push_back(Record(run, origin));
+  std::stable_sort(merged.begin() + static_cast<std::ptrdiff_t>(old_count), merged.end(), ByStart);
+  // Both halves are sorted by start; the read's half comes second so it wins on equal starts.
+  std::inplace_merge(merged.begin(), merged.begin() + static_cast<std::ptrdiff_t>(old_count),
+                     merged.end(), ByStart);
+  RoleRuns out;
+  out.reserve(std::min(merged.size(), kRunHistoryKept));
+  for (const RecordedRun& run : merged) {
+    if (!out.empty() && out.back().started == run.started) {
+      bool keep_finished =
+          run.outcome == Run::Outcome::kRunning && out.back().outcome != Run::Outcome::kRunning;
+      if (!keep_finished) out.back() = run;
+      continue;
+    }
+    out.push_back(run);
+  }
+  if (out.size() > kRunHistoryKept) {
+    out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kRunHistoryKept));
+  }
+  return out;
+}
+
+void RunHistoryStore::Update(RefreshResult& result) {
+  std::set<std::pair<std::string, std::string>> desired;
+  for (RoleResult& role : result.roles) {
+    auto key = std::make_pair(role.job->source, role.job->role);
+    desired.insert(key);
+    auto& slot = runs_[key];
+    if (!role.status.Has(Condition::kUnknown)) {
+      std::vector<Run> read = std::move(role.status.history.runs);
+      role.status.history.runs = {};
+      static const RoleRuns kNone;
+      RoleRuns merged = MergeRuns(slot ? *slot : kNone, read, role.job->source_type == "file");
+      if (merged.empty()) {
+        slot.reset();
+      } else if (!slot || *slot != merged) {
+        slot = std::make_shared<const RoleRuns>(std::move(merged));
+      }
+    }
+    role.runs = slot;
+  }
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    it = desired.count(it->first) ? std::next(it) : runs_.erase(it);
+  }
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,39 @@
+// Run history per role across refreshes, for people: the status page, its timeline and
+// `explain`. Sources report what their scheduler still shows (a CronJob keeps its last few
+// Jobs, GitHub a page of runs); this keeps the newest kRunHistoryKept runs of each role after
+// the scheduler has forgotten them. 16 bytes a run; a role's list is shared, never copied, with
+// the published refreshes and is replaced only when it changes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exporter/state.h"
+
+namespace schedwatch {
+
+// `kept` merged with one read's runs. One start time is one run and the read's report wins,
+// except that a running report never replaces a finished one. A kept run still running that
+// the read no longer shows is dropped (it ended or vanished; the source would show it
+// otherwise). A `complete` read (a snapshot file holds the whole history) replaces `kept`.
+RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool complete,
+                   RunOrigin origin = RunOrigin::kSource);
+
+class RunHistoryStore {
+ public:
+  // Merges the runs of every role whose source was read into the store, moves them from
+  // status.history.runs into RoleResult::runs, gives roles of unread sources what the store
+  // kept, and forgets roles that left the spec. Called once per refresh, by one thread.
+  void Update(RefreshResult& result);
+
+  std::size_t roles() const { return runs_.size(); }
+
+ private:
+  // By source and role.
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const RoleRuns>> runs_;
+};
+
+}  // namespace schedwatch
