@@ -156,24 +156,32 @@ std::string RenderStatusJson(const RefreshResult& result) {
     auto count = [](const std::optional<int>& v) {
       return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
     };
-    json["roles"].push_back({{"role", role.job->role},
-                             {"source", role.job->source},
-                             {"schedule", role.job->schedule.expression().text()},
-                             {"timezone", role.job->timezone},
-                             {"spec_version", role.job->spec_version},
-                             {"conditions", conditions},
-                             {"registered_objects", count(status.registered_objects)},
-                             {"active_objects", count(status.active_objects)},
-                             {"drifted_objects", count(status.drifted_objects)},
-                             {"last_scheduled", Maybe(status.last_scheduled)},
-                             {"next_scheduled", Maybe(status.next_scheduled)},
-                             {"last_started", Maybe(status.history.last_started)},
-                             {"last_success", Maybe(status.history.last_success)},
-                             {"last_failure", Maybe(status.history.last_failure)},
-                             {"running_since", Maybe(status.history.running_since)},
-                             {"last_progress", Maybe(status.last_progress)},
-                             {"stale_after_seconds", Maybe(role.job->stale_after)},
-                             {"objects", objects}});
+    json["roles"].push_back(
+        {{"role", role.job->role},
+         {"source", role.job->source},
+         {"schedule", role.job->schedule.expression().text()},
+         {"timezone", role.job->timezone},
+         {"spec_version", role.job->spec_version},
+         {"conditions", conditions},
+         {"registered_objects", count(status.registered_objects)},
+         {"active_objects", count(status.active_objects)},
+         {"drifted_objects", count(status.drifted_objects)},
+         {"last_scheduled", Maybe(status.last_scheduled)},
+         {"next_scheduled", Maybe(status.next_scheduled)},
+         {"last_started", Maybe(status.history.last_started)},
+         {"last_success", Maybe(status.history.last_success)},
+         {"last_failure", Maybe(status.history.last_failure)},
+         {"running_since", Maybe(status.history.running_since)},
+         {"last_progress", Maybe(status.last_progress)},
+         {"stale_after_seconds", Maybe(role.job->stale_after)},
+         {"last_duration_seconds",
+          role.last_duration ? nlohmann::json(*role.last_duration) : nlohmann::json(nullptr)},
+         {"last_exit_code",
+          role.last_exit_code ? nlohmann::json(*role.last_exit_code) : nlohmann::json(nullptr)},
+         {"guarded", role.guarded ? nlohmann::json(*role.guarded) : nlohmann::json(nullptr)},
+         {"run_records", role.run_records},
+         {"skipped_duplicates", role.skipped_duplicates},
+         {"objects", objects}});
   }
   json["sources"] = nlohmann::json::array();
   for (const auto& source : result.sources) {
