@@ -51,17 +51,21 @@ std::string_view RunStateName(RunRecord::State state) {
   return "running";
 }
 
-std::string RenderRunRecord(const RunRecord& record) {
+std::string RenderRunRecord(const RunRecord& given) {
+  // Times to the microsecond, and the duration from the rounded times: what a reader computes.
+  RunRecord record = given;
+  record.start = std::round(record.start * 1e6) / 1e6;
+  if (record.end) record.end = std::round(*record.end * 1e6) / 1e6;
   nlohmann::ordered_json json;
   json["format"] = kRunRecordFormat;
   json["role"] = record.role;
   json["state"] = RunStateName(record.state);
   json["host"] = record.host;
   json["pid"] = record.pid;
-  json["start"] = std::round(record.start * 1e6) / 1e6;
+  json["start"] = record.start;
   if (record.end) {
-    json["end"] = std::round(*record.end * 1e6) / 1e6;
-    json["duration_seconds"] = std::round(*record.Duration() * 1e6) / 1e6;
+    json["end"] = *record.end;
+    json["duration_seconds"] = *record.Duration();
   }
   if (record.exit_code) json["exit_code"] = *record.exit_code;
   if (record.signal) json["signal"] = *record.signal;

@@ -6,6 +6,7 @@
 // strictly typed, a bad one is a problem (bad_run_record), never a crash.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,7 +42,8 @@ struct RunRecord {
   std::string held_by;           // skipped: the holder the guard named, when known
 
   std::optional<double> Duration() const {
-    return end ? std::optional<double>(*end - start) : std::nullopt;
+    // To the microsecond the record holds, without the subtraction's noise.
+    return end ? std::optional<double>(std::round((*end - start) * 1e6) / 1e6) : std::nullopt;
   }
   bool Succeeded() const { return state == State::kFinished && exit_code == 0; }
 };
