@@ -5,7 +5,7 @@ TLS, in-cluster service-account credentials as a pod has them).
 Two wrappers race for an absent Lease (both read 404, both create: one 201, one 409), and for
 an expired one (both read the same resourceVersion, both update: one 200, one 409): each time
 exactly one runs the command and the other records a skipped duplicate and exits 200. A held
-Lease is renewed while the command runs and released (holderIdentity cleared) at the end; a
+Lease is renewed while the command runs and released (holderIdentity cleared) at the end, and the RBAC example grants exactly the verbs used; a
 wrapper killed with -9 takes its command with it and leaves the Lease to expire, after which
 the next copy runs. An API error is a guard error: the command runs by default
 (--on-guard-error=run, recorded), or not with skip (exit 201). The token never shows.
@@ -223,6 +223,18 @@ def main():
         check("the token never shows in messages or records", TOKEN not in everything)
         check("every request carried the service account's token",
               all(r["authorization"] == f"Bearer {TOKEN}" for r in requests()))
+        # examples/kubernetes/run/rbac.yaml grants exactly the verbs the wrapper used.
+        import yaml
+        with open(os.path.join(HERE, "..", "..", "examples", "kubernetes", "run",
+                               "rbac.yaml")) as source:
+            role = [d for d in yaml.safe_load_all(source) if d and d["kind"] == "Role"][0]
+        granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"]
+                   for r in rule["resources"] for v in rule["verbs"]}
+        verbs = {"GET": "get", "POST": "create", "PUT": "update", "DELETE": "delete"}
+        used = {("coordination.k8s.io", "leases", verbs[r["method"]]) for r in requests()
+                if r["path"].startswith("/apis/coordination.k8s.io/")}
+        check("examples/kubernetes/run/rbac.yaml grants exactly the verbs used", used == granted,
+              (sorted(used), sorted(granted)))
     finally:
         server.terminate()
         server.wait(timeout=10)
