@@ -406,7 +406,7 @@ void Refresher::RefreshOnce() {
 void Refresher::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
                                 RefreshResult& result,
                                 std::map<std::string, std::vector<SourceProblem>>& problems) {
-  RunRecordRead read = ReadRunRecords(job.runs_dir, job.role, &run_records_reported_[job.role]);
+  RunRecordRead read = ReadRunRecords(job.runs_dir, job.role, &run_record_cache_[job.role]);
   for (auto& problem : read.problems) {
     Log(LogLevel::kWarn, "bad run record", {{"role", job.role}, {"err", problem.message}});
     problems[job.source].push_back(problem);
@@ -451,10 +451,11 @@ void Refresher::ForgetRunRecordRoles(const Spec& spec) {
       }
     }
   }
-  for (auto* state : {&prevented_counted_, &run_records_reported_}) {
-    for (auto it = state->begin(); it != state->end();) {
-      it = kept(it->first) ? std::next(it) : state->erase(it);
-    }
+  for (auto it = prevented_counted_.begin(); it != prevented_counted_.end();) {
+    it = kept(it->first) ? std::next(it) : prevented_counted_.erase(it);
+  }
+  for (auto it = run_record_cache_.begin(); it != run_record_cache_.end();) {
+    it = kept(it->first) ? std::next(it) : run_record_cache_.erase(it);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "exporter/gzip.h"
+#include "exporter/run_record.h"
 #include "exporter/source.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
@@ -92,9 +93,10 @@ class Refresher {
   std::shared_ptr<const Published> published_;
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
-  // Run records, by role (refresh thread only): bad files already reported, and skipped
-  // duplicates already counted in schedwatch_job_duplicate_runs_prevented_total.
-  std::map<std::string, std::set<std::string>> run_records_reported_;
+  // Run records, by role (refresh thread only): files read (unchanged ones are not read again,
+  // bad ones reported once), and skipped duplicates already counted in
+  // schedwatch_job_duplicate_runs_prevented_total.
+  std::map<std::string, RunRecordCache> run_record_cache_;
   std::map<std::string, std::set<std::string>> prevented_counted_;
   std::mutex refresh_mutex_;                // one refresh at a time
   std::mutex reload_mutex_;                 // one reload at a time

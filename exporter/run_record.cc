@@ -233,10 +233,9 @@ RunRecordSummary SummarizeRunRecords(
 }
 
 RunRecordRead ReadRunRecords(const std::string& directory, const std::string& role,
-                             std::set<std::string>* reported) {
+                             RunRecordCache* cache) {
   RunRecordRead read;
   auto problem = [&](const std::string& name, const std::string& why) {
-    if (reported && !reported->insert(name).second) return;
     read.problems.push_back({"bad_run_record", fmt::format("{}/{}: {}", directory, name, why)});
   };
   DIR* dir = opendir(directory.c_str());
@@ -245,6 +244,7 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       read.problems.push_back(
           {"bad_run_record", fmt::format("cannot read {}: {}", directory, std::strerror(errno))});
     }
+    if (cache) cache->files.clear();
     return read;
   }
   std::vector<std::string> names;
@@ -254,38 +254,54 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       names.push_back(std::move(name));
     }
   }
-  closedir(dir);
   std::sort(names.begin(), names.end());
   if (names.size() > kMaxRunRecordFiles) {
-    problem("", fmt::format("{} records; only the newest {} are read", names.size(),
-                            kMaxRunRecordFiles));
-    names.erase(names.begin(), names.end() - kMaxRunRecordFiles);
+    names.erase(names.begin(), names.end() - kMaxRunRecordFiles);  // the newest are kept
   }
-  std::set<std::string> present(names.begin(), names.end());
+  RunRecordCache::Entry scratch;
+  std::map<std::string, RunRecordCache::Entry> seen;
   for (const std::string& name : names) {
-    // O_NONBLOCK: a FIFO planted here is not waited on; only regular files are read.
-    int fd = open((directory + "/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-    if (fd < 0) {
-      if (errno != ENOENT) problem(name, std::strerror(errno));  // ENOENT: pruned meanwhile
-      continue;
-    }
     struct stat info {};
-    std::string text;
-    bool regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-    if (regular) {
-      char buffer[8192];
-      while (text.size() <= kMaxRunRecordBytes) {
-        ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        text.append(buffer, static_cast<std::size_t>(n));
+    if (fstatat(dirfd(dir), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;  // pruned
+    RunRecordCache::Entry current;
+    current.device = info.st_dev, current.inode = info.st_ino, current.size = info.st_size;
+    current.mtime_ns =
+        static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+    if (cache) {
+      auto cached = cache->files.find(name);
+      if (cached != cache->files.end() && cached->second.device == current.device &&
+          cached->second.inode == current.inode && cached->second.size == current.size &&
+          cached->second.mtime_ns == current.mtime_ns) {
+        if (cached->second.record) read.records.emplace_back(name, *cached->second.record);
+        seen[name] = std::move(cached->second);
+        continue;
       }
     }
-    close(fd);
-    if (!regular) {
+    RunRecordCache::Entry& entry = cache ? seen[name] : scratch;
+    entry = current;
+    if (!S_ISREG(info.st_mode)) {  // a FIFO planted here is not waited on
       problem(name, "not a regular file");
       continue;
     }
+    if (info.st_size > static_cast<off_t>(kMaxRunRecordBytes)) {
+      problem(name,
+              fmt::format("{} bytes, more than a record's {}", info.st_size, kMaxRunRecordBytes));
+      continue;
+    }
+    int fd = openat(dirfd(dir), name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) {
+      if (errno != ENOENT) problem(name, std::strerror(errno));
+      continue;
+    }
+    std::string text;
+    char buffer[8192];
+    while (text.size() <= kMaxRunRecordBytes) {
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(fd);
     auto record = ParseRunRecord(text);
     if (!record) {
       problem(name, record.error());
@@ -295,14 +311,11 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       problem(name, fmt::format("role \"{}\" in the directory of \"{}\"", record->role, role));
       continue;
     }
+    entry.record = *record;
     read.records.emplace_back(name, std::move(*record));
   }
-  // Forget reports of files that are gone, so the set stays as small as the directory.
-  if (reported) {
-    for (auto it = reported->begin(); it != reported->end();) {
-      it = present.count(*it) || it->empty() ? std::next(it) : reported->erase(it);
-    }
-  }
+  closedir(dir);
+  if (cache) cache->files = std::move(seen);  // forgets what is gone
   return read;
 }
 

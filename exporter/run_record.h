@@ -77,15 +77,25 @@ struct RunRecordSummary {
 // cannot still be running (the guard was free), so it counts as failed at that later start.
 RunRecordSummary SummarizeRunRecords(const std::vector<std::pair<std::string, RunRecord>>& records);
 
+// What one refresh keeps for the next about a role's files, so an unchanged file is neither
+// read nor parsed again, and a bad one is reported once (until it changes).
+struct RunRecordCache {
+  struct Entry {
+    std::uint64_t device = 0, inode = 0;
+    std::int64_t mtime_ns = 0, size = 0;
+    std::optional<RunRecord> record;  // nullopt: bad, already reported
+  };
+  std::map<std::string, Entry> files;  // by name
+};
+
 // Reads `<directory>` (one role's records): files named *.json, at most kMaxRunRecordBytes each;
 // records of another role or that do not parse are problems (bad_run_record). A directory that
-// does not exist holds no records. `seen` names files already reported as bad: they are not
-// reported again; it is updated.
+// does not exist holds no records. `cache` may be null.
 struct RunRecordRead {
   std::vector<std::pair<std::string, RunRecord>> records;  // file name, record
   std::vector<SourceProblem> problems;
 };
 RunRecordRead ReadRunRecords(const std::string& directory, const std::string& role,
-                             std::set<std::string>* reported);
+                             RunRecordCache* cache);
 
 }  // namespace schedwatch

@@ -143,8 +143,8 @@ TEST(RunRecordTest, DirectoryReadCountsBadRecordsOnce) {
   ASSERT_TRUE(run::WriteRunRecord(dir, other).ok());
   mkfifo((dir + "/fifo.json").c_str(), 0644);            // never waited on
   std::ofstream(dir + "/checkpoint") << "1767225600\n";  // not a record: ignored
-  std::set<std::string> reported;
-  auto read = ReadRunRecords(dir, "backup", &reported);
+  RunRecordCache cache;
+  auto read = ReadRunRecords(dir, "backup", &cache);
   ASSERT_EQ(read.records.size(), 1u);
   EXPECT_EQ(read.records[0].second.start, 1000);
   ASSERT_EQ(read.problems.size(), 3u);
@@ -154,7 +154,17 @@ TEST(RunRecordTest, DirectoryReadCountsBadRecordsOnce) {
   EXPECT_NE(read.problems[1].message.find("role \"other\" in the directory of \"backup\""),
             std::string::npos);
   EXPECT_NE(read.problems[2].message.find("fifo.json: not a regular file"), std::string::npos);
-  EXPECT_TRUE(ReadRunRecords(dir, "backup", &reported).problems.empty());
+  // Unchanged files are not reported again; the good one is still there (from the cache).
+  auto again = ReadRunRecords(dir, "backup", &cache);
+  EXPECT_TRUE(again.problems.empty());
+  ASSERT_EQ(again.records.size(), 1u);
+  EXPECT_EQ(again.records[0].second.start, 1000);
+  // A bad file rewritten is read and reported again.
+  std::ofstream(dir + "/00000000000000000001-1.json.new") << "[]";
+  fs::rename(dir + "/00000000000000000001-1.json.new", dir + "/00000000000000000001-1.json");
+  again = ReadRunRecords(dir, "backup", &cache);
+  ASSERT_EQ(again.problems.size(), 1u);
+  EXPECT_NE(again.problems[0].message.find("not a JSON object"), std::string::npos);
   EXPECT_TRUE(ReadRunRecords(dir + "/absent", "backup", nullptr).problems.empty());
   fs::remove_all(dir);
 }
