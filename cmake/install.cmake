@@ -7,12 +7,14 @@ set(SCHEDWATCH_SYSTEMD_UNIT_DIR /lib/systemd/system CACHE PATH "Where the system
 set(SCHEDWATCH_CONFIG_DIR /etc/schedwatch CACHE PATH "Where the spec goes")
 set(SCHEDWATCH_DEFAULTS_DIR /etc/default CACHE PATH "Where the unit's ARGS file goes")
 
-if(TARGET schedwatch_exporter AND TARGET schedwatch_rulegen)
-  # Full RELRO, as Debian's hardening flags link daemons (lintian: hardening-no-bindnow).
-  target_link_options(schedwatch_exporter PRIVATE LINKER:-z,relro,-z,now)
-  target_link_options(schedwatch_rulegen PRIVATE LINKER:-z,relro,-z,now)
-  install(TARGETS schedwatch_exporter schedwatch_rulegen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-endif()
+set(SCHEDWATCH_BINARIES schedwatch_exporter schedwatch_rulegen schedwatch_run)
+foreach(binary ${SCHEDWATCH_BINARIES})
+  if(TARGET ${binary})
+    # Full RELRO, as Debian's hardening flags link daemons (lintian: hardening-no-bindnow).
+    target_link_options(${binary} PRIVATE LINKER:-z,relro,-z,now)
+    install(TARGETS ${binary} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
 
 # The example unit names /usr/bin/schedwatch_exporter; the installed one names the binary of
 # this installation's prefix, known only when installing (CPack installs with the prefix /usr).
@@ -52,10 +54,12 @@ install(FILES packaging/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DAT
 # Manual pages from each binary's --help (help2man, when installed; the package test's lintian
 # fails a package without them). The binaries run by name, so the pages do not show build paths.
 find_program(HELP2MAN help2man)
-if(HELP2MAN AND TARGET schedwatch_exporter AND TARGET schedwatch_rulegen)
-  foreach(binary schedwatch_exporter schedwatch_rulegen)
+if(HELP2MAN AND TARGET schedwatch_exporter AND TARGET schedwatch_rulegen AND TARGET schedwatch_run)
+  foreach(binary ${SCHEDWATCH_BINARIES})
     if(binary STREQUAL schedwatch_exporter)
       set(summary "serve Prometheus metrics about scheduled jobs, check and reconcile a spec")
+    elseif(binary STREQUAL schedwatch_run)
+      set(summary "run a scheduled job under a per-role guard and record the run")
     else()
       set(summary "generate alerting rules, their tests and a dashboard from a spec")
     endif()

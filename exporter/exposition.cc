@@ -31,6 +31,17 @@ const std::vector<RoleGauge>& RoleGauges() {
        "Live objects holding the role whose schedule, time zone or spec version differs from the "
        "spec.",
        [](const RoleResult& r) { return Maybe(r.status.drifted_objects); }},
+      {"schedwatch_job_guarded",
+       "1 if schedwatch_run's guard holds copies of the role apart: the latest run was guarded "
+       "and its records show skipped duplicates; 0 if not; absent without run records.",
+       [](const RoleResult& r) { return Maybe(r.guarded); }},
+      {"schedwatch_job_last_duration_seconds",
+       "Duration of the latest finished run recorded by schedwatch_run.",
+       [](const RoleResult& r) { return Maybe(r.last_duration); }},
+      {"schedwatch_job_last_exit_code",
+       "Exit status of the latest finished run recorded by schedwatch_run (128 + N for signal "
+       "N).",
+       [](const RoleResult& r) { return Maybe(r.last_exit_code); }},
       {"schedwatch_job_last_failure_timestamp_seconds",
        "End of the last observed failed run, Unix seconds.",
        [](const RoleResult& r) { return Maybe(r.status.history.last_failure); }},

@@ -14,6 +14,7 @@
 #include "exporter/exposition.h"
 #include "exporter/ledger.h"
 #include "exporter/log.h"
+#include "exporter/run_record.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/timefmt.h"
 
@@ -121,6 +122,12 @@ Refresher::Refresher(RefresherOptions options)
                           .Help("Objects carrying the schedwatch marker whose role is not in the "
                                 "spec.")
                           .Register(registry_)),
+      duplicate_runs_prevented_(
+          prometheus::BuildCounter()
+              .Name("schedwatch_job_duplicate_runs_prevented_total")
+              .Help("Runs schedwatch_run skipped because another copy of the role held its "
+                    "guard (from its skipped records).")
+              .Register(registry_)),
       last_cycle_(prometheus::BuildGauge()
                       .Name("schedwatch_exporter_last_cycle_timestamp_seconds")
                       .Help("End of the last complete refresh, Unix seconds: the watcher's own "
@@ -358,10 +365,12 @@ void Refresher::RefreshOnce() {
       }
       if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
     }
+    if (!job.runs_dir.empty()) ApplyRunRecords(job, observation, role, result, problems);
     role.status = Classify(job, observation, now);
     role.objects = std::move(observation.objects);
     result.roles.push_back(std::move(role));
   }
+  ForgetRunRecordRoles(spec);
   std::sort(result.roles.begin(), result.roles.end(),
             [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
   std::sort(result.sources.begin(), result.sources.end(),
@@ -390,6 +399,62 @@ void Refresher::RefreshOnce() {
         fmt::format(
             "{:.3f}",
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())}});
+}
+
+void Refresher::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
+                                RefreshResult& result,
+                                std::map<std::string, std::vector<SourceProblem>>& problems) {
+  RunRecordRead read = ReadRunRecords(job.runs_dir, job.role, &run_record_cache_[job.role]);
+  for (auto& problem : read.problems) {
+    Log(LogLevel::kWarn, "bad run record", {{"role", job.role}, {"err", problem.message}});
+    problems[job.source].push_back(problem);
+    for (auto& source : result.sources) {
+      if (source.name == job.source) source.problems.push_back(problem);
+    }
+  }
+  RunRecordSummary summary = SummarizeRunRecords(read.records);
+  // Each skipped record is counted once; pruned names are forgotten (names never repeat).
+  auto& counter = duplicate_runs_prevented_.Add({{"role", job.role}, {"source", job.source}});
+  auto& counted = prevented_counted_[job.role];
+  std::set<std::string> still_there;
+  for (const auto& name : summary.skipped_files) {
+    if (!counted.count(name)) counter.Increment();
+    still_there.insert(name);
+  }
+  counted = std::move(still_there);
+  role.run_records = static_cast<int>(read.records.size());
+  role.skipped_duplicates = summary.skipped;
+  if (!summary.has_runs) return;
+  // A wrapper's record is exact: it replaces what the scheduler's log or status said.
+  observation.history = summary.history;
+  role.last_duration = summary.last_duration;
+  if (summary.last_exit_code) role.last_exit_code = summary.last_exit_code;
+  if (summary.last_signal) role.last_exit_code = 128 + *summary.last_signal;
+  role.guarded = summary.guarded;
+}
+
+void Refresher::ForgetRunRecordRoles(const Spec& spec) {
+  auto kept = [&spec](const std::string& role) {
+    const JobSpec* job = spec.FindJob(role);
+    return job != nullptr && !job->runs_dir.empty();
+  };
+  for (const auto& family : registry_.Collect()) {
+    if (family.name != "schedwatch_job_duplicate_runs_prevented_total") continue;
+    for (const auto& metric : family.metric) {
+      prometheus::Labels labels;
+      for (const auto& label : metric.label) labels[label.name] = label.value;
+      const JobSpec* job = spec.FindJob(labels["role"]);
+      if (!kept(labels["role"]) || job->source != labels["source"]) {
+        duplicate_runs_prevented_.Remove(&duplicate_runs_prevented_.Add(labels));
+      }
+    }
+  }
+  for (auto it = prevented_counted_.begin(); it != prevented_counted_.end();) {
+    it = kept(it->first) ? std::next(it) : prevented_counted_.erase(it);
+  }
+  for (auto it = run_record_cache_.begin(); it != run_record_cache_.end();) {
+    it = kept(it->first) ? std::next(it) : run_record_cache_.erase(it);
+  }
 }
 
 void Refresher::UpdateSelfMetrics(

@@ -14,11 +14,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "exporter/gzip.h"
 #include "exporter/run_history.h"
+#include "exporter/run_record.h"
 #include "exporter/source.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
@@ -77,6 +79,11 @@ class Refresher {
   void UpdateSelfMetrics(const RefreshResult& result,
                          const std::map<std::string, std::vector<SourceProblem>>& problems);
   void Publish(RefreshResult result);
+  // schedwatch_run's records of `job`: history, counters and problems.
+  void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
+                       RefreshResult& result,
+                       std::map<std::string, std::vector<SourceProblem>>& problems);
+  void ForgetRunRecordRoles(const Spec& spec);
   void ApplyPendingConfig();
   void RepublishSelfMetrics();
 
@@ -88,8 +95,13 @@ class Refresher {
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
   RunHistoryStore run_history_;                         // refresh thread only
-  std::mutex refresh_mutex_;                            // one refresh at a time
-  std::mutex reload_mutex_;                             // one reload at a time
+  // Run records, by role (refresh thread only): files read (unchanged ones are not read again,
+  // bad ones reported once), and skipped duplicates already counted in
+  // schedwatch_job_duplicate_runs_prevented_total.
+  std::map<std::string, RunRecordCache> run_record_cache_;
+  std::map<std::string, std::set<std::string>> prevented_counted_;
+  std::mutex refresh_mutex_;                // one refresh at a time
+  std::mutex reload_mutex_;                 // one reload at a time
   std::mutex publish_mutex_;                // one rendering at a time: a refresh's or a reload's
   std::size_t expected_metrics_bytes_ = 0;  // size of the last exposition
 
@@ -106,6 +118,7 @@ class Refresher {
   prometheus::Family<prometheus::Gauge>& source_sync_duration_;
   prometheus::Family<prometheus::Counter>& source_errors_;
   prometheus::Family<prometheus::Gauge>& source_unowned_;
+  prometheus::Family<prometheus::Counter>& duplicate_runs_prevented_;
   prometheus::Gauge& last_cycle_;
   prometheus::Gauge& reload_successful_;
   prometheus::Gauge& reload_success_time_;

@@ -51,6 +51,12 @@ struct RoleResult {
   RoleStatus status;  // status.history.runs is moved into `runs`
   std::vector<LiveObject> objects;
   std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
+  // From schedwatch_run's records (jobs with runs_dir); unset without them.
+  std::optional<double> last_duration;
+  std::optional<int> last_exit_code;  // 128 + N for a run ended by signal N, as shells say
+  std::optional<bool> guarded;
+  int run_records = 0;
+  int skipped_duplicates = 0;  // among the records kept
 };
 
 struct RefreshResult {

@@ -34,8 +34,10 @@ constexpr std::array<AlertText, 18> kAlerts = {{
     {"SchedwatchJobDuplicate", "warning", "{{ $labels.role }}: {{ $value }} objects hold the role",
      "{{ $value }} live objects on source {{ $labels.source }} hold role {{ $labels.role }}, so "
      "the "
-     "job may run more than once. Safe first action: confirm ownership by hand; never delete one "
-     "automatically."},
+     "job may run more than once. If schedwatch_job_guarded is 1 for the role, schedwatch_run's "
+     "guard holds the copies apart (schedwatch_job_duplicate_runs_prevented_total counts the "
+     "skipped runs); otherwise they may run at once. Safe first action: confirm ownership by "
+     "hand; never delete one automatically."},
     {"SchedwatchJobDrift", "warning",
      "{{ $labels.role }}: {{ $value }} object(s) differ from the spec",
      "{{ $value }} live object(s) of role {{ $labels.role }} on source {{ $labels.source }} have a "

@@ -309,6 +309,10 @@ class Decoder {
              fmt::format("expected owner/name, got \"{}\"", repository));
       }
     }
+    if (auto it = source.settings.find("runs_dir");
+        it != source.settings.end() && (it->second.empty() || it->second.front().empty())) {
+      Fail(fields.At("runs_dir"), path.Key("runs_dir"), "empty");
+    }
     if (source.type == "crontab") {
       std::string history = source.Get("history", "syslog");
       if (history != "syslog" && history != "journal") {
@@ -336,11 +340,12 @@ class Decoder {
   }
 
   JobSpec DecodeJob(YamlNode node, const Path& path, const Defaults& defaults, const Spec& spec) {
-    Fields fields = Check(node, path,
-                          {"role", "source", "schedule", "timezone", "spec_version", "start_grace",
-                           "max_runtime", "missed_starts", "alert_for", "stale_after", "progress",
-                           "template", "workflow", "success_metric"},
-                          {"role", "source", "schedule", "spec_version"});
+    Fields fields =
+        Check(node, path,
+              {"role", "source", "schedule", "timezone", "spec_version", "start_grace",
+               "max_runtime", "missed_starts", "alert_for", "stale_after", "progress", "template",
+               "workflow", "success_metric", "runs_dir", "require_concurrency"},
+              {"role", "source", "schedule", "spec_version"});
     JobSpec job;
     job.line = node.line();
     job.role = Scalar(fields.At("role"), path.Key("role"));
@@ -431,6 +436,32 @@ class Decoder {
         }
         job.workflow = Scalar(value, field);
       }
+    }
+    // schedwatch_run's records: `<runs_dir>/<role>`, the job's key before its source's.
+    std::string runs_dir = source->second.Get("runs_dir");
+    if (auto value = fields.Find("runs_dir")) {
+      if (job.source_type == "github_actions") {
+        Fail(*value, path.Key("runs_dir"),
+             "github_actions runs happen on GitHub's runners, where the exporter cannot read "
+             "run records; use the workflow's concurrency: group (require_concurrency: true)");
+      }
+      runs_dir = Scalar(*value, path.Key("runs_dir"));
+      if (runs_dir.empty()) Fail(*value, path.Key("runs_dir"), "empty");
+      runs_dir = ResolvePath(runs_dir);
+    }
+    if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
+    if (auto value = fields.Find("require_concurrency")) {
+      std::string text = Scalar(*value, path.Key("require_concurrency"));
+      if (text != "true" && text != "false") {
+        Fail(*value, path.Key("require_concurrency"),
+             fmt::format("expected true or false, got {}", value->Describe()));
+      }
+      if (job.source_type != "github_actions") {
+        Fail(*value, path.Key("require_concurrency"),
+             "only github_actions jobs have a workflow concurrency: group (other jobs use "
+             "schedwatch_run's guard)");
+      }
+      job.require_concurrency = text == "true";
     }
     if (job.source_type == "github_actions" && job.workflow.empty()) {
       Fail(node, path.Key("workflow"),

@@ -10,7 +10,8 @@ const std::map<std::string, std::vector<SourceKey>, std::less<>>& SourceKeyTable
         {"syslog", SourceKey::kPath, false},
         {"history", SourceKey::kString, false},  // syslog | journal
         {"journal_directory", SourceKey::kPath, false},
-        {"root", SourceKey::kPath, false},  // prefix for every path (tests, chroots)
+        {"root", SourceKey::kPath, false},      // prefix for every path (tests, chroots)
+        {"runs_dir", SourceKey::kPath, false},  // schedwatch_run's records, <runs_dir>/<role>
         {"timeout", SourceKey::kDuration, false}}},
       {"kubernetes",
        {{"kubeconfig", SourceKey::kPath, false},
@@ -18,6 +19,7 @@ const std::map<std::string, std::vector<SourceKey>, std::less<>>& SourceKeyTable
         {"in_cluster", SourceKey::kBool, false},
         {"namespaces", SourceKey::kList, false},
         {"page_size", SourceKey::kString, false},
+        {"runs_dir", SourceKey::kPath, false},  // schedwatch_run's records, <runs_dir>/<role>
         {"timeout", SourceKey::kDuration, false}}},
       {"github_actions",
        {{"repository", SourceKey::kString, true},
@@ -29,7 +31,8 @@ const std::map<std::string, std::vector<SourceKey>, std::less<>>& SourceKeyTable
         {"ca_file", SourceKey::kPath, false},  // CAs trusted instead of the system's
         {"timeout", SourceKey::kDuration, false}}},
       {"file",
-       {{"path", SourceKey::kPath, true},  // a live-state snapshot, YAML or JSON
+       {{"path", SourceKey::kPath, true},       // a live-state snapshot, YAML or JSON
+        {"runs_dir", SourceKey::kPath, false},  // schedwatch_run's records, <runs_dir>/<role>
         {"timeout", SourceKey::kDuration, false}}},
   };
   return *table;

@@ -237,3 +237,34 @@ jobs:
 
 }  // namespace
 }  // namespace schedwatch
+
+namespace schedwatch {
+namespace {
+
+// schedwatch_run's records: <runs_dir>/<role>, the job's runs_dir before its source's; relative
+// paths from the spec's directory.
+TEST(SpecTest, RunsDirFromJobOrSource) {
+  std::string path = WriteTemp("runs.yml", R"(version: 1
+sources:
+  host: {type: crontab, runs_dir: runs}
+  plain: {type: file, path: live.yaml}
+  ci: {type: github_actions, repository: acme/widgets}
+jobs:
+  - {role: backup, source: host, schedule: "0 3 * * *", spec_version: "1"}
+  - {role: report, source: host, schedule: "0 3 * * *", spec_version: "1", runs_dir: /srv/runs}
+  - {role: other, source: plain, schedule: "0 3 * * *", spec_version: "1"}
+  - {role: nightly, source: ci, workflow: nightly.yml, schedule: "0 3 * * *", spec_version: "1",
+     require_concurrency: true}
+)");
+  auto spec = LoadSpecFile(path);
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  std::string directory = path.substr(0, path.rfind('/') + 1);
+  EXPECT_EQ(spec->jobs[0].runs_dir, directory + "runs/backup");
+  EXPECT_EQ(spec->jobs[1].runs_dir, "/srv/runs/report");
+  EXPECT_EQ(spec->jobs[2].runs_dir, "");
+  EXPECT_TRUE(spec->jobs[3].require_concurrency);
+  EXPECT_FALSE(spec->jobs[0].require_concurrency);
+}
+
+}  // namespace
+}  // namespace schedwatch

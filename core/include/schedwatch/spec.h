@@ -77,6 +77,10 @@ struct JobSpec {
   std::string template_path;  // resolved against the spec's directory
   std::string workflow;
   std::string success_metric;
+  // Where schedwatch_run records this role's runs: `<runs_dir>/<role>`, from the job's
+  // `runs_dir:` or its source's; empty when neither is set.
+  std::string runs_dir;
+  bool require_concurrency = false;  // github_actions: flag a workflow without `concurrency:`
   int line = 0;
   struct Origins {
     ValueOrigin timezone = ValueOrigin::kBuiltIn;

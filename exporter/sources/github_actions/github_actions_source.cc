@@ -397,6 +397,15 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
       }
       files[job.workflow] = *file != nullptr && (*file)->file ? &*(*file)->file : nullptr;
     }
+    // GitHub's own guard against overlapping runs is the workflow's `concurrency:` group.
+    if (job.require_concurrency && files[job.workflow] != nullptr &&
+        !files[job.workflow]->has_concurrency) {
+      snapshot.problems.push_back(
+          {"workflow_without_concurrency",
+           fmt::format("{}: no workflow-level concurrency: group, so two runs of role {} may "
+                       "overlap (add e.g. `concurrency: {{group: {}}}`)",
+                       job.workflow, job.role, job.role)});
+    }
     for (const Workflow* workflow : matching->second) {
       if (!runs.count(workflow->id)) {
         auto history = Runs(reading, *workflow);

@@ -157,6 +157,11 @@ Result<WorkflowFile> ParseWorkflowFile(std::string_view text) {
         fmt::format("line {}: the workflow is {}, not a mapping", root.line(), root.Describe()));
     return file;
   }
+  if (auto concurrency = MappingValue(root, "concurrency")) {
+    // A group name (`concurrency: nightly`) or a mapping with a group; empty means none.
+    auto group = concurrency->IsMapping() ? MappingValue(*concurrency, "group") : concurrency;
+    file.has_concurrency = group && group->IsScalar() && !group->scalar().empty();
+  }
   // YAML 1.1 readers turn the key `on` into true; YamlDocument keeps the text "on".
   auto on = MappingValue(root, "on");
   if (!on || !on->IsMapping()) return file;  // `on: push`, `on: [push]`: no schedule

@@ -55,6 +55,7 @@ struct CronEntry {
 struct WorkflowFile {
   std::vector<CronEntry> schedules;
   std::string spec_version;           // from `# schedwatch: spec_version=N`; empty when none
+  bool has_concurrency = false;       // a workflow-level `concurrency:` key (GitHub's own guard)
   std::vector<std::string> problems;  // malformed schedule entries, by line
 };
 // Fails only when the text is not YAML at all; a file without `on.schedule` has no entries.

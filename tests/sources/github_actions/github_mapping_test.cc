@@ -336,5 +336,16 @@ TEST(GitHubMappingHostileTest, DeeplyNestedAnswersDoNotCrash) {
   EXPECT_FALSE(ParseWorkflowFile("on: " + deep).ok());
 }
 
+TEST(WorkflowFileTest, WorkflowLevelConcurrencyGroup) {
+  auto has = [](const std::string& text) { return ParseWorkflowFile(text)->has_concurrency; };
+  EXPECT_TRUE(has("concurrency: nightly\non: {schedule: [{cron: '0 3 * * *'}]}\n"));
+  EXPECT_TRUE(has("concurrency:\n  group: ${{ github.workflow }}\n  cancel-in-progress: false\n"));
+  EXPECT_FALSE(has("on: {schedule: [{cron: '0 3 * * *'}]}\n"));
+  EXPECT_FALSE(has("concurrency:\n"));                             // null: none
+  EXPECT_FALSE(has("concurrency: {cancel-in-progress: true}\n"));  // no group
+  // A job-level group does not keep two workflow runs apart as a whole.
+  EXPECT_FALSE(has("jobs:\n  build:\n    concurrency: x\n"));
+}
+
 }  // namespace
 }  // namespace schedwatch::github

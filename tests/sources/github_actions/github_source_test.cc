@@ -521,3 +521,38 @@ TEST_F(GitHubSourceTest, NewestPageWithoutSuccessAsksForTheLatestSuccess) {
 
 }  // namespace
 }  // namespace schedwatch
+
+namespace schedwatch {
+namespace {
+
+// GitHub's own guard is the workflow's `concurrency:` group; require_concurrency flags its absence.
+TEST_F(GitHubSourceTest, RequiredConcurrencyGroupMissingIsAProblem) {
+  auto source =
+      Make("", R"(  - {role: guarded, source: ci, workflow: nightly.yml, schedule: "0 3 * * *",
+     spec_version: "7", require_concurrency: true}
+)");
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  std::vector<std::string> flagged;
+  for (const auto& problem : snapshot->problems) {
+    if (problem.reason == "workflow_without_concurrency") flagged.push_back(problem.message);
+  }
+  EXPECT_EQ(flagged, (std::vector<std::string>{
+                         ".github/workflows/nightly.yml: no workflow-level concurrency: group, so "
+                         "two runs of role guarded may overlap (add e.g. `concurrency: {group: "
+                         "guarded}`)"}));  // only for the role that asks
+
+  fake_.routes[kNightlyFile].body =
+      "concurrency:\n  group: nightly\n" + ReadFile(kFixtures / "nightly.yml");
+  auto fresh =
+      Make("", R"(  - {role: guarded, source: ci, workflow: nightly.yml, schedule: "0 3 * * *",
+     spec_version: "7", require_concurrency: true}
+)");
+  snapshot = List(*fresh, kNow);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_TRUE(std::none_of(snapshot->problems.begin(), snapshot->problems.end(),
+                           [](auto& p) { return p.reason == "workflow_without_concurrency"; }));
+}
+
+}  // namespace
+}  // namespace schedwatch

@@ -27,13 +27,20 @@ The config file (JSON) is re-read whenever it changes:
                "raw": "{not json",             this body with status (default 200)
                "drop": true}],                 close the connection without an answer
    "visible_after": 1.5,              seconds before a created CronJob shows in lists
-   "appear_on_post": [...]}           CronJobs someone else creates just before a POST of the
+   "appear_on_post": [...],           CronJobs someone else creates just before a POST of the
                                       same namespace/name arrives (the race reconcile must survive)
+   "leases": [...],                   coordination.k8s.io/v1 Leases (reset when the file changes)
+   "lease_get_delay": 0.5}            seconds a GET of a Lease waits after reading it (racing copies
+                                      then act on the same state)
 Lists honour limit, continue (410 Expired for a token of an older config) and labelSelector
 (`key` or `key=value`, comma-separated). POST /apis/batch/v1/namespaces/NS/cronjobs creates a
 CronJob as the API server does (201; 409 AlreadyExists for a taken name; 400 for a namespace
 that differs from the path's); created objects outlive config changes. PUT, PATCH and DELETE are
-logged and refused: tests prove from the log that nothing was changed or removed. Each request is
+logged and refused: tests prove from the log that nothing was changed or removed.
+Leases (/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]) are kept as the API server
+keeps them: GET (404 NotFound), POST (201; 409 AlreadyExists), PUT with metadata.resourceVersion
+(200 and a new resourceVersion; 409 Conflict when it is not the stored one, as for two copies
+racing); DELETE is refused like the rest. Each request is
 appended to --request-log as a JSON line (method, path, query, body for POSTs).
 Also, for HTTP client tests: /echo (request headers as JSON), /bytes?n=N, /slow?seconds=S,
 /drip?seconds=S (a byte every 50 ms), /status/NNN.
@@ -52,6 +59,7 @@ import time
 import urllib.parse
 
 API_PREFIX = "/apis/batch/v1/"
+LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
 
 
 def openssl(*args, cwd):
@@ -176,6 +184,9 @@ class World:
                 self.base = synthetic_world(config.get("synthetic", {}))
                 self.faults = [dict(fault) for fault in config.get("faults", [])]
                 self.appear_on_post = list(config.get("appear_on_post", []))
+                self.leases = {(metadata_field(item, "namespace"), metadata_field(item, "name")):
+                               item for item in config.get("leases", [])}
+                self.lease_version = 500000
             elif self.visible_created == self.count_visible():
                 return
             self.rebuild()
@@ -356,13 +367,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         world = self.server.world
         url, query, authenticated = self.begin()
-        if not url.path.startswith(API_PREFIX):
+        if not url.path.startswith((API_PREFIX, LEASE_PREFIX)):
             return self.test_route(url.path, query)
         if not authenticated:
             return self.unauthorized()
         fault = world.take_fault("GET", url.path, "continue" in query)
         if fault and self.act_out(fault):
             return None
+        if url.path.startswith(LEASE_PREFIX):
+            return self.lease_request(url, None)
 
         parts = url.path[len(API_PREFIX):].split("/")
         if len(parts) == 1 and parts[0] in ("cronjobs", "jobs"):
@@ -380,6 +393,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url, _, authenticated = self.begin(body)
         if not authenticated:
             return self.unauthorized()
+        if url.path.startswith(LEASE_PREFIX):
+            return self.lease_request(url, body)
         parts = url.path[len(API_PREFIX):].split("/")
         if not (url.path.startswith(API_PREFIX) and len(parts) == 3
                 and parts[0] == "namespaces" and parts[2] == "cronjobs"):
@@ -412,13 +427,77 @@ class Handler(http.server.BaseHTTPRequestHandler):
         code, answer = world.create(namespace, item)
         return self.send_json(code, answer)
 
+    def lease_request(self, url, body):
+        """GET, POST and PUT of Leases, with the API server's resourceVersion checks."""
+        world = self.server.world
+        parts = url.path[len(LEASE_PREFIX):].split("/")
+        if len(parts) not in (2, 3) or parts[1] != "leases":
+            return self.send_json(404, status_body(404, "NotFound", "no such resource"))
+        namespace, name = parts[0], parts[2] if len(parts) == 3 else None
+        if self.command == "GET" and name:
+            with world.lock:
+                lease = world.leases.get((namespace, name))
+            time.sleep(world.config.get("lease_get_delay", 0))  # read, then answer late
+            if lease is None:
+                return self.send_json(404, status_body(
+                    404, "NotFound", f'leases.coordination.k8s.io "{name}" not found',
+                    {"details": {"name": name, "group": "coordination.k8s.io",
+                                 "kind": "leases"}}))
+            return self.send_json(200, lease)
+        try:
+            item = json.loads(body)
+            metadata = item["metadata"]
+            if not isinstance(metadata, dict):
+                raise ValueError("no metadata")
+        except (ValueError, KeyError, TypeError) as error:
+            return self.send_json(400, status_body(400, "BadRequest", str(error)))
+        with world.lock:
+            if self.command == "POST" and not name:
+                key = (namespace, metadata.get("name"))
+                if key in world.leases:
+                    return self.send_json(409, status_body(
+                        409, "AlreadyExists",
+                        f'leases.coordination.k8s.io "{key[1]}" already exists'))
+            elif self.command == "PUT" and name and metadata.get("name") == name:
+                key = (namespace, name)
+                stored = world.leases.get(key)
+                if stored is None:
+                    return self.send_json(404, status_body(404, "NotFound", "not found"))
+                if metadata.get("resourceVersion") != stored["metadata"]["resourceVersion"]:
+                    return self.send_json(409, status_body(
+                        409, "Conflict",
+                        f'Operation cannot be fulfilled on leases.coordination.k8s.io "{name}": '
+                        "the object has been modified; please apply your changes to the latest "
+                        "version and try again"))
+            else:
+                return self.send_json(405, status_body(405, "MethodNotAllowed",
+                                                       "the server does not allow this method"))
+            world.lease_version += 1
+            metadata["namespace"] = namespace
+            metadata["resourceVersion"] = str(world.lease_version)
+            world.leases[key] = item
+        return self.send_json(201 if self.command == "POST" else 200, item)
+
     def refuse_change(self):
         self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
         self.begin()
         return self.send_json(405, status_body(405, "MethodNotAllowed",
                                                "this test server changes nothing"))
 
-    do_PUT = do_PATCH = do_DELETE = refuse_change
+    def do_PUT(self):
+        url = urllib.parse.urlsplit(self.path)
+        if not url.path.startswith(LEASE_PREFIX):
+            return self.refuse_change()
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        _, _, authenticated = self.begin(body)
+        if not authenticated:
+            return self.unauthorized()
+        fault = self.server.world.take_fault("PUT", url.path, False)
+        if fault and self.act_out(fault):
+            return None
+        return self.lease_request(url, body)
+
+    do_PATCH = do_DELETE = refuse_change
 
     def send_list(self, world, kind, namespace, query):
         selector = query.get("labelSelector")
