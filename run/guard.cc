@@ -189,7 +189,7 @@ Result<HttpResponse> LeaseGuard::Send(const std::string& method, const std::stri
   if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
   if (!token->empty()) request.headers.emplace_back("Authorization", "Bearer " + *token);
   auto response = client_->Send(request);
-  if (!response) return Error{kubernetes::Redact(response.error(), *token)};
+  if (!response) return Error{RedactSecret(response.error(), *token)};
   return response;
 }
 
