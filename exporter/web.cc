@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -61,6 +62,10 @@ struct Request {
   std::size_t body_bytes = 0;
   enum class Auth { kUnchecked, kOk, kBad } auth = Auth::kUnchecked;
   std::string user, password;  // for the worker's check only; cleared by it
+  // A page rendered on the pages thread: status pages of 10,000 roles take a second, which an
+  // event thread must never spend. Requests of one batch with the same key share one rendering.
+  std::function<Reply()> render;
+  std::string render_key;
   std::optional<Reply> deferred_reply;
 };
 
@@ -370,13 +375,15 @@ struct WebServer::Impl {
   std::string AuthDigest(const std::string& user, const std::string& password);
   void ReloadBatch(std::vector<Request*>& batch);
   void AuthBatch(std::vector<Request*>& batch);
+  static void RenderBatch(std::vector<Request*>& batch);
+  MHD_Result Defer(Deferrer& deferrer, Request* request);
 
   WebOptions options_;
   Refresher& refresher_;
   std::vector<Listener> listeners_;
   std::vector<MHD_Daemon*> daemons_;
   std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
-  std::unique_ptr<Deferrer> reloads_, auth_checks_;
+  std::unique_ptr<Deferrer> reloads_, auth_checks_, pages_;
   std::mutex auth_mutex_;
   std::set<std::string> verified_;  // digests of credentials bcrypt accepted
   std::string auth_salt_;
@@ -386,6 +393,7 @@ WebServer::Impl::~Impl() {
   // Resume every suspended connection first: the daemons may not stop with one suspended.
   if (reloads_) reloads_->Stop();
   if (auth_checks_) auth_checks_->Stop();
+  if (pages_) pages_->Stop();
   for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
 }
 
@@ -452,6 +460,7 @@ Result<bool> WebServer::Impl::Start() {
     auth_checks_ = std::make_unique<Deferrer>([this](auto& batch) { AuthBatch(batch); });
   }
   reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
+  pages_ = std::make_unique<Deferrer>([](auto& batch) { RenderBatch(batch); });
 
   for (const auto& address : options_.listen_addresses) {
     int port = 0;
@@ -737,6 +746,20 @@ void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
   for (Request* request : batch) request->deferred_reply = reply;
 }
 
+void WebServer::Impl::RenderBatch(std::vector<Request*>& batch) {
+  std::map<std::string, const Reply*> rendered;
+  for (Request* request : batch) {
+    auto it = request->render_key.empty() ? rendered.end() : rendered.find(request->render_key);
+    request->deferred_reply = it != rendered.end() ? *it->second : request->render();
+    if (!request->render_key.empty()) rendered[request->render_key] = &*request->deferred_reply;
+  }
+}
+
+MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
+  if (!deferrer.Submit(request)) return Queue(request->connection, Text(503, "shutting down\n"));
+  return MHD_YES;
+}
+
 MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string& path,
                                   const std::string& method, std::size_t* upload_data_size,
                                   void** closure) {
@@ -824,24 +847,6 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
                      ? Text(200, "schedwatch is ready.\n")
                      : Text(503, "schedwatch is not ready: no complete refresh yet.\n"));
   }
-  PageOptions page;
-  page.telemetry_path = options_.telemetry_path;
-  page.runbook_url = options_.runbook_url;
-  if (path == "/api/v1/status") {
-    Reply reply = Text(200, RenderStatusJson(refresher_.Current()->result, page));
-    reply.content_type = "application/json";
-    return Queue(connection, reply);
-  }
-  if (role_json) {
-    std::string role = path.substr(std::strlen("/api/v1/roles/"));
-    auto json = RenderRoleJson(refresher_.Current()->result, role, page);
-    Reply reply =
-        json ? Text(200, std::move(*json))
-             : Text(404, nlohmann::json{{"error", "no such role in the spec"}, {"role", role}}.dump(
-                             -1, ' ', false, nlohmann::json::error_handler_t::replace));
-    reply.content_type = "application/json";
-    return Queue(connection, reply);
-  }
   if (path == kStatusScriptPath || path == kStatusStylePath) {
     bool script = path == kStatusScriptPath;
     Reply reply = Text(200, script ? StatusScript() : StatusStyle());
@@ -849,22 +854,56 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
     return Queue(connection, reply);
   }
+  PageOptions page;
+  page.telemetry_path = options_.telemetry_path;
+  page.runbook_url = options_.runbook_url;
+  // Pages are rendered on the pages thread from the refresh published now; the connection
+  // waits, suspended, and /metrics is never queued behind them.
+  std::shared_ptr<const Published> published = refresher_.Current();
+  if (path == "/api/v1/status") {
+    request->render_key = path;
+    request->render = [published, page] {
+      Reply reply = Text(200, RenderStatusJson(published->result, page));
+      reply.content_type = "application/json";
+      return reply;
+    };
+    return Defer(*pages_, request);
+  }
+  if (role_json) {
+    std::string role = path.substr(std::strlen("/api/v1/roles/"));
+    request->render = [published, page, role] {
+      auto json = RenderRoleJson(published->result, role, page);
+      Reply reply =
+          json ? Text(200, std::move(*json))
+               : Text(404,
+                      nlohmann::json{{"error", "no such role in the spec"}, {"role", role}}.dump(
+                          -1, ' ', false, nlohmann::json::error_handler_t::replace));
+      reply.content_type = "application/json";
+      return reply;
+    };
+    return Defer(*pages_, request);
+  }
   if (path == "/" || role_page) {
-    const RefreshResult& result = refresher_.Current()->result;
-    Reply reply;
-    if (role_page) {
-      auto html = RenderRoleHtml(result, path.substr(std::strlen("/roles/")), page);
-      reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
-      if (html) reply.content_type = "text/html; charset=utf-8";
-    } else {
-      reply = Text(200, RenderStatusHtml(result, page, OverviewFilterOf(connection)));
-      reply.content_type = "text/html; charset=utf-8";
-    }
+    std::vector<std::pair<std::string, std::string>> headers;
     if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
-      reply.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
+      headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
-    reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
-    return Queue(connection, reply);
+    headers.push_back({"X-Content-Type-Options", "nosniff"});
+    OverviewFilter filter = OverviewFilterOf(connection);
+    request->render = [published, page, path, role_page, filter, headers] {
+      Reply reply;
+      if (role_page) {
+        auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
+        reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
+        if (html) reply.content_type = "text/html; charset=utf-8";
+      } else {
+        reply = Text(200, RenderStatusHtml(published->result, page, filter));
+        reply.content_type = "text/html; charset=utf-8";
+      }
+      reply.headers.insert(reply.headers.end(), headers.begin(), headers.end());
+      return reply;
+    };
+    return Defer(*pages_, request);
   }
   return Queue(connection, Text(404, "404 page not found\n"));
 }
