@@ -6,11 +6,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto config = schedwatch::ParseWebConfig(schedwatch::fuzz::AsText(data, size), "/fuzz/web.yml");
-  if (config) {
-    // A parsed user table must be usable: a wrong password never matches.
-    for (const auto& [user, hash] : config->basic_auth_users) {
-      if (schedwatch::VerifyBasicAuthPassword(hash, "\x01not-the-password")) __builtin_trap();
-    }
+  if (!config) return 0;
+  for (const auto& [user, hash] : config->basic_auth_users) {
+    // A parsed user table must be usable: a wrong password never matches. Only the cheapest
+    // cost is checked here: bcrypt at cost 31 takes days on purpose, and says nothing new.
+    if (hash.compare(3, 4, "$04$") != 0) continue;
+    if (schedwatch::VerifyBasicAuthPassword(hash, "\x01not-the-password")) __builtin_trap();
   }
   return 0;
 }
