@@ -265,7 +265,7 @@ def main():
         nightly = roles["nightly"]["objects"]
         check("nightly object: workflow id, cron, UTC, spec_version from the marker",
               nightly == [{"id": "61234567", "schedule": "0 3 * * *", "timezone": "UTC",
-                           "spec_version": "2", "enabled": True}], nightly)
+                           "spec_version": "2", "enabled": True, "drift_fields": []}], nightly)
         newest_fire = previous_fires("0 3 * * *", now, 1)[0]
         check("nightly: started at the newest run, success at its updated_at",
               roles["nightly"]["last_started"] == newest_fire + 20 and
