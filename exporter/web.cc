@@ -587,22 +587,7 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
 // copied) followed by the lines read at scrape time, as the client libraries read them.
 struct MetricsBody {
   std::shared_ptr<const Published> published;
-  const std::string* refreshed;  // into *published: plain text or the open gzip member
-  std::string scraped;           // process_* text, or its gzip blocks and the trailer
-
-  std::size_t size() const { return refreshed->size() + scraped.size(); }
-  ssize_t Read(std::uint64_t pos, char* buffer, std::size_t max) const {
-    std::size_t copied = 0;
-    while (copied < max && pos + copied < size()) {
-      std::size_t at = static_cast<std::size_t>(pos) + copied;
-      const std::string& part = at < refreshed->size() ? *refreshed : scraped;
-      std::size_t offset = at < refreshed->size() ? at : at - refreshed->size();
-      std::size_t n = std::min(max - copied, part.size() - offset);
-      std::memcpy(buffer + copied, part.data() + offset, n);
-      copied += n;
-    }
-    return static_cast<ssize_t>(copied);
-  }
+  std::string scraped;  // process_* text, or its gzip blocks and the trailer
 };
 
 MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
@@ -615,15 +600,13 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
               !gzip_prefix.bytes.empty();
   if (gzip) body->scraped = GzipFinish(gzip_prefix, process);
   if (gzip && body->scraped.empty()) gzip = false;  // zlib failed: answer uncompressed
-  body->refreshed = gzip ? &gzip_prefix.bytes : &body->published->metrics;
+  const std::string* refreshed = gzip ? &gzip_prefix.bytes : &body->published->metrics;
   if (!gzip) body->scraped = std::move(process);
-  std::size_t size = body->size();
-  MHD_Response* response = MHD_create_response_from_callback(
-      size, 64 * 1024,
-      [](void* held, std::uint64_t pos, char* buffer, std::size_t max) {
-        return static_cast<const MetricsBody*>(held)->Read(pos, buffer, max);
-      },
-      body.get(), [](void* held) { delete static_cast<MetricsBody*>(held); });
+  // Sent from both buffers as they are (writev), one after the other.
+  const MHD_IoVec parts[] = {{refreshed->data(), refreshed->size()},
+                             {body->scraped.data(), body->scraped.size()}};
+  MHD_Response* response = MHD_create_response_from_iovec(
+      parts, 2, [](void* held) { delete static_cast<MetricsBody*>(held); }, body.get());
   if (response == nullptr) return MHD_NO;
   body.release();  // the response owns it now
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);
