@@ -52,18 +52,6 @@ std::string Chips(const RoleStatus& status) {
   return badges;
 }
 
-const char* OutcomeName(const RecordedRun& run, const JobSpec& job, std::int64_t now) {
-  switch (run.outcome) {
-    case Run::Outcome::kSucceeded:
-      return "succeeded";
-    case Run::Outcome::kFailed:
-      return "failed";
-    case Run::Outcome::kRunning:
-      return now - run.started > job.max_runtime ? "hung" : "running";
-  }
-  return "running";
-}
-
 const SourceStatus* FindSource(const RefreshResult& result, const std::string& name) {
   auto it = std::lower_bound(
       result.sources.begin(), result.sources.end(), name,
@@ -132,7 +120,7 @@ nlohmann::json RunsJson(const RoleResult& role, const SourceSpec* source, std::i
                     {"finished", Maybe(it->finished())},
                     {"duration_seconds",
                      it->duration < 0 ? nlohmann::json(nullptr) : nlohmann::json(it->duration)},
-                    {"outcome", OutcomeName(*it, *role.job, now)},
+                    {"outcome", RunOutcomeName(*it, *role.job, now)},
                     {"from", RunOriginText(source, it->origin)}});
   }
   return runs;
@@ -527,7 +515,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
         "<div class=\"scroll\"><table id=\"runs\"><thead><tr><th>started</th><th>ended</th>"
         "<th>duration</th><th>outcome</th><th>read from</th></tr></thead><tbody>\n";
     for (auto it = role.runs->rbegin(); it != role.runs->rend(); ++it) {
-      const char* outcome = OutcomeName(*it, job, now);
+      const char* outcome = RunOutcomeName(*it, job, now);
       fmt::format_to(
           std::back_inserter(out),
           "<tr data-outcome=\"{0}\"><td>{1}</td><td>{2}</td><td>{3}</td><td><span class=\"o "

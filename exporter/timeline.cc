@@ -26,18 +26,6 @@ struct Style {
 constexpr Style kLarge{1000, 140, 44, 22, 50, 62, 26, 150, 100};
 constexpr Style kSpark{200, 20, 0, 0, 4, 6, 12, 48, 0};
 
-const char* OutcomeClass(const RecordedRun& run, std::int64_t max_runtime, std::int64_t now) {
-  switch (run.outcome) {
-    case Run::Outcome::kSucceeded:
-      return "succeeded";
-    case Run::Outcome::kFailed:
-      return "failed";
-    case Run::Outcome::kRunning:
-      return now - run.started > max_runtime ? "hung" : "running";
-  }
-  return "running";
-}
-
 const char* Colour(std::string_view outcome) {
   if (outcome == "succeeded") return "#2e9e4f";
   if (outcome == "failed") return "#d23f31";
@@ -83,6 +71,18 @@ std::string AxisLabel(std::int64_t time, const date::time_zone* zone) {
 }
 
 }  // namespace
+
+const char* RunOutcomeName(const RecordedRun& run, const JobSpec& job, std::int64_t now) {
+  switch (run.outcome) {
+    case Run::Outcome::kSucceeded:
+      return "succeeded";
+    case Run::Outcome::kFailed:
+      return "failed";
+    case Run::Outcome::kRunning:
+      return now - run.started > job.max_runtime ? "hung" : "running";
+  }
+  return "running";
+}
 
 TimelineWindow TimelineWindowFor(const JobSpec& job, std::int64_t now) {
   std::int64_t span = kDay;
@@ -194,7 +194,7 @@ std::string RenderTimelineSvg(const JobSpec& job, const RoleRuns* runs, std::int
     for (const auto& run : *runs) {
       std::int64_t end = run.finished().value_or(now);
       if (end < window.start || run.started > window.end) continue;
-      const char* outcome = OutcomeClass(run, job.max_runtime, now);
+      const char* outcome = RunOutcomeName(run, job, now);
       double x1 = x(run.started), x2 = std::max(x(end), x1 + 2);
       if (!large) {
         // Small and many to a page: the picture's title counts the outcomes instead.

@@ -18,6 +18,10 @@ struct TimelineWindow {
 // The last 24 hours or two periods, whichever is longer, at most 62 days.
 TimelineWindow TimelineWindowFor(const JobSpec& job, std::int64_t now);
 
+// "succeeded", "failed", "running", or "hung" for a run still going past the job's max_runtime:
+// the word the pages and the picture show, and the picture's CSS class.
+const char* RunOutcomeName(const RecordedRun& run, const JobSpec& job, std::int64_t now);
+
 enum class TimelineSize { kLarge, kSparkline };
 
 // Every run bar carries class "run <outcome>", a <title> and (large) a text mark, so the
