@@ -125,7 +125,7 @@ def hostile_specs(binary, workdir):
                                       "--web.listen-address", "127.0.0.1:0"])
             label = f"{name} as --config.file{' (check)' if mode else ''}"
             check(f"{label}: exit 2", code == 2, f"code {code} output {output!r}")
-            check(f"{label}: at once ({took:.2f}s)", took < 3)
+            check(f"{label}: at once ({took:.2f}s)", took < 10)  # the old exporter never returned
             check(f"{label}: says why", f"it is {what}, not a regular file" in output, output)
 
     base = ["--web.listen-address", "127.0.0.1:0"]
@@ -216,12 +216,15 @@ def hostile_snapshots(binary, workdir):
         except urllib.error.HTTPError as error:
             code, body = error.code, error.read().decode()
         check(f"reload onto a FIFO spec: refused at once ({time.time() - started:.2f}s)",
-              code == 500 and "it is a FIFO" in body and time.time() - started < 3,
+              code == 500 and "it is a FIFO" in body and time.time() - started < 10,
               f"{code} {body}")
         check("reload onto a FIFO spec: still serving", get(exporter.base + "/-/healthy")[0] == 200)
         peak = exporter.peak_rss_mib()
         print(f"peak RSS with a 600 MiB sparse snapshot and /dev/zero: {peak:.0f} MiB")
-        check("memory stays small (< 200 MiB)", 0 < peak < 200, f"{peak} MiB")
+        # Well below the 600 MiB a read of the sparse file would take (~14 MiB in a release build;
+        # ASan's shadow memory and quarantine add a few hundred).
+        check("memory stays far below the snapshot's size (< 450 MiB)", 0 < peak < 450,
+              f"{peak} MiB")
         check("SIGTERM stops it", exporter.stop() == 0)
     finally:
         if exporter.process.poll() is None:

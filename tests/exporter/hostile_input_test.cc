@@ -73,10 +73,10 @@ TEST(CheckpointTest, OutOfRangeAndGarbageAreErrorsNotCrashes) {
   EXPECT_EQ(ParseCheckpoint("1969-12-31T23:59:59Z").error(),
             "checkpoint \"1969-12-31T23:59:59Z\" is neither Unix seconds nor an RFC 3339 time "
             "from 1970 to 9999");
-  EXPECT_EQ(ParseCheckpoint(std::string("\x01\xff garbage that goes on and on and on and on", 46))
-                .error(),
-            "checkpoint \"?\xff garbage that goes on and on and on an...\" is neither Unix "
-            "seconds nor an RFC 3339 time from 1970 to 9999");
+  EXPECT_EQ(
+      ParseCheckpoint(std::string("\x01\xff garbage that goes on and on and on and on")).error(),
+      "checkpoint \"?\xff garbage that goes on and on and on an...\" is neither Unix "
+      "seconds nor an RFC 3339 time from 1970 to 9999");
 }
 
 TEST(CheckpointTest, ReadIsCappedAndMissingFileIsUnknown) {

@@ -254,9 +254,11 @@ def main():
 
     exporter = Exporter(args.exporter, spec, workdir, env)
     try:
-        # Three real reads of the widgets repository (min_interval 1s, refresh every 2s).
+        # Three real reads of the widgets repository (min_interval 1s, refresh every 2s), the
+        # third one past its workflow listing (a read's first request is the repository's).
         check("three refreshes of acme/widgets",
-              wait_for(lambda: len(state.requests("acme/widgets", "/repos/acme/widgets")) >= 3),
+              wait_for(lambda: len(state.requests("acme/widgets", "/repos/acme/widgets")) >= 3 and
+                       len(state.requests("acme/widgets", "/contents/.github/workflows")) >= 3),
               exporter.logs())
         roles, sources = exporter.status()
 
