@@ -104,7 +104,9 @@ TEST(RefresherTest, IncidentRetryMissingWhileGateRuns) {
   auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
                                  (kSourceDir / "examples/ledger.json").string());
   refresher->RefreshOnce();
-  const std::string& metrics = refresher->Current()->metrics;
+  // Held: a refresh running beside the test may publish (and free) the next one meanwhile.
+  const std::shared_ptr<const Published> current = refresher->Current();
+  const std::string& metrics = current->metrics;
   auto has = [&metrics](const std::string& line) {
     return metrics.find(line + "\n") != std::string::npos;
   };
@@ -352,7 +354,9 @@ jobs:
   EXPECT_FALSE(refreshed.load());  // the reloads did not wait for the refresh
   EXPECT_LT(took, std::chrono::seconds(2));
   // The failed reload shows in the very next scrape, without a refresh.
-  const std::string& metrics = refresher->Current()->metrics;
+  // Held: a refresh running beside the test may publish (and free) the next one meanwhile.
+  const std::shared_ptr<const Published> current = refresher->Current();
+  const std::string& metrics = current->metrics;
   EXPECT_NE(metrics.find("schedwatch_exporter_config_last_reload_successful 0\n"),
             std::string::npos);
   EXPECT_NE(
@@ -367,7 +371,9 @@ jobs:
 TEST(RefresherTest, NotReadyAndNoHeartbeatBeforeTheFirstRefresh) {
   auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string());
   EXPECT_FALSE(refresher->Ready());
-  const std::string& metrics = refresher->Current()->metrics;
+  // Held: a refresh running beside the test may publish (and free) the next one meanwhile.
+  const std::shared_ptr<const Published> current = refresher->Current();
+  const std::string& metrics = current->metrics;
   EXPECT_EQ(metrics.find("schedwatch_job_"), std::string::npos);
   EXPECT_EQ(metrics.find("schedwatch_exporter_last_cycle_timestamp_seconds"), std::string::npos);
   EXPECT_NE(metrics.find("schedwatch_exporter_build_info"), std::string::npos);
