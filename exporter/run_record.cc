@@ -12,6 +12,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "schedwatch/platform/file.h"
+
 namespace schedwatch {
 namespace {
 
@@ -293,16 +295,13 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       if (errno != ENOENT) problem(name, std::strerror(errno));
       continue;
     }
-    std::string text;
-    char buffer[8192];
-    while (text.size() <= kMaxRunRecordBytes) {
-      ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
+    auto text = platform::ReadRegularFd(fd, name, kMaxRunRecordBytes);
     close(fd);
-    auto record = ParseRunRecord(text);
+    if (!text) {
+      problem(name, text.error());
+      continue;
+    }
+    auto record = ParseRunRecord(*text);
     if (!record) {
       problem(name, record.error());
       continue;

@@ -18,7 +18,6 @@
 #include <condition_variable>
 #include <cstdarg>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +29,7 @@
 #include "exporter/log.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
+#include "schedwatch/platform/file.h"
 
 namespace schedwatch {
 namespace {
@@ -109,14 +109,9 @@ bool IsIpLiteralOrLocalhost(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
-Result<std::string> ReadWholeFile(const std::string& what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
-    return Error{fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno))};
-  }
-  return text.str();
+// A TLS file, which LoadWebConfigFile has already checked is a regular file of at most 1 MiB.
+Result<std::string> ReadTlsFile(const std::string& path) {
+  return platform::ReadRegularFile(path, 1u << 20);
 }
 
 // GnuTLS priorities for the versions min..max ("TLS10".."TLS13").
@@ -401,14 +396,14 @@ Result<bool> WebServer::Impl::LoadTls() {
   const auto& config = options_.web_config;
   if (config && config->tls) {
     const auto& tls = *config->tls;
-    auto key = ReadWholeFile("key_file", tls.key_file);
+    auto key = ReadTlsFile(tls.key_file);
     if (!key) return Error{key.error()};
-    auto cert = ReadWholeFile("cert_file", tls.cert_file);
+    auto cert = ReadTlsFile(tls.cert_file);
     if (!cert) return Error{cert.error()};
     tls_key_ = std::move(*key);
     tls_cert_ = std::move(*cert);
     if (!tls.client_ca_file.empty()) {
-      auto trust = ReadWholeFile("client_ca_file", tls.client_ca_file);
+      auto trust = ReadTlsFile(tls.client_ca_file);
       if (!trust) return Error{trust.error()};
       tls_trust_ = std::move(*trust);
     } else if (tls.client_auth_type == "RequestClientCert" ||

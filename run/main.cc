@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +24,7 @@
 #include "run/record_writer.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/platform/file.h"
 
 extern char** environ;
 
@@ -114,8 +114,11 @@ Result<std::unique_ptr<Guard>> MakeGuard(const Options& options, const std::stri
   lease.access = std::move(*access);
   lease.namespace_name = options.namespace_name;
   if (lease.namespace_name.empty() && options.in_cluster) {
-    std::ifstream in(kubernetes::ServiceAccountDir() + "/namespace");
-    std::getline(in, lease.namespace_name);
+    // The pod's own namespace, mounted beside its token: a regular file, a line.
+    if (auto text =
+            platform::ReadRegularFile(kubernetes::ServiceAccountDir() + "/namespace", 256)) {
+      lease.namespace_name = text->substr(0, text->find_first_of("\r\n"));
+    }
   }
   if (lease.namespace_name.empty()) lease.namespace_name = "default";
   return std::unique_ptr<Guard>(std::make_unique<LeaseGuard>(std::move(lease)));

@@ -6,12 +6,15 @@
 #include "exporter/refresher.h"
 #include "exporter/sources/file/file_source.h"
 #include "exporter/state.h"
+#include "tests/exporter/published_util.h"
 #include "tests/exporter/test_util.h"
 
 namespace schedwatch {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Role;
+using testing::Source;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -28,20 +31,6 @@ std::unique_ptr<Refresher> MakeRefresher(const fs::path& config_file) {
   auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
   EXPECT_TRUE(refresher.ok()) << refresher.error();
   return std::move(*refresher);
-}
-
-const RoleResult& Role(const Published& published, const std::string& role) {
-  for (const auto& result : published.result.roles) {
-    if (result.job->role == role) return result;
-  }
-  throw std::runtime_error("no role " + role);
-}
-
-const SourceStatus& Source(const Published& published, const std::string& name) {
-  for (const auto& source : published.result.sources) {
-    if (source.name == name) return source;
-  }
-  throw std::runtime_error("no source " + name);
 }
 
 bool Has(const std::string& metrics, const std::string& line) {
