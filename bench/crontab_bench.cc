@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "exporter/sources/crontab/cron_log.h"
-#include "exporter/sources/crontab/crontab_source.h"
+#include "sources/crontab/cron_log.h"
+#include "sources/crontab/crontab_source.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "exporter/sources/github_actions/github_actions_source.h"
+#include "sources/github_actions/github_actions_source.h"
 
 extern char** environ;
 

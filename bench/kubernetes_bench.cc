@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "exporter/source.h"
-#include "exporter/sources/kubernetes/kubernetes_source.h"
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
+#include "sources/kubernetes/kubernetes_source.h"
+#include "sources/source.h"
 #include "tests/sources/kubernetes/fake_server.h"
 
 namespace {

@@ -11,15 +11,15 @@
 #include <thread>
 
 #include "exporter/check.h"
-#include "exporter/http_client.h"
-#include "exporter/log.h"
-#include "exporter/reconcile/reconcile.h"
 #include "exporter/refresher.h"
 #include "exporter/status_page.h"
 #include "exporter/web.h"
 #include "exporter/web_config.h"
+#include "reconcile/reconcile.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/platform/http_client.h"
+#include "schedwatch/platform/log.h"
 #include "schedwatch/spec.h"
 #include "schedwatch/timefmt.h"
 

@@ -12,11 +12,11 @@
 
 #include "exporter/checkpoint.h"
 #include "exporter/exposition.h"
-#include "exporter/ledger.h"
-#include "exporter/log.h"
-#include "exporter/run_record.h"
+#include "reconcile/ledger.h"
 #include "schedwatch/build_info.h"
+#include "schedwatch/platform/log.h"
 #include "schedwatch/timefmt.h"
+#include "sources/run_record.h"
 
 namespace schedwatch {
 

@@ -20,10 +20,10 @@
 
 #include "exporter/gzip.h"
 #include "exporter/run_history.h"
-#include "exporter/run_record.h"
-#include "exporter/source.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
+#include "sources/run_record.h"
+#include "sources/source.h"
 
 namespace schedwatch {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "exporter/source.h"
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
+#include "sources/source.h"
 
 namespace schedwatch {
 

@@ -7,9 +7,9 @@
 #include <iterator>
 #include <numeric>
 
-#include "exporter/http_client.h"
 #include "exporter/timeline.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/platform/http_client.h"
 #include "schedwatch/timefmt.h"
 
 namespace schedwatch {

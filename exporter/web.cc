@@ -26,10 +26,10 @@
 #include <sstream>
 #include <thread>
 
-#include "exporter/log.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
 #include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
 
 namespace schedwatch {
 namespace {

@@ -1,8 +1,8 @@
 // Cron's log lines as syslog text and as `journalctl -o json` lines, each read in two parts (the
 // state one read hands the next) with tight limits, and whole with the defaults.
-#include "exporter/sources/crontab/cron_log.h"
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/schedule.h"
+#include "sources/crontab/cron_log.h"
 
 namespace {
 

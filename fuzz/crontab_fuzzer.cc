@@ -1,9 +1,9 @@
 // Crontab files as Debian's cron reads them (system and user crontabs), an etc/passwd for the
 // user table, and the command and UTF-8 helpers, on the same text. Parsed entries are checked
 // for drift against a job, as the crontab source does.
-#include "exporter/sources/crontab/crontab_file.h"
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/classify.h"
+#include "sources/crontab/crontab_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

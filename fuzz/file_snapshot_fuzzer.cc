@@ -1,8 +1,8 @@
 // The file source's live-state snapshots (YAML or JSON), then classified for a job as a refresh
 // would.
-#include "exporter/sources/file/file_source.h"
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/classify.h"
+#include "sources/file/file_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

@@ -1,7 +1,7 @@
 // GitHub REST answers: the workflow list, the repository, a directory listing, a page of runs,
 // error bodies, and a Link header, all from the same text.
-#include "exporter/sources/github_actions/github_mapping.h"
 #include "fuzz/fuzz_util.h"
+#include "sources/github_actions/github_mapping.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

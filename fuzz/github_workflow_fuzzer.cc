@@ -1,7 +1,7 @@
 // Workflow files: their on.schedule entries and spec_version marker, and the live object made
 // of them for a job (with the drift check that parses each entry's cron).
-#include "exporter/sources/github_actions/github_mapping.h"
 #include "fuzz/fuzz_util.h"
+#include "sources/github_actions/github_mapping.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

@@ -2,9 +2,9 @@
 // and error bodies (Status objects).
 #include <unordered_map>
 
-#include "exporter/sources/kubernetes/kube_objects.h"
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/classify.h"
+#include "sources/kubernetes/kube_objects.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

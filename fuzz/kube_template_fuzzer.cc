@@ -1,7 +1,7 @@
 // CronJob templates (YAML or JSON) as reconcile reads them before a POST, for a source with one
 // namespace and for one watching all.
-#include "exporter/reconcile/kubernetes_repairer.h"
 #include "fuzz/fuzz_util.h"
+#include "sources/kubernetes/kubernetes_repairer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

@@ -1,6 +1,6 @@
 // Kubeconfig text, with its current context and with a named one, and base64 decoding.
-#include "exporter/sources/kubernetes/kube_config.h"
 #include "fuzz/fuzz_util.h"
+#include "sources/kubernetes/kube_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch::kubernetes;

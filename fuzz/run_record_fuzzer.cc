@@ -1,7 +1,7 @@
 // schedwatch_run's records as the exporter reads them: any bytes either parse into a record that
 // renders and parses back the same, or are refused; summaries of what parsed never crash.
-#include "exporter/run_record.h"
 #include "fuzz/fuzz_util.h"
+#include "sources/run_record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;

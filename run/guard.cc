@@ -11,10 +11,10 @@
 #include <cstring>
 #include <ctime>
 
-#include "exporter/sources/kubernetes/kube_objects.h"
-#include "exporter/sources/kubernetes/kubernetes_source.h"
 #include "run/record_writer.h"
 #include "schedwatch/timefmt.h"
+#include "sources/kubernetes/kube_objects.h"
+#include "sources/kubernetes/kubernetes_source.h"
 
 namespace schedwatch::run {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "exporter/http_client.h"
-#include "exporter/sources/kubernetes/kube_config.h"
+#include "schedwatch/platform/http_client.h"
 #include "schedwatch/result.h"
+#include "sources/kubernetes/kube_config.h"
 
 namespace schedwatch::run {
 

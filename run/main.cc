@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "exporter/sources/kubernetes/kube_config.h"
 #include "run/guard.h"
 #include "run/record_writer.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/platform/file.h"
+#include "sources/kubernetes/kube_config.h"
 
 extern char** environ;
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "exporter/run_record.h"
 #include "schedwatch/result.h"
+#include "sources/run_record.h"
 
 namespace schedwatch::run {
 

@@ -4,10 +4,10 @@
 
 #include "exporter/checkpoint.h"
 #include "exporter/refresher.h"
-#include "exporter/sources/file/file_source.h"
 #include "exporter/state.h"
+#include "sources/file/file_source.h"
 #include "tests/exporter/published_util.h"
-#include "tests/exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "exporter/state.h"
 #include "tests/exporter/published_util.h"
-#include "tests/exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch {
 namespace {

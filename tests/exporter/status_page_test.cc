@@ -8,7 +8,7 @@
 
 #include "exporter/run_history.h"
 #include "exporter/timeline.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch {
 namespace {

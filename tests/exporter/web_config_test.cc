@@ -10,7 +10,7 @@
 #include <fstream>
 #include <future>
 
-#include "tests/exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch {
 namespace {

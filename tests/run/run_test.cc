@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "exporter/run_record.h"
 #include "run/guard.h"
 #include "run/record_writer.h"
+#include "sources/run_record.h"
 
 namespace schedwatch {
 namespace {

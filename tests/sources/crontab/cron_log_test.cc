@@ -1,7 +1,7 @@
 // Cron's log lines (syslog files and journal JSON) turned into runs, on fixture text. The
 // syslog fixture's formats were taken from the real daemon's output through rsyslog; journal.json
 // was written by `journalctl -o json` from a journal made with systemd-journal-remote.
-#include "exporter/sources/crontab/cron_log.h"
+#include "sources/crontab/cron_log.h"
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "../../exporter/test_util.h"
 #include "schedwatch/timefmt.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::crontab {
 namespace {

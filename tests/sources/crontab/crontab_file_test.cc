@@ -1,14 +1,14 @@
 // The crontab reader against fixture text. The syntax cases and limits below were checked
 // against the real daemon (cron 3.0pl1-162 -L 15): "accepted" means cron loaded the file,
 // otherwise cron logged the quoted error and ignored the whole file.
-#include "exporter/sources/crontab/crontab_file.h"
+#include "sources/crontab/crontab_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "../../exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::crontab {
 namespace {

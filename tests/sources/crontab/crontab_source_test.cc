@@ -1,7 +1,7 @@
 // The crontab source against a crontab tree and log files in a temporary root: cron's file rules,
 // incremental reading (appends, rotation, truncation), unreadable paths, and the journal read
 // through the real journalctl from journal files written by systemd-journal-remote.
-#include "exporter/sources/crontab/crontab_source.h"
+#include "sources/crontab/crontab_source.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -13,8 +13,8 @@
 #include <fstream>
 #include <string>
 
-#include "../../exporter/test_util.h"
 #include "schedwatch/timefmt.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::crontab {
 namespace {

@@ -1,11 +1,11 @@
 // The pure mapping of GitHub answers and workflow files, on fixtures in fixtures/.
-#include "exporter/sources/github_actions/github_mapping.h"
+#include "sources/github_actions/github_mapping.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "schedwatch/timefmt.h"
-#include "tests/exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::github {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 
-#include "exporter/sources/github_actions/github_actions_source.h"
 #include "schedwatch/timefmt.h"
-#include "tests/exporter/test_util.h"
+#include "sources/github_actions/github_actions_source.h"
+#include "tests/test_util.h"
 
 namespace schedwatch {
 namespace {

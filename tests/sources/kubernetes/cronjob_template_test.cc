@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exporter/reconcile/kubernetes_repairer.h"
-#include "tests/exporter/test_util.h"
+#include "sources/kubernetes/kubernetes_repairer.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
 namespace {

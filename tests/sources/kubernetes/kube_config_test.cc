@@ -1,10 +1,10 @@
 // Kubeconfig and in-cluster connection settings.
-#include "exporter/sources/kubernetes/kube_config.h"
+#include "sources/kubernetes/kube_config.h"
 
 #include <gtest/gtest.h>
 
-#include "exporter/sources/kubernetes/kubernetes_source.h"
-#include "tests/exporter/test_util.h"
+#include "sources/kubernetes/kubernetes_source.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
 namespace {

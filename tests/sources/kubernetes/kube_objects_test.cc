@@ -1,12 +1,12 @@
 // CronJobList and JobList pages mapped to live objects and run history, on fixture JSON.
-#include "exporter/sources/kubernetes/kube_objects.h"
+#include "sources/kubernetes/kube_objects.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "schedwatch/timefmt.h"
-#include "tests/exporter/test_util.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
 namespace {

@@ -1,17 +1,17 @@
 // The kubernetes source against a loopback API server over real TLS (fake_apiserver.py):
 // pagination, expired continue tokens, auth failures, retries, timeouts, cancellation and the
 // connection settings, end to end through Source::List.
-#include "exporter/sources/kubernetes/kubernetes_source.h"
+#include "sources/kubernetes/kubernetes_source.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include "exporter/sources/kubernetes/kube_config.h"
 #include "schedwatch/timefmt.h"
-#include "tests/exporter/test_util.h"
+#include "sources/kubernetes/kube_config.h"
 #include "tests/sources/kubernetes/fake_server.h"
+#include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
 namespace {

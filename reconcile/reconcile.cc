@@ -1,0 +1,438 @@
+#include "reconcile/reconcile.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "reconcile/ledger.h"
+#include "schedwatch/classify.h"
+#include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
+#include "schedwatch/timefmt.h"
+
+namespace schedwatch {
+namespace {
+
+// An exclusive lock on a file, so that two reconcilers never repair at the same time.
+class FileLock {
+ public:
+  static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path,
+                                                   std::chrono::seconds wait,
+                                                   const std::atomic<bool>& cancelled) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return Error{fmt::format("cannot open the lock {}: {}", path, std::strerror(errno))};
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (std::chrono::steady_clock::now() > deadline || cancelled.load()) {
+        close(fd);
+        return Error{cancelled.load() ? "shutting down"
+                                      : fmt::format("another reconcile holds {}", path)};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::unique_ptr<FileLock>(new FileLock(fd));
+  }
+  ~FileLock() { close(fd_); }  // closing releases the lock
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+using RoleIndex = std::unordered_map<std::string, std::vector<LiveObject>>;
+
+// Each role's live objects, from one pass over a list: reconcile stays linear in roles.
+RoleIndex ByRole(const SourceSnapshot& snapshot) {
+  RoleIndex index;
+  for (const auto& object : snapshot.objects) index[object.role].push_back(object);
+  return index;
+}
+
+const std::vector<LiveObject>& ObjectsOf(const RoleIndex& index, const std::string& role) {
+  static const std::vector<LiveObject> kNone;
+  auto it = index.find(role);
+  return it == index.end() ? kNone : it->second;
+}
+
+std::int64_t SystemNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A template is a manifest or a cron.d file: small.
+constexpr std::size_t kMaxTemplateBytes = 1u << 20;
+
+Result<std::string> ReadTemplate(const std::string& path) {
+  auto text = platform::ReadRegularFile(path, kMaxTemplateBytes);
+  if (!text) return Error{"template: " + text.error()};
+  return text;
+}
+
+struct SourceRun {
+  const SourceSpec* spec = nullptr;
+  std::vector<const JobSpec*> jobs;
+  std::unique_ptr<Source> source;
+};
+
+class Reconciler {
+ public:
+  Reconciler(const Spec& spec, const ReconcileOptions& options)
+      : spec_(spec),
+        options_(options),
+        cancelled_(options.cancelled != nullptr ? *options.cancelled : never_cancelled_) {}
+
+  ReconcileReport Run() {
+    std::map<std::string, ReconcileRow> rows;
+    for (const auto& [name, source_spec] : spec_.sources) {
+      SourceRun run;
+      run.spec = &source_spec;
+      for (const auto& job : spec_.jobs) {
+        if (job.source == name) run.jobs.push_back(&job);
+      }
+      if (run.jobs.empty()) continue;
+      for (auto& row : ReconcileSource(run)) rows[row.role] = std::move(row);
+    }
+    ReconcileReport report;
+    for (const auto& job : spec_.jobs) report.rows.push_back(rows[job.role]);
+    if (options_.apply && !options_.ledger_file.empty() && !ledger_updates_.empty()) {
+      // A ledger that cannot be read is left as it is (a person's typo is not overwritten).
+      auto ledger = ReadLedger(options_.ledger_file);
+      std::string problem = ledger ? "" : ledger.error();
+      if (ledger) {
+        for (auto& [role, entry] : ledger_updates_) ledger->entries[role] = entry;
+        if (auto written = WriteLedger(options_.ledger_file, *ledger); !written) {
+          problem = written.error();
+        }
+      }
+      if (!problem.empty()) {
+        Log(LogLevel::kError, "ledger not written", {{"err", problem}});
+        for (auto& row : report.rows) {
+          if (ledger_updates_.count(row.role)) {
+            row.action += " (ledger not written)";
+            row.needs_person = true;
+          }
+        }
+      }
+    }
+    return report;
+  }
+
+ private:
+  Result<SourceSnapshot> List(Source& source) {
+    ListContext context{Now(), &cancelled_};
+    return source.List(context);
+  }
+
+  // Waits, or less when cancelled; false then.
+  bool Wait(std::chrono::milliseconds duration) const {
+    auto until = std::chrono::steady_clock::now() + duration;
+    while (!cancelled_.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(50), until - std::chrono::steady_clock::now()));
+    }
+    return !cancelled_.load();
+  }
+
+  std::int64_t Now() const { return options_.clock ? options_.clock() : SystemNow(); }
+
+  std::vector<ReconcileRow> ReconcileSource(SourceRun& run) {
+    std::vector<ReconcileRow> rows;  // rows[i] is run.jobs[i]'s
+    for (const JobSpec* job : run.jobs) rows.push_back({job->role, job->source, "", "", false});
+    SourceOptions source_options{run.spec, run.jobs};
+    auto made =
+        options_.make_source ? options_.make_source(source_options) : MakeSource(source_options);
+    Result<SourceSnapshot> first =
+        made ? List(**made) : Result<SourceSnapshot>(Error{made.error()});
+    std::unordered_set<std::string> absent;
+    if (first) {
+      RoleIndex live = ByRole(*first);
+      for (const JobSpec* job : run.jobs) {
+        if (!live.count(job->role)) absent.insert(job->role);
+      }
+    }
+    // Re-read: an absence seen once may be a race; only an absence seen twice is `missing`.
+    Result<SourceSnapshot> second = first;
+    if (first && !absent.empty()) {
+      second = Wait(options_.confirm_delay) ? List(**made) : Error{"shutting down"};
+    }
+    if (!second) {
+      for (auto& row : rows) {
+        row.condition = "unknown";
+        row.action = "skipped: source unknown (" + second.error() + ")";
+        row.needs_person = true;
+      }
+      return rows;
+    }
+
+    RoleIndex live = ByRole(*second);
+    std::vector<std::size_t> to_create;
+    for (std::size_t i = 0; i < run.jobs.size(); ++i) {
+      const JobSpec& job = *run.jobs[i];
+      RoleObservation observation;
+      observation.source_up = true;
+      observation.objects = ObjectsOf(live, job.role);
+      observation.absence_confirmed = observation.objects.empty() && absent.count(job.role);
+      observation.desired_since = Now();
+      RoleStatus status = Classify(job, observation, Now());
+      ReconcileRow& row = rows[i];
+      row.condition = status.ConditionList();
+      row.needs_person = true;
+      if (status.Has(Condition::kMissing)) {
+        row.action = "missing";  // decided by Repair
+        to_create.push_back(i);
+      } else if (observation.objects.empty()) {
+        row.action = "skipped: absent in one read only";
+      } else if (status.Has(Condition::kDuplicate)) {
+        row.action = "skipped: duplicate";
+      } else if (status.Has(Condition::kInactive)) {
+        row.action = "skipped: inactive, enable explicitly";
+      } else if (status.Has(Condition::kDrift)) {
+        row.action = "skipped: drift";
+      } else {
+        row.action = "verified";
+        row.needs_person = false;
+        Record(job, observation.objects.front().id);
+      }
+    }
+    if (!to_create.empty()) Repair(run, **made, to_create, rows);
+    return rows;
+  }
+
+  // Creates the jobs run.jobs[i] for i in `indices`, whose rows say `missing`.
+  void Repair(SourceRun& run, Source& source, const std::vector<std::size_t>& indices,
+              std::vector<ReconcileRow>& rows) {
+    auto repairer =
+        options_.make_repairer ? options_.make_repairer(*run.spec) : MakeRepairer(*run.spec);
+    struct Ready {
+      std::size_t index;
+      std::string text;
+    };
+    std::vector<Ready> ready;
+    for (std::size_t i : indices) {
+      const JobSpec& job = *run.jobs[i];
+      ReconcileRow& row = rows[i];
+      if (!repairer) {
+        row.action = repairer.error();
+        continue;
+      }
+      if (job.template_path.empty()) {
+        row.action = "skipped: no template";
+        continue;
+      }
+      auto text = ReadTemplate(job.template_path);
+      if (!text) {
+        row.action = "skipped: " + text.error();
+        continue;
+      }
+      if (auto valid = (*repairer)->Validate(job, *text); !valid) {
+        row.action = "skipped: template refused: " + valid.error();
+        continue;
+      }
+      if (!options_.apply) {
+        row.action = "would create";
+        continue;
+      }
+      ready.push_back({i, std::move(*text)});
+    }
+    if (ready.empty()) return;
+
+    auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60), cancelled_);
+    if (!lock) {
+      for (const auto& item : ready) rows[item.index].action = "skipped: " + lock.error();
+      return;
+    }
+    // Under the lock, one more read: whatever another reconciler or a person created since is
+    // not created again.
+    auto third = List(source);
+    RoleIndex live = third ? ByRole(*third) : RoleIndex{};
+    struct Pending {
+      std::size_t index;
+      Creation creation;
+    };
+    std::vector<Pending> pending;
+    for (const auto& item : ready) {
+      const JobSpec& job = *run.jobs[item.index];
+      ReconcileRow& row = rows[item.index];
+      if (!third) {
+        row.action = "skipped: source unknown on the last read (" + third.error() + ")";
+        continue;
+      }
+      if (const auto& objects = ObjectsOf(live, job.role); !objects.empty()) {
+        Settle(job, objects, "skipped: appeared before it was created", row);
+        continue;
+      }
+      if (cancelled_.load()) {
+        row.action = "skipped: shutting down";
+        continue;
+      }
+      auto created = (*repairer)->Create(job, item.text);
+      if (!created) {
+        row.action = "create failed: " + created.error();
+        continue;
+      }
+      if (!created->already_exists) {
+        Log(LogLevel::kInfo, "created", {{"role", job.role}, {"what", created->what}});
+      }
+      pending.push_back({item.index, std::move(*created)});
+    }
+    if (pending.empty()) return;
+
+    // Re-list until every new role shows. When a name was already taken (by someone else, or
+    // by this very request when a lost answer made the HTTP client send it again), this tells
+    // a good object from a stranger; nothing is ever overwritten.
+    std::vector<std::string> roles;
+    for (const auto& item : pending) roles.push_back(run.jobs[item.index]->role);
+    std::string list_error;
+    RoleIndex seen = AwaitRoles(source, roles, list_error);
+    for (const auto& item : pending) {
+      const JobSpec& job = *run.jobs[item.index];
+      ReconcileRow& row = rows[item.index];
+      const auto& objects = ObjectsOf(seen, job.role);
+      bool taken = item.creation.already_exists;
+      if (!objects.empty()) {
+        Settle(job, objects, taken ? "skipped: appeared before it was created" : "created", row);
+      } else if (taken) {
+        row.action =
+            fmt::format("skipped: {} exists but is not this role's job", item.creation.what);
+        if (!list_error.empty()) row.action += " (the last list failed)";
+      } else {
+        row.action = "created, not verified: " +
+                     (list_error.empty() ? "not seen in the live list" : list_error);
+      }
+    }
+  }
+
+  // Judges the role's objects seen after a creation, ours or someone else's: recorded when
+  // there is one, enabled, as specified; a person's business otherwise.
+  void Settle(const JobSpec& job, const std::vector<LiveObject>& objects, const std::string& what,
+              ReconcileRow& row) {
+    std::string problem;
+    if (objects.size() > 1) {
+      problem = "now duplicate: check by hand";
+    } else if (Drifted(job, objects.front()) || !objects.front().enabled) {
+      problem = "it differs from the spec: check by hand";
+    }
+    row.action = problem.empty() ? what : what + ", but " + problem;
+    row.needs_person = !problem.empty();
+    if (problem.empty()) Record(job, objects.front().id);
+  }
+
+  // Re-lists, a bounded number of times, until each role's object is seen; each list serves
+  // every role. `list_error` is the last list's error, if it failed.
+  RoleIndex AwaitRoles(Source& source, const std::vector<std::string>& roles,
+                       std::string& list_error) {
+    RoleIndex seen;
+    for (int attempt = 0; attempt < options_.verify_attempts && seen.size() < roles.size();
+         ++attempt) {
+      if (attempt > 0 && !Wait(options_.verify_interval)) break;
+      auto snapshot = List(source);
+      list_error = snapshot ? "" : snapshot.error();
+      if (!snapshot) continue;
+      RoleIndex live = ByRole(*snapshot);
+      for (const auto& role : roles) {
+        if (auto it = live.find(role); it != live.end()) seen.emplace(role, it->second);
+      }
+    }
+    return seen;
+  }
+
+  void Record(const JobSpec& job, const std::string& id) {
+    ledger_updates_[job.role] = {job.source, id, FormatRfc3339(Now())};
+  }
+
+  const Spec& spec_;
+  const ReconcileOptions& options_;
+  std::atomic<bool> never_cancelled_{false};
+  const std::atomic<bool>& cancelled_;
+  std::map<std::string, LedgerEntry> ledger_updates_;
+};
+
+}  // namespace
+
+int ReconcileReport::ExitCode() const {
+  return std::any_of(rows.begin(), rows.end(), [](const auto& row) { return row.needs_person; })
+             ? 1
+             : 0;
+}
+
+std::string ReconcileReport::Render() const {
+  std::size_t widths[3] = {4, 6, 9};
+  for (const auto& row : rows) {
+    widths[0] = std::max(widths[0], row.role.size());
+    widths[1] = std::max(widths[1], row.source.size());
+    widths[2] = std::max(widths[2], row.condition.size());
+  }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "ROLE", widths[0], "SOURCE",
+                                widths[1], "CONDITION", widths[2], "ACTION");
+  for (const auto& row : rows) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", row.role, widths[0], row.source, widths[1],
+                       row.condition, widths[2], row.action);
+  }
+  return out;
+}
+
+ReconcileReport Reconcile(const Spec& spec, const ReconcileOptions& options) {
+  return Reconciler(spec, options).Run();
+}
+
+BackgroundReconciler::BackgroundReconciler(ReconcileOptions options)
+    : options_(std::move(options)) {
+  options_.cancelled = &cancelled_;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+BackgroundReconciler::~BackgroundReconciler() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cancelled_ = true;
+  wake_.notify_all();
+  thread_.join();
+}
+
+void BackgroundReconciler::Submit(std::shared_ptr<const Spec> spec) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    next_ = std::move(spec);
+  }
+  wake_.notify_all();
+}
+
+void BackgroundReconciler::Loop() {
+  for (;;) {
+    std::shared_ptr<const Spec> spec;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || next_ != nullptr; });
+      if (stopping_) return;
+      spec = std::move(next_);
+      next_ = nullptr;
+    }
+    ReconcileReport report = Reconcile(*spec, options_);
+    for (const auto& row : report.rows) {
+      if (row.action == "verified") continue;
+      Log(row.needs_person ? LogLevel::kWarn : LogLevel::kInfo, "reconcile",
+          {{"role", row.role},
+           {"source", row.source},
+           {"condition", row.condition},
+           {"action", row.action}});
+    }
+  }
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,503 @@
+#include "sources/crontab/crontab_source.h"
+
+#include <date/tz.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
+#include "schedwatch/schedule.h"
+
+extern char** environ;
+
+namespace schedwatch::crontab {
+namespace {
+
+constexpr std::size_t kChunkBytes = 1u << 20;
+constexpr std::size_t kMaxCrontabBytes = 16u << 20;         // 10,003 lines of 998-byte commands fit
+constexpr std::size_t kMarkerScanBytes = kMaxCrontabBytes;  // of a file cron skips, for markers
+constexpr std::size_t kMaxErrorBytes = 4096;                // of journalctl's stderr kept
+constexpr std::size_t kMaxCommandLineBytes = 16u << 20;     // of one line of journalctl's output
+constexpr std::size_t kHeadBytes = 256;                     // compared to notice a rewritten log
+
+std::string Errno(int error) { return std::strerror(error); }
+
+// cron reads only cron.d names of letters, digits, '_' and '-' (no dots: x.conf, *.dpkg-old).
+bool CronAcceptsName(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+// A path named `crontabs`, or in a directory named so, holds user crontabs.
+CrontabKind KindOf(const std::string& path, bool is_directory) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  std::size_t slash = trimmed.rfind('/');
+  std::string name = trimmed.substr(slash + 1);
+  std::string parent = slash == std::string::npos || slash == 0 ? "" : trimmed.substr(0, slash);
+  parent = parent.substr(parent.rfind('/') + 1);
+  bool user = is_directory ? name == "crontabs" : parent == "crontabs";
+  return user ? CrontabKind::kUser : CrontabKind::kSystem;
+}
+
+std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+const date::time_zone* LocalZone() {
+  if (const char* tz = std::getenv("TZ"); tz != nullptr && *tz != '\0') {
+    if (const auto* zone = FindZone(*tz == ':' ? tz + 1 : tz)) return zone;
+  }
+  try {
+    return date::current_zone();
+  } catch (const std::exception&) {
+    return nullptr;  // UTC
+  }
+}
+
+// Runs argv, handing its standard output to `consume` as it comes; fails on a non-zero exit.
+Result<bool> RunCommand(const std::vector<std::string>& argv,
+                        const std::function<std::size_t(std::string_view)>& consume,
+                        const std::atomic<bool>* cancelled) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return Error{"pipe: " + Errno(errno)};
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]), close(out[1]);
+    return Error{"pipe: " + Errno(errno)};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]), close(err[1]);
+  if (spawned != 0) {
+    close(out[0]), close(err[0]);
+    return Error{fmt::format("cannot run {}: {}", argv[0], Errno(spawned))};
+  }
+  std::string pending, errors;
+  bool out_open = true, err_open = true, killed = false, too_long = false;
+  char buffer[65536];
+  while (out_open || err_open) {
+    if (!killed && cancelled != nullptr && cancelled->load()) {
+      kill(pid, SIGKILL);
+      killed = true;
+    }
+    pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+    if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      if (i == 1) {
+        errors.append(buffer, std::min<std::size_t>(
+                                  n, kMaxErrorBytes - std::min(kMaxErrorBytes, errors.size())));
+        continue;
+      }
+      pending.append(buffer, static_cast<std::size_t>(n));
+      pending.erase(0, consume(pending));
+      if (pending.size() > kMaxCommandLineBytes && !killed) {
+        kill(pid, SIGKILL);
+        killed = true;
+        too_long = true;
+      }
+    }
+  }
+  close(out[0]), close(err[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (too_long) {
+    return Error{
+        fmt::format("{} wrote a line longer than {} MiB", argv[0], kMaxCommandLineBytes >> 20)};
+  }
+  if (killed) return Error{fmt::format("{} cancelled", argv[0])};
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string first = errors.substr(0, errors.find('\n'));
+    return Error{fmt::format(
+        "{} failed ({}): {}", argv[0],
+        WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status)) : "killed",
+        SanitizeUtf8(first))};
+  }
+  return true;
+}
+
+}  // namespace
+
+void LogTail::Swap(LogTail& other) {
+  std::swap(path_, other.path_);
+  std::swap(max_backlog_, other.max_backlog_);
+  std::swap(fd_, other.fd_);
+  std::swap(device_, other.device_);
+  std::swap(inode_, other.inode_);
+  std::swap(offset_, other.offset_);
+  std::swap(head_, other.head_);
+}
+
+LogTail::~LogTail() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<bool> LogTail::Drain(const Consume& consume, const std::atomic<bool>* cancelled) {
+  std::string buffer;
+  std::int64_t read_at = offset_;
+  while (cancelled == nullptr || !cancelled->load()) {
+    std::size_t kept = buffer.size();
+    buffer.resize(kept + kChunkBytes);
+    ssize_t n = pread(fd_, buffer.data() + kept, kChunkBytes, read_at);
+    if (n < 0 && errno == EINTR) {
+      buffer.resize(kept);
+      continue;
+    }
+    if (n < 0) return Error{fmt::format("cannot read {}: {}", path_, Errno(errno))};
+    // Extend the remembered head with bytes read in order from the file's start.
+    if (read_at <= static_cast<std::int64_t>(head_.size()) && head_.size() < kHeadBytes) {
+      std::size_t skip = head_.size() - static_cast<std::size_t>(read_at);
+      if (static_cast<std::size_t>(n) > skip) {
+        head_.append(buffer, kept + skip,
+                     std::min(static_cast<std::size_t>(n) - skip, kHeadBytes - head_.size()));
+      }
+    }
+    buffer.resize(kept + static_cast<std::size_t>(n));
+    read_at += n;
+    std::size_t used = consume(buffer);
+    offset_ += static_cast<std::int64_t>(used);
+    buffer.erase(0, used);
+    if (n == 0) return true;
+  }
+  return Error{"cancelled"};
+}
+
+Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
+                           const std::atomic<bool>* cancelled) {
+  if (fd_ >= 0) {
+    struct stat opened {};
+    std::string head(head_.size(), '\0');
+    bool rewritten = (fstat(fd_, &opened) == 0 && opened.st_size < offset_) ||
+                     pread(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()) ||
+                     head != head_;
+    if (rewritten) {  // truncated in place, maybe written again since
+      offset_ = 0;
+      head_.clear();
+      restart(false);
+    }
+    auto drained = Drain(consume, cancelled);
+    if (!drained) return drained;
+  }
+  struct stat current {};
+  if (stat(path_.c_str(), &current) != 0) {
+    // Between a rotation's rename and the new file, keep what was read.
+    if (errno == ENOENT && fd_ >= 0) return true;
+    return Error{fmt::format("cannot read {}: {}", path_, Errno(errno))};
+  }
+  if (fd_ >= 0 && current.st_dev == device_ && current.st_ino == inode_) return true;
+  // Non-blocking: a FIFO in the log's place must not hang the read (it is refused below).
+  int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Error{fmt::format("cannot read {}: {}", path_, Errno(errno))};
+  struct stat opened {};
+  fstat(fd, &opened);
+  if (!S_ISREG(opened.st_mode)) {
+    close(fd);
+    return Error{fmt::format("cannot read {}: it is {}, not a regular file", path_,
+                             platform::DescribeFileType(opened.st_mode))};
+  }
+  bool first_open = fd_ < 0;
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+  device_ = opened.st_dev;
+  inode_ = opened.st_ino;
+  offset_ = 0;
+  head_.assign(kHeadBytes, '\0');
+  ssize_t head_bytes = pread(fd_, head_.data(), kHeadBytes, 0);
+  head_.resize(head_bytes > 0 ? static_cast<std::size_t>(head_bytes) : 0);
+  if (first_open && static_cast<std::size_t>(opened.st_size) > max_backlog_) {
+    offset_ = opened.st_size - static_cast<std::int64_t>(max_backlog_);
+    restart(true);
+  } else {
+    restart(false);
+  }
+  return Drain(consume, cancelled);
+}
+
+CrontabSource::CrontabSource(CrontabSourceOptions options)
+    : options_(std::move(options)),
+      tail_(options_.root + options_.syslog, options_.max_backlog_bytes) {
+  if (options_.zone == nullptr) options_.zone = LocalZone();
+}
+
+Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot) {
+  // Users are looked up afresh at every list, as cron does when it reloads.
+  UserTable users = UserTable::System();
+  if (!options_.root.empty()) {
+    users = UserTable::AcceptAll();
+    if (auto text = platform::ReadRegularFile(options_.root + "/etc/passwd", kMaxCrontabBytes)) {
+      users = UserTable::FromPasswd(*text);
+    }
+  }
+  std::vector<CrontabEntry> entries;
+  auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
+    snapshot.problems.push_back(
+        {"crontab_ignored", fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)});
+  };
+  // A file cron skips for its name or user is reported only when it carries a marker.
+  auto report_if_marked = [&](const std::string& real, const std::string& shown,
+                              const std::string& why) {
+    auto text = platform::ReadRegularFile(real, kMarkerScanBytes);
+    if (text && text->find("schedwatch:") != std::string::npos) ignored(shown, why);
+  };
+
+  // One crontab file; an Error only for a file that exists and cannot be read.
+  auto read_file = [&](const std::string& real, const std::string& shown,
+                       CrontabKind kind) -> Result<bool> {
+    struct stat link {};
+    if (lstat(real.c_str(), &link) != 0) {
+      if (errno == ENOENT) return true;  // vanished since the directory was listed
+      return Error{fmt::format("cannot read {}: {}", shown, Errno(errno))};
+    }
+    std::string user = kind == CrontabKind::kUser ? Basename(shown) : "";
+    std::optional<long> user_uid = kind == CrontabKind::kUser ? users.Uid(user) : -1;
+    if (!user_uid) {
+      report_if_marked(real, shown, "ORPHAN (no passwd entry)");
+      return true;
+    }
+    if (S_ISLNK(link.st_mode) && static_cast<long>(link.st_uid) != options_.trusted_uid) {
+      ignored(shown, "WRONG SYMLINK OWNER");
+      return true;
+    }
+    int fd = open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      if (errno == ENOENT) return true;
+      return Error{fmt::format("cannot read {}: {}", shown, Errno(errno))};
+    }
+    struct stat info {};
+    fstat(fd, &info);
+    std::optional<std::string> why;
+    long owner = static_cast<long>(info.st_uid);
+    if (!S_ISREG(info.st_mode)) {
+      close(fd);
+      return true;  // cron logs NOT A REGULAR FILE for a directory in cron.d; nothing to run
+    }
+    bool user_owns = kind == CrontabKind::kUser && (*user_uid == -1 || owner == *user_uid);
+    if (owner != options_.trusted_uid && !user_owns) {
+      why = "WRONG FILE OWNER";
+    } else if (kind == CrontabKind::kSystem && (info.st_mode & 022) != 0) {
+      why = "INSECURE MODE (group/other writable)";
+    } else if (kind == CrontabKind::kUser && (info.st_mode & 07777) != 0600) {
+      why = "INSECURE MODE (mode 0600 expected)";
+    } else if (info.st_nlink != 1) {
+      why = "NUMBER OF HARD LINKS > 1";
+    }
+    if (why) {
+      close(fd);
+      ignored(shown, *why);
+      return true;
+    }
+    platform::ReadFailure failure;
+    auto text = platform::ReadRegularFd(fd, shown, kMaxCrontabBytes, nullptr, &failure);
+    close(fd);
+    if (failure == platform::ReadFailure::kTooLarge) {
+      ignored(shown, fmt::format("larger than {} MiB", kMaxCrontabBytes >> 20));
+      return true;
+    }
+    if (!text) return Error{text.error()};
+    ParsedCrontab parsed = ParseCrontab(*text, kind, user, &users);
+    for (auto& problem : parsed.problems) {
+      snapshot.problems.push_back(
+          {problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)});
+    }
+    if (!parsed.ignored_because.empty()) {
+      ignored(shown, parsed.ignored_because);
+      return true;
+    }
+    for (auto& entry : parsed.entries) {
+      if (entry.role.empty()) continue;
+      snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line), entry.role,
+                                  SanitizeUtf8(entry.schedule), "", entry.spec_version,
+                                  entry.enabled});
+      entries.push_back(std::move(entry));
+    }
+    return true;
+  };
+
+  std::size_t missing = 0;
+  for (const std::string& path : options_.paths) {
+    std::string real = options_.root + path;
+    struct stat info {};
+    if (stat(real.c_str(), &info) != 0) {
+      if (errno != ENOENT) return Error{fmt::format("cannot read {}: {}", path, Errno(errno))};
+      ++missing;
+      snapshot.problems.push_back({"path_not_found", fmt::format("{} does not exist", path)});
+      continue;
+    }
+    if (!S_ISDIR(info.st_mode)) {
+      auto read = read_file(real, path, KindOf(path, false));
+      if (!read) return Error{read.error()};
+      continue;
+    }
+    DIR* directory = opendir(real.c_str());
+    if (directory == nullptr) return Error{fmt::format("cannot read {}: {}", path, Errno(errno))};
+    std::vector<std::string> names;
+    errno = 0;
+    while (dirent* item = readdir(directory)) {
+      if (item->d_name[0] != '.') names.emplace_back(item->d_name);
+    }
+    int list_error = errno;
+    closedir(directory);
+    if (list_error != 0) return Error{fmt::format("cannot read {}: {}", path, Errno(list_error))};
+    std::sort(names.begin(), names.end());
+    CrontabKind kind = KindOf(path, true);
+    std::string prefix = path.back() == '/' ? path : path + "/";
+    for (const std::string& name : names) {
+      if (kind == CrontabKind::kSystem && !CronAcceptsName(name)) {
+        report_if_marked(real + "/" + name, prefix + name,
+                         "cron reads only names of letters, digits, '_' and '-'");
+        continue;
+      }
+      auto read = read_file(real + "/" + name, prefix + name, kind);
+      if (!read) return Error{read.error()};
+    }
+  }
+  if (missing == options_.paths.size()) {
+    return Error{fmt::format("none of the crontab paths exists{}",
+                             options_.root.empty() ? "" : " under " + options_.root)};
+  }
+  return entries;
+}
+
+Result<bool> CrontabSource::ReadJournal(const ListContext& context, CronLogBatch& batch) {
+  CronLogOptions log_options{context.now, options_.zone};
+  std::vector<std::string> argv = {options_.journalctl, "-t", "CRON", "-o", "json", "--no-pager"};
+  if (!options_.journal_directory.empty()) {
+    argv.push_back("--directory=" + options_.root + options_.journal_directory);
+  } else if (!options_.root.empty()) {
+    argv.push_back("--root=" + options_.root);
+  }
+  if (!journal_cursor_.empty()) argv.push_back("--after-cursor=" + journal_cursor_);
+  return RunCommand(
+      argv,
+      [&](std::string_view text) {
+        return ParseJournalJson(text, log_options, log_state_, batch, &journal_cursor_);
+      },
+      context.cancelled);
+}
+
+Result<bool> CrontabSource::ReadHistory(const ListContext& context, CronLogBatch& batch) {
+  if (options_.journal) return ReadJournal(context, batch);
+  CronLogOptions log_options{context.now, options_.zone};
+  return tail_.Read(
+      [&](std::string_view text) { return ParseSyslog(text, log_options, log_state_, batch); },
+      [&](bool skip_partial_line) { log_state_.in_long_line = skip_partial_line; },
+      context.cancelled);
+}
+
+void CrontabSource::InheritCaches(Source& previous) {
+  auto* old = dynamic_cast<CrontabSource*>(&previous);
+  if (old == nullptr || old->options_.root != options_.root ||
+      old->options_.journal != options_.journal || old->options_.syslog != options_.syslog ||
+      old->options_.journal_directory != options_.journal_directory) {
+    return;  // another log: read it afresh
+  }
+  tail_.Swap(old->tail_);
+  log_state_ = std::move(old->log_state_);
+  journal_cursor_ = std::move(old->journal_cursor_);
+  finished_ = std::move(old->finished_);
+}
+
+Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
+  SourceSnapshot snapshot;
+  auto entries = ReadCrontabs(snapshot);
+  if (!entries) return Error{entries.error()};
+
+  // Runs are tied to roles by user and command, as cron logs them.
+  std::map<std::string, std::set<std::string>> roles_by_command;
+  for (const auto& entry : *entries) {
+    if (entry.enabled) {
+      roles_by_command[entry.user + '\0' + LoggedCommand(entry.command)].insert(entry.role);
+    }
+  }
+  auto roles_of = [&](const CronRun& run) -> const std::set<std::string>* {
+    auto it = roles_by_command.find(run.user + '\0' + run.command);
+    return it == roles_by_command.end() ? nullptr : &it->second;
+  };
+
+  CronLogBatch batch;
+  auto read = ReadHistory(context, batch);
+  // The refresher may list twice in one refresh (to confirm an absence) and keeps the last
+  // snapshot: log problems are carried over until the refresh's time changes.
+  if (context.now != log_problems_now_) log_problems_.Clear();
+  log_problems_now_ = context.now;
+  log_problems_.Merge(batch.problems);
+  for (const CronRun& run : batch.finished) {
+    if (const auto* roles = roles_of(run)) {
+      for (const auto& role : *roles) {
+        finished_[role].Add({run.started, run.finished,
+                             run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+      }
+    }
+  }
+  for (const CronRun& run : batch.started_only) {
+    if (const auto* roles = roles_of(run)) {
+      for (const auto& role : *roles) {
+        auto& started = finished_[role].last_started;
+        started = std::max(started.value_or(run.started), run.started);
+      }
+    }
+  }
+  if (!read) return Error{read.error()};
+
+  snapshot.history = finished_;
+  for (const auto& [pid, run] : log_state_.pending) {
+    if (const auto* roles = roles_of(run)) {
+      for (const auto& role : *roles) snapshot.history[role].Add({run.started, std::nullopt});
+    }
+  }
+  log_problems_.AppendTo(snapshot.problems, options_.problems_per_reason);
+  return snapshot;
+}
+
+Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
+  const SourceSpec& spec = *options.spec;
+  CrontabSourceOptions crontab;
+  crontab.root = spec.Get("root");
+  while (crontab.root.size() > 1 && crontab.root.back() == '/') crontab.root.pop_back();
+  if (crontab.root == "/") crontab.root.clear();
+  if (!spec.GetList("paths").empty()) crontab.paths = spec.GetList("paths");
+  crontab.syslog = spec.Get("syslog", crontab.syslog);
+  crontab.journal_directory = spec.Get("journal_directory");
+  std::string history = spec.Get("history", "syslog");
+  if (history != "syslog" && history != "journal") {
+    return Error{fmt::format("history is \"{}\", not syslog or journal", history)};
+  }
+  crontab.journal = history == "journal";
+  for (const auto& path : crontab.paths) {
+    if (path.empty() || path[0] != '/') {
+      return Error{fmt::format("crontab path \"{}\" is not absolute", path)};
+    }
+  }
+  return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(crontab)));
+}
+
+}  // namespace schedwatch::crontab

@@ -1,0 +1,104 @@
+// The `crontab` source: Debian cron's crontab files as the live list, cron's own log lines as the
+// run history.
+//
+//   host-cron:
+//     type: crontab
+//     paths: [/etc/crontab, /etc/cron.d, /var/spool/cron/crontabs]   # the default
+//     history: syslog              # or journal (journalctl -t CRON -o json)
+//     syslog: /var/log/syslog      # the default
+//     journal_directory: DIR       # journalctl --directory; default: the system journal
+//     root: /                      # prefix of every path (tests, a host mounted in a container)
+//
+// A path is a file or a directory of crontabs; one named `crontabs` (or inside one) holds user
+// crontabs without a user field, the others are system crontabs. Files are checked as cron
+// checks them (name, owner, mode, links, syntax): what cron would not run is no live object, and
+// is reported as a problem. A configured path that cannot be read fails the whole list (roles
+// become unknown, never missing); so does a history file that cannot be read.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sources/crontab/cron_log.h"
+#include "sources/crontab/crontab_file.h"
+#include "sources/source.h"
+
+namespace schedwatch::crontab {
+
+struct CrontabSourceOptions {
+  std::string root;  // prefix of every path below; empty: none
+  std::vector<std::string> paths = {"/etc/crontab", "/etc/cron.d", "/var/spool/cron/crontabs"};
+  bool journal = false;  // history from journalctl instead of the syslog file
+  std::string syslog = "/var/log/syslog";
+  std::string journal_directory;  // empty: the system journal
+  std::string journalctl = "journalctl";
+  long trusted_uid = 0;                        // the owner cron accepts for system crontabs: root
+  const date::time_zone* zone = nullptr;       // of old-style syslog times; null: the host's zone
+  std::size_t max_backlog_bytes = 256u << 20;  // of a syslog file opened for the first time
+  std::size_t problems_per_reason = 100;       // log problems listed per refresh and reason
+};
+
+// Reads a growing log file: only the bytes appended since the last call, following rotation
+// (a new inode at the path: the old file is read to its end first) and truncation (the file is
+// shorter than what was read, or its first bytes changed: copytruncate and new lines since).
+class LogTail {
+ public:
+  LogTail(std::string path, std::size_t max_backlog)
+      : path_(std::move(path)), max_backlog_(max_backlog) {}
+  ~LogTail();
+  LogTail(const LogTail&) = delete;
+  LogTail& operator=(const LogTail&) = delete;
+
+  // `consume` gets the unread text in chunks and returns how many bytes it used (whole lines);
+  // the rest is offered again. `restart` is called when reading starts over (rotation,
+  // truncation), with true when the first line is a partial one to skip (a first read that
+  // leaves out an old backlog).
+  using Consume = std::function<std::size_t(std::string_view)>;
+  using Restart = std::function<void(bool skip_partial_line)>;
+  Result<bool> Read(const Consume& consume, const Restart& restart,
+                    const std::atomic<bool>* cancelled);
+
+  void Swap(LogTail& other);
+
+ private:
+  Result<bool> Drain(const Consume& consume, const std::atomic<bool>* cancelled);
+
+  std::string path_;
+  std::size_t max_backlog_;
+  int fd_ = -1;
+  std::uint64_t device_ = 0, inode_ = 0;
+  std::int64_t offset_ = 0;  // of the first byte not consumed
+  std::string head_;         // the file's first bytes as read, to notice it was rewritten
+};
+
+class CrontabSource : public Source {
+ public:
+  explicit CrontabSource(CrontabSourceOptions options);
+  Result<SourceSnapshot> List(const ListContext& context) override;
+  // From a source reading the same log: where it stopped and the runs it saw, which a rotated
+  // log could not give again.
+  void InheritCaches(Source& previous) override;
+
+ private:
+  Result<std::vector<CrontabEntry>> ReadCrontabs(SourceSnapshot& snapshot);
+  Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch);
+  Result<bool> ReadJournal(const ListContext& context, CronLogBatch& batch);
+
+  CrontabSourceOptions options_;
+  LogTail tail_;
+  CronLogState log_state_;
+  std::string journal_cursor_;
+  std::map<std::string, RunHistory> finished_;  // by role: runs that ended, starts of -L 1
+  ProblemTally log_problems_;                   // of the current refresh
+  std::int64_t log_problems_now_ = -1;
+};
+
+Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options);
+
+}  // namespace schedwatch::crontab

@@ -1,0 +1,423 @@
+#include "sources/github_actions/github_actions_source.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
+
+namespace schedwatch {
+namespace {
+
+using github::Workflow;
+
+constexpr int kWorkflowsPerPage = 100;  // GitHub's maximum
+constexpr int kMaxWorkflowPages = 100;  // 10,000 workflows: beyond that the answer is suspect
+// The newest scheduled runs hold the last start, the running ones and usually the latest
+// success and failure; when they hold no success, one `status=success` query finds it.
+constexpr int kRunsPerPage = 20;
+constexpr std::size_t kMaxTokenBytes = 4096;
+
+// Escapes each segment of a repository path, keeping the slashes.
+std::string EscapePath(std::string_view path) {
+  std::string result;
+  while (true) {
+    std::size_t slash = path.find('/');
+    result += UrlEncode(path.substr(0, slash));
+    if (slash == std::string_view::npos) return result;
+    result += '/';
+    path.remove_prefix(slash + 1);
+  }
+}
+
+std::string Directory(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+bool HeaderSafe(const std::string& token) {
+  return std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+std::string Trim(std::string text) {
+  text.erase(0, text.find_first_not_of(" \t\r\n"));
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  return text;
+}
+
+template <typename T>
+void KeepUsed(std::map<std::string, T>& cache, const std::set<std::string>& used) {
+  for (auto it = cache.begin(); it != cache.end();) {
+    it = used.count(it->first) ? std::next(it) : cache.erase(it);
+  }
+}
+
+}  // namespace
+
+struct GitHubActionsSource::Reading {
+  const ListContext& context;
+  SourceSnapshot snapshot;
+  std::set<std::string> used_urls;
+  // Directory listings fetched by this read, by URL; null: no such directory.
+  std::map<std::string, const github::DirectoryListing*> listings;
+};
+
+Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
+    const SourceOptions& options, GitHubActionsTuning tuning) {
+  const SourceSpec& spec = *options.spec;
+  std::unique_ptr<GitHubActionsSource> source(new GitHubActionsSource());
+  source->repository_ = spec.Get("repository");
+  source->token_file_ = spec.Get("token_file");
+  source->token_env_ = spec.Get("token_env");
+  source->branch_ = spec.Get("branch");
+  source->conditional_requests_ = tuning.conditional_requests;
+  if (!source->token_file_.empty() && !source->token_env_.empty()) {
+    return Error{"token_file and token_env exclude each other"};
+  }
+  std::string min_interval = spec.Get("min_interval");
+  if (!min_interval.empty()) source->min_interval_ = std::stoll(min_interval);
+  std::string timeout = spec.Get("timeout");
+  auto request_timeout = std::chrono::seconds(timeout.empty() ? 10 : std::stoll(timeout));
+
+  std::string api_url = spec.Get("api_url", "https://api.github.com");
+  while (!api_url.empty() && api_url.back() == '/') api_url.pop_back();
+  if (api_url.rfind("https://", 0) != 0 && api_url.rfind("http://", 0) != 0) {
+    return Error{fmt::format("api_url \"{}\" is not an http:// or https:// URL", api_url)};
+  }
+  if (api_url.rfind("http://", 0) == 0 &&
+      (!source->token_file_.empty() || !source->token_env_.empty())) {
+    Log(LogLevel::kWarn, "the GitHub token goes over plain HTTP",
+        {{"source", spec.name}, {"api_url", api_url}});
+  }
+  if (!tuning.send) {
+    TlsOptions tls;
+    tls.ca_file = spec.Get("ca_file");
+    auto client = std::make_shared<HttpClient>(std::move(tls));
+    tuning.send = [client](const HttpRequest& request, const std::atomic<bool>* cancelled) {
+      return client->Send(request, cancelled);
+    };
+  }
+  source->api_ =
+      std::make_unique<github::Api>(std::move(api_url), request_timeout, std::move(tuning.send));
+  for (const JobSpec* job : options.jobs) {
+    source->jobs_.push_back(*job);
+    source->jobs_.back().workflow = github::NormalizeWorkflowPath(job->workflow);
+  }
+  return source;
+}
+
+Result<std::unique_ptr<Source>> MakeGitHubActionsSource(const SourceOptions& options) {
+  auto source = GitHubActionsSource::Create(options);
+  if (!source) return Error{source.error()};
+  return std::unique_ptr<Source>(std::move(*source));
+}
+
+Result<std::string> GitHubActionsSource::LoadToken() {
+  if (!token_env_.empty()) {
+    const char* value = std::getenv(token_env_.c_str());
+    if (value == nullptr || *value == '\0') {
+      return Error{fmt::format("environment variable {} (token_env) is not set", token_env_)};
+    }
+    return Trim(value);
+  }
+  if (token_file_.empty()) return std::string();  // anonymous: public repositories, 60 requests/h
+  struct stat info {};
+  if (stat(token_file_.c_str(), &info) != 0) {
+    return Error{fmt::format("cannot read token file {}: {}", token_file_, std::strerror(errno))};
+  }
+  FileStamp stamp{
+      static_cast<std::int64_t>(info.st_ino), static_cast<std::int64_t>(info.st_size),
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
+  if (token_stamp_ && *token_stamp_ == stamp) return file_token_;
+  if (info.st_size > static_cast<off_t>(kMaxTokenBytes)) {
+    return Error{fmt::format("token file {} is larger than {} bytes", token_file_, kMaxTokenBytes)};
+  }
+  auto text = platform::ReadRegularFile(token_file_, kMaxTokenBytes);
+  if (!text) return Error{"token file: " + text.error()};
+  if (token_stamp_) Log(LogLevel::kInfo, "token file changed, re-read", {{"file", token_file_}});
+  token_stamp_ = stamp;
+  file_token_ = Trim(*text);
+  return file_token_;
+}
+
+Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
+  bool within_floor = last_read_at_ && context.now - *last_read_at_ < min_interval_;
+  if (within_floor && !confirm_pending_ && last_outcome_) return *last_outcome_;
+  bool confirming = within_floor && confirm_pending_;
+  confirm_pending_ = false;
+
+  github::RequestStats before = api_->stats();
+  Result<SourceSnapshot> outcome = Read(context);
+  github::RequestStats after = api_->stats();
+  last_read_stats_ = {after.requests - before.requests, after.not_modified - before.not_modified};
+  if (context.cancelled != nullptr && context.cancelled->load()) {
+    return outcome;  // not remembered: the next refresh reads again
+  }
+  last_read_at_ = context.now;
+  last_outcome_ = outcome;
+  if (outcome && !confirming && SomeRoleAbsent(*outcome)) confirm_pending_ = true;
+  return outcome;
+}
+
+bool GitHubActionsSource::SomeRoleAbsent(const SourceSnapshot& snapshot) const {
+  std::set<std::string> present;
+  for (const auto& object : snapshot.objects) present.insert(object.role);
+  return std::any_of(jobs_.begin(), jobs_.end(),
+                     [&](const JobSpec& job) { return !present.count(job.role); });
+}
+
+std::string GitHubActionsSource::RepoUrl() const {
+  auto slash = repository_.find('/');
+  return fmt::format("{}/repos/{}/{}", api_->base_url(), UrlEncode(repository_.substr(0, slash)),
+                     UrlEncode(repository_.substr(slash + 1)));
+}
+
+template <typename T, typename Parse>
+Result<const GitHubActionsSource::Cached<T>*> GitHubActionsSource::Fetch(
+    Reading& reading, Cache<T>& cache, const std::string& url, std::string_view accept, Parse parse,
+    bool* not_found) {
+  reading.used_urls.insert(url);
+  auto cached = cache.find(url);
+  std::string etag =
+      conditional_requests_ && cached != cache.end() ? cached->second.etag : std::string();
+  auto answer = api_->Get(url, etag, accept, reading.context.now, reading.context.cancelled);
+  if (!answer) return Error{answer.error()};
+  if (answer->status == 304) {
+    if (cached == cache.end()) {
+      return Error{
+          fmt::format("GET {}: 304 to a request without a validator", UrlPathForMessages(url))};
+    }
+    return &cached->second;
+  }
+  if (answer->status == 404) {
+    if (not_found != nullptr) {
+      *not_found = true;
+      return nullptr;
+    }
+    return Error{fmt::format(
+        "GET {}: 404 not found (can this token see {}? private repositories answer 404 without "
+        "access)",
+        UrlPathForMessages(url), repository_)};
+  }
+  Result<T> value = parse(answer->body);
+  if (!value) return Error{fmt::format("GET {}: {}", UrlPathForMessages(url), value.error())};
+  Cached<T>& entry = cache[url];
+  entry = {conditional_requests_ ? answer->etag : std::string(), answer->next, std::move(*value)};
+  return &entry;
+}
+
+Result<std::string> GitHubActionsSource::Branch(Reading& reading) {
+  if (!branch_.empty()) return branch_;
+  auto repository = Fetch(reading, branches_, RepoUrl(), github::kJsonMediaType,
+                          [](std::string_view body) { return github::ParseDefaultBranch(body); });
+  if (!repository) return Error{repository.error()};
+  return (*repository)->value;
+}
+
+Result<std::vector<Workflow>> GitHubActionsSource::Workflows(Reading& reading) {
+  std::vector<Workflow> workflows;
+  std::string url = fmt::format("{}/actions/workflows?per_page={}", RepoUrl(), kWorkflowsPerPage);
+  for (int page = 1; !url.empty(); ++page) {
+    if (page > kMaxWorkflowPages) {
+      return Error{fmt::format("more than {} pages of workflows", kMaxWorkflowPages)};
+    }
+    auto fetched = Fetch(reading, workflow_pages_, url, github::kJsonMediaType,
+                         [](std::string_view body) { return github::ParseWorkflowPage(body); });
+    if (!fetched) return Error{fetched.error()};
+    const github::WorkflowPage& parsed = (*fetched)->value;
+    workflows.insert(workflows.end(), parsed.workflows.begin(), parsed.workflows.end());
+    for (const auto& problem : parsed.problems) {
+      reading.snapshot.problems.push_back(
+          {problem.reason, fmt::format("workflows page {}: {}", page, problem.message)});
+    }
+    url = (*fetched)->next;
+  }
+  return workflows;
+}
+
+Result<const github::DirectoryListing*> GitHubActionsSource::Listing(Reading& reading,
+                                                                     const std::string& directory,
+                                                                     const std::string& ref) {
+  std::string url = RepoUrl() + "/contents/" + EscapePath(directory) + ref;
+  if (auto seen = reading.listings.find(url); seen != reading.listings.end()) return seen->second;
+  bool no_directory = false;
+  auto listing = Fetch(
+      reading, listings_, url, github::kJsonMediaType,
+      [](std::string_view body) { return github::ParseDirectoryListing(body); }, &no_directory);
+  if (!listing) return Error{listing.error()};
+  const github::DirectoryListing* result = no_directory ? nullptr : &(*listing)->value;
+  reading.listings[url] = result;
+  return result;
+}
+
+Result<const GitHubActionsSource::ParsedFile*> GitHubActionsSource::WorkflowFile(
+    Reading& reading, const std::string& path, const std::string& branch) {
+  std::string ref = "?ref=" + UrlEncode(branch);
+  // The directory listing gives every file's blob sha: unchanged files are not fetched again.
+  std::string blob_sha;
+  bool surely_absent = false;
+  std::string directory = Directory(path);
+  if (!directory.empty()) {
+    auto listing = Listing(reading, directory, ref);
+    if (!listing) return Error{listing.error()};
+    if (*listing == nullptr) {
+      surely_absent = true;  // no such directory on the branch
+    } else {
+      auto it = (*listing)->blob_sha_by_path.find(path);
+      if (it != (*listing)->blob_sha_by_path.end()) blob_sha = it->second;
+      surely_absent = it == (*listing)->blob_sha_by_path.end() && (*listing)->complete;
+    }
+  }
+  if (surely_absent) return nullptr;
+
+  std::string url = RepoUrl() + "/contents/" + EscapePath(path) + ref;
+  auto cached = files_.find(url);
+  if (!blob_sha.empty() && cached != files_.end() && cached->second.value.blob_sha == blob_sha) {
+    reading.used_urls.insert(url);
+    return &cached->second.value;
+  }
+  bool not_found = false;
+  auto fetched = Fetch(
+      reading, files_, url, github::kRawMediaType,
+      [](std::string_view body) {
+        ParsedFile parsed;
+        auto file = github::ParseWorkflowFile(body);
+        if (file) {
+          parsed.file = std::move(*file);
+        } else {
+          parsed.error = file.error();
+        }
+        return Result<ParsedFile>(std::move(parsed));
+      },
+      &not_found);
+  if (!fetched) return Error{fetched.error()};
+  if (not_found) return nullptr;
+  auto& entry = files_[url];
+  entry.value.blob_sha = blob_sha;
+  return &entry.value;
+}
+
+Result<RunHistory> GitHubActionsSource::Runs(Reading& reading, const Workflow& workflow) {
+  std::string what = fmt::format("runs of {} ({})", workflow.path, workflow.id);
+  auto parse = [&what](std::string_view body) { return github::ParseRunPage(body, what); };
+  std::string base =
+      fmt::format("{}/actions/workflows/{}/runs?event=schedule", RepoUrl(), workflow.id);
+  RunHistory history;
+  bool succeeded = false;
+  auto add = [&](const github::RunPage& page) {
+    for (const auto& run : page.runs) {
+      github::AddRun(history, run);
+      succeeded |= run.state == github::ScheduledRun::State::kSucceeded;
+    }
+    for (const auto& problem : page.problems) reading.snapshot.problems.push_back(problem);
+  };
+  auto newest = Fetch(reading, run_pages_, fmt::format("{}&per_page={}", base, kRunsPerPage),
+                      github::kJsonMediaType, parse);
+  if (!newest) return Error{newest.error()};
+  add((*newest)->value);
+  if (!succeeded && !(*newest)->next.empty()) {
+    auto success = Fetch(reading, run_pages_, base + "&status=success&per_page=1",
+                         github::kJsonMediaType, parse);
+    if (!success) return Error{success.error()};
+    add((*success)->value);
+  }
+  return history;
+}
+
+void GitHubActionsSource::ForgetUnused(const std::set<std::string>& used) {
+  KeepUsed(branches_, used);
+  KeepUsed(workflow_pages_, used);
+  KeepUsed(listings_, used);
+  KeepUsed(files_, used);
+  KeepUsed(run_pages_, used);
+}
+
+void GitHubActionsSource::InheritCaches(Source& previous) {
+  auto* old = dynamic_cast<GitHubActionsSource*>(&previous);
+  if (old == nullptr) return;
+  // Cached by URL: after a change of repository or api_url they match nothing and are dropped.
+  branches_ = std::move(old->branches_);
+  workflow_pages_ = std::move(old->workflow_pages_);
+  listings_ = std::move(old->listings_);
+  files_ = std::move(old->files_);
+  run_pages_ = std::move(old->run_pages_);
+  token_ = old->token_;  // what they were obtained with: a new token still forgets them
+  api_->SetToken(token_);
+}
+
+Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
+  auto token = LoadToken();
+  if (!token) return Error{token.error()};
+  if (!HeaderSafe(*token)) {
+    return Error{"the token holds blanks or control characters; it must be one line"};
+  }
+  if (*token != token_) {
+    // Answers obtained with another token are not reused.
+    ForgetUnused({});
+    token_ = *token;
+    api_->SetToken(*token);
+  }
+
+  Reading reading{context, {}, {}, {}};
+  auto branch = Branch(reading);
+  if (!branch) return Error{branch.error()};
+  auto workflows = Workflows(reading);
+  if (!workflows) return Error{workflows.error()};
+
+  // Only the workflows the jobs name are read further; deleted ones do not count as present.
+  std::map<std::string, std::vector<const Workflow*>> by_path;
+  for (const auto& workflow : *workflows) {
+    if (workflow.state != "deleted") by_path[workflow.path].push_back(&workflow);
+  }
+  std::map<std::string, const github::WorkflowFile*> files;  // null: absent or unreadable
+  std::map<std::int64_t, RunHistory> runs;
+  SourceSnapshot& snapshot = reading.snapshot;
+  for (const auto& job : jobs_) {
+    auto matching = by_path.find(job.workflow);
+    if (matching == by_path.end()) continue;
+    if (!files.count(job.workflow)) {
+      auto file = WorkflowFile(reading, job.workflow, *branch);
+      if (!file) return Error{file.error()};
+      auto problem = [&](const std::string& reason, const std::string& message) {
+        snapshot.problems.push_back({reason, job.workflow + ": " + message});
+      };
+      if (*file == nullptr) {
+        problem("file_not_found", fmt::format("not found on branch {}", *branch));
+      } else if (!(*file)->file) {
+        problem("malformed_object", "not YAML: " + (*file)->error);
+      } else {
+        for (const auto& message : (*file)->file->problems) problem("malformed_object", message);
+      }
+      files[job.workflow] = *file != nullptr && (*file)->file ? &*(*file)->file : nullptr;
+    }
+    // GitHub's own guard against overlapping runs is the workflow's `concurrency:` group.
+    if (job.require_concurrency && files[job.workflow] != nullptr &&
+        !files[job.workflow]->has_concurrency) {
+      snapshot.problems.push_back(
+          {"workflow_without_concurrency",
+           fmt::format("{}: no workflow-level concurrency: group, so two runs of role {} may "
+                       "overlap (add e.g. `concurrency: {{group: {}}}`)",
+                       job.workflow, job.role, job.role)});
+    }
+    for (const Workflow* workflow : matching->second) {
+      if (!runs.count(workflow->id)) {
+        auto history = Runs(reading, *workflow);
+        if (!history) return Error{history.error()};
+        runs[workflow->id] = *history;
+      }
+      snapshot.objects.push_back(github::MakeLiveObject(*workflow, files[job.workflow], job));
+      snapshot.history[job.role].Merge(runs[workflow->id]);
+    }
+  }
+  ForgetUnused(reading.used_urls);
+  return std::move(reading.snapshot);
+}
+
+}  // namespace schedwatch

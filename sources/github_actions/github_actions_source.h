@@ -1,0 +1,129 @@
+// The `github_actions` source: a repository's scheduled workflows, their state, and their
+// scheduled runs, read through the GitHub REST API.
+//
+//   sources:
+//     ci:
+//       type: github_actions
+//       repository: acme/widgets        # owner/name
+//       token_file: /etc/schedwatch/github-token   # or token_env: GITHUB_TOKEN; neither: anonymous
+//       api_url: https://api.github.com # GitHub Enterprise Server: https://HOST/api/v3
+//       branch: main                    # default: the repository's default branch
+//       min_interval: 60s               # floor between real reads; closer refreshes reuse the last
+//       ca_file: /etc/ssl/my-ca.pem     # CAs trusted instead of the system's (private GHES)
+//   jobs:
+//     - {role: nightly, source: ci, workflow: .github/workflows/nightly.yml, schedule: "0 3 * * *"}
+//
+// Per real read: the default branch (GET /repos/{o}/{r}, unless `branch` is set), every page of
+// workflows, one listing of .github/workflows (blob shas, so unchanged files are not fetched
+// again), each changed workflow file (raw), and the newest page of scheduled runs of each
+// workflow a job names (plus one `status=success` query when that page holds no success). Every
+// GET is conditional (If-None-Match): 304 answers reuse what was parsed before and cost no
+// primary quota.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sources/github_actions/github_api.h"
+#include "sources/github_actions/github_mapping.h"
+#include "sources/source.h"
+
+namespace schedwatch {
+
+// Knobs that are not spec keys: the transport and conditional requests (tests, the bench).
+struct GitHubActionsTuning {
+  github::HttpSend send;  // empty: libcurl through HttpClient
+  bool conditional_requests = true;
+};
+
+class GitHubActionsSource : public Source {
+ public:
+  static Result<std::unique_ptr<GitHubActionsSource>> Create(const SourceOptions& options,
+                                                             GitHubActionsTuning tuning = {});
+
+  // Within `min_interval` of the last real read this returns that read's outcome again, except
+  // for one confirming re-read when the last read found a desired role without a workflow.
+  Result<SourceSnapshot> List(const ListContext& context) override;
+
+  // The cached answers and their ETags, so that a reload costs 304s, not quota. The refresh
+  // floor starts afresh: the jobs may have changed.
+  void InheritCaches(Source& previous) override;
+
+  // Requests of the last List that reached the API.
+  github::RequestStats last_read_stats() const { return last_read_stats_; }
+
+ private:
+  template <typename T>
+  struct Cached {
+    std::string etag;
+    std::string next;
+    T value;
+  };
+  template <typename T>
+  using Cache = std::map<std::string, Cached<T>>;
+
+  struct ParsedFile {
+    std::optional<github::WorkflowFile> file;
+    std::string error;     // why the YAML could not be read
+    std::string blob_sha;  // from the directory listing, when known
+  };
+
+  struct Reading;  // one real read in progress
+
+  GitHubActionsSource() = default;
+  Result<std::string> LoadToken();
+  Result<SourceSnapshot> Read(const ListContext& context);
+  Result<std::string> Branch(Reading& reading);
+  Result<std::vector<github::Workflow>> Workflows(Reading& reading);
+  Result<const github::DirectoryListing*> Listing(Reading& reading, const std::string& directory,
+                                                  const std::string& ref);
+  Result<const ParsedFile*> WorkflowFile(Reading& reading, const std::string& path,
+                                         const std::string& branch);
+  Result<RunHistory> Runs(Reading& reading, const github::Workflow& workflow);
+  template <typename T, typename Parse>
+  Result<const Cached<T>*> Fetch(Reading& reading, Cache<T>& cache, const std::string& url,
+                                 std::string_view accept, Parse parse, bool* not_found = nullptr);
+  void ForgetUnused(const std::set<std::string>& used);
+  bool SomeRoleAbsent(const SourceSnapshot& snapshot) const;
+  std::string RepoUrl() const;
+
+  // Settings.
+  std::string repository_;  // owner/name
+  std::string token_file_, token_env_, branch_;
+  std::int64_t min_interval_ = 60;
+  bool conditional_requests_ = true;
+  std::vector<JobSpec> jobs_;  // copies: a slow read may outlive a reloaded spec
+  std::unique_ptr<github::Api> api_;
+
+  std::string token_;       // the token the cached answers were obtained with
+  std::string file_token_;  // token_file's content, re-read when the file changes
+  struct FileStamp {
+    std::int64_t inode = 0, size = 0, mtime_ns = 0;
+    bool operator==(const FileStamp& other) const {
+      return inode == other.inode && size == other.size && mtime_ns == other.mtime_ns;
+    }
+  };
+  std::optional<FileStamp> token_stamp_;
+
+  // Answers by URL, for conditional requests.
+  Cache<std::string> branches_;
+  Cache<github::WorkflowPage> workflow_pages_;
+  Cache<github::DirectoryListing> listings_;
+  Cache<ParsedFile> files_;
+  Cache<github::RunPage> run_pages_;
+
+  // The refresh floor.
+  std::optional<std::int64_t> last_read_at_;
+  std::optional<Result<SourceSnapshot>> last_outcome_;
+  bool confirm_pending_ = false;
+  github::RequestStats last_read_stats_;
+};
+
+Result<std::unique_ptr<Source>> MakeGitHubActionsSource(const SourceOptions& options);
+
+}  // namespace schedwatch

@@ -1,0 +1,113 @@
+#include "sources/github_actions/github_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedwatch/timefmt.h"
+#include "sources/github_actions/github_mapping.h"
+
+namespace schedwatch::github {
+namespace {
+
+// GitHub asks to wait at least a minute after a secondary limit that names no retry-after, and
+// longer each time it repeats.
+constexpr std::int64_t kFirstSecondaryBackoff = 60;
+constexpr std::int64_t kMaxSecondaryBackoff = 3600;
+// The largest answers are pages of 100 workflows or 20 runs: well below this.
+constexpr std::size_t kMaxAnswerBytes = 64u << 20;
+
+}  // namespace
+
+std::string UrlOrigin(const std::string& url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string::npos) return {};
+  return url.substr(0, url.find('/', scheme + 3));
+}
+
+Api::Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send)
+    : base_url_(std::move(base_url)),
+      origin_(UrlOrigin(base_url_)),
+      timeout_(timeout),
+      send_(std::move(send)),
+      secondary_backoff_(kFirstSecondaryBackoff) {}
+
+std::optional<std::int64_t> Api::BlockedUntil(std::int64_t now) const {
+  std::optional<std::int64_t> until;
+  if (blocked_until_ && *blocked_until_ > now) until = blocked_until_;
+  if (remaining_ == 0 && reset_ && *reset_ > now) until = std::max(until.value_or(0), *reset_);
+  return until;
+}
+
+std::string Api::BlockedMessage(std::int64_t until) const {
+  return fmt::format("rate limited until {} (no request sent)", FormatRfc3339(until));
+}
+
+void Api::NoteQuota(const HttpResponse& response) {
+  if (auto remaining = IntegerHeader(response.headers, "x-ratelimit-remaining")) {
+    remaining_ = remaining;
+  }
+  if (auto reset = IntegerHeader(response.headers, "x-ratelimit-reset")) reset_ = reset;
+}
+
+Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std::string_view accept,
+                           std::int64_t now, const std::atomic<bool>* cancelled) {
+  std::string path = UrlPathForMessages(url);
+  if (cancelled != nullptr && cancelled->load()) return Error{"cancelled"};
+  if (UrlOrigin(url) != origin_) {
+    return Error{fmt::format("GET {}: refusing a URL outside {}", path, origin_)};
+  }
+  if (auto until = BlockedUntil(now)) return Error{BlockedMessage(*until)};
+
+  HttpRequest request;
+  request.url = url;
+  request.timeout = timeout_;
+  request.max_body_bytes = kMaxAnswerBytes;
+  request.headers = {{"Accept", std::string(accept)},
+                     {"X-GitHub-Api-Version", std::string(kApiVersion)},
+                     {"User-Agent", "schedwatch/" SCHEDWATCH_VERSION}};
+  if (!token_.empty()) request.headers.emplace_back("Authorization", "Bearer " + token_);
+  if (!etag.empty()) request.headers.emplace_back("If-None-Match", etag);
+  ++stats_.requests;
+  auto response = send_(request, cancelled);
+  if (!response) return Error{RedactSecret(response.error(), token_)};
+  NoteQuota(*response);
+
+  long status = response->status;
+  if (status == 200 || status == 304 || status == 404) {
+    if (status == 304) ++stats_.not_modified;
+    if (status != 404) secondary_backoff_ = kFirstSecondaryBackoff;
+    ApiAnswer answer{status, std::move(response->body), response->Header("etag"),
+                     NextLink(response->Header("link"))};
+    if (!answer.next.empty() && UrlOrigin(answer.next) != origin_) {
+      return Error{fmt::format("GET {}: the next-page link leaves {}", path, origin_)};
+    }
+    return answer;
+  }
+
+  // Redacted before ClassifyFailure shortens GitHub's message: a cut token no longer matches.
+  ApiFailure failure =
+      ClassifyFailure(status, response->headers, RedactSecret(std::move(response->body), token_),
+                      now, secondary_backoff_);
+  std::string detail = RedactSecret(failure.message, token_);
+  std::string said = detail.empty() ? std::string() : ": " + detail;
+  switch (failure.kind) {
+    case ApiFailure::Kind::kRateLimited:
+      blocked_until_ = std::max(blocked_until_.value_or(0), *failure.retry_at);
+      if (failure.secondary) {
+        secondary_backoff_ = std::min(secondary_backoff_ * 2, kMaxSecondaryBackoff);
+      }
+      return Error{fmt::format(
+          "GET {}: rate limited until {} ({} {}{})", path, FormatRfc3339(*failure.retry_at), status,
+          failure.secondary ? "secondary limit" : "primary limit exhausted", said)};
+    case ApiFailure::Kind::kUnauthorized:
+      return Error{fmt::format("GET {}: 401 unauthorized{} (check the token)", path, said)};
+    case ApiFailure::Kind::kForbidden:
+      return Error{
+          fmt::format("GET {}: 403 forbidden{} (check the token's permissions)", path, said)};
+    default:
+      return Error{fmt::format("GET {}: HTTP {}{}", path, status, said)};
+  }
+}
+
+}  // namespace schedwatch::github

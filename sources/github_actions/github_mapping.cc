@@ -1,0 +1,376 @@
+#include "sources/github_actions/github_mapping.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "schedwatch/schedule.h"
+#include "schedwatch/timefmt.h"
+#include "schedwatch/yaml_tree.h"
+
+namespace schedwatch::github {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::size_t kMaxMessageChars = 200;
+
+Result<Json> ParseJson(std::string_view body) {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Error{"the answer is not JSON"};
+  return json;
+}
+
+const Json* Field(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::optional<std::string> StringField(const Json& object, const char* key) {
+  const Json* value = Field(object, key);
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  return value->get<std::string>();
+}
+
+std::optional<std::int64_t> TimeField(const Json& object, const char* key) {
+  auto text = StringField(object, key);
+  return text ? ParseRfc3339(*text) : std::nullopt;
+}
+
+// The items of `key` in a JSON object answer, or an error naming what was expected.
+Result<const Json*> ItemList(const Json& json, const char* key) {
+  const Json* items = json.is_object() ? Field(json, key) : nullptr;
+  if (items == nullptr || !items->is_array()) {
+    return Error{fmt::format("the answer has no \"{}\" list", key)};
+  }
+  return items;
+}
+
+// GitHub's `message`, printable and short: it ends up in logs and on the status page.
+std::string ShortMessage(std::string_view body) {
+  Json json = Json::parse(body, nullptr, false);
+  std::string message;
+  if (!json.is_discarded() && json.is_object()) message = StringField(json, "message").value_or("");
+  if (message.size() > kMaxMessageChars) message = message.substr(0, kMaxMessageChars) + "...";
+  for (char& c : message) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) c = ' ';
+  }
+  return message;
+}
+
+std::optional<YamlNode> MappingValue(YamlNode mapping, std::string_view key) {
+  for (std::size_t i = 0; i < mapping.size(); ++i) {
+    if (mapping.key(i).IsScalar() && mapping.key(i).scalar() == key) return mapping.value(i);
+  }
+  return std::nullopt;
+}
+
+// `# schedwatch: spec_version=7` on a line of its own (YAML drops comments, so scan the text).
+std::string MarkerSpecVersion(std::string_view text) {
+  constexpr std::string_view kMarker = "schedwatch:";
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    std::size_t hash = line.find_first_not_of(" \t");
+    if (hash == std::string_view::npos || line[hash] != '#') continue;
+    line.remove_prefix(hash + 1);
+    line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
+    if (line.substr(0, kMarker.size()) != kMarker) continue;
+    line.remove_prefix(kMarker.size());
+    while (!line.empty()) {
+      std::size_t start = line.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos) break;
+      line.remove_prefix(start);
+      std::string_view token = line.substr(0, line.find_first_of(" \t\r"));
+      line.remove_prefix(token.size());
+      constexpr std::string_view kKey = "spec_version=";
+      if (token.substr(0, kKey.size()) == kKey) return std::string(token.substr(kKey.size()));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<WorkflowPage> ParseWorkflowPage(std::string_view body) {
+  auto json = ParseJson(body);
+  if (!json) return Error{json.error()};
+  auto items = ItemList(*json, "workflows");
+  if (!items) return Error{items.error()};
+  WorkflowPage page;
+  for (std::size_t i = 0; i < (*items)->size(); ++i) {
+    const Json& item = (**items)[i];
+    Workflow workflow;
+    const Json* id = item.is_object() ? Field(item, "id") : nullptr;
+    auto path = item.is_object() ? StringField(item, "path") : std::nullopt;
+    auto state = item.is_object() ? StringField(item, "state") : std::nullopt;
+    if (id == nullptr || !id->is_number_integer() || !path || !state) {
+      page.problems.push_back(
+          {"malformed_object",
+           fmt::format("workflows[{}]: expected an object with integer id, string path and state",
+                       i)});
+      continue;
+    }
+    workflow.id = id->get<std::int64_t>();
+    workflow.path = *path;
+    workflow.state = *state;
+    workflow.name = StringField(item, "name").value_or("");
+    page.workflows.push_back(std::move(workflow));
+  }
+  return page;
+}
+
+Result<std::string> ParseDefaultBranch(std::string_view body) {
+  auto json = ParseJson(body);
+  if (!json) return Error{json.error()};
+  auto branch = json->is_object() ? StringField(*json, "default_branch") : std::nullopt;
+  if (!branch || branch->empty()) return Error{"the repository has no default_branch"};
+  return *branch;
+}
+
+Result<DirectoryListing> ParseDirectoryListing(std::string_view body) {
+  auto json = ParseJson(body);
+  if (!json) return Error{json.error()};
+  if (!json->is_array()) return Error{"the answer is not a directory listing"};
+  DirectoryListing listing;
+  listing.complete = json->size() < kMaxDirectoryEntries;
+  for (const Json& entry : *json) {
+    auto path = entry.is_object() ? StringField(entry, "path") : std::nullopt;
+    auto sha = entry.is_object() ? StringField(entry, "sha") : std::nullopt;
+    // An entry without a sha is simply fetched by path later.
+    if (path && sha) listing.blob_sha_by_path[*path] = *sha;
+  }
+  return listing;
+}
+
+Result<WorkflowFile> ParseWorkflowFile(std::string_view text) {
+  auto document = YamlDocument::Parse(text);
+  if (!document) return Error{document.error()};
+  WorkflowFile file;
+  file.spec_version = MarkerSpecVersion(text);
+  YamlNode root = document->root();
+  if (!root.IsMapping()) {
+    file.problems.push_back(
+        fmt::format("line {}: the workflow is {}, not a mapping", root.line(), root.Describe()));
+    return file;
+  }
+  if (auto concurrency = MappingValue(root, "concurrency")) {
+    // A group name (`concurrency: nightly`) or a mapping with a group; empty means none.
+    auto group = concurrency->IsMapping() ? MappingValue(*concurrency, "group") : concurrency;
+    file.has_concurrency = group && group->IsScalar() && !group->scalar().empty();
+  }
+  // YAML 1.1 readers turn the key `on` into true; YamlDocument keeps the text "on".
+  auto on = MappingValue(root, "on");
+  if (!on || !on->IsMapping()) return file;  // `on: push`, `on: [push]`: no schedule
+  auto schedule = MappingValue(*on, "schedule");
+  if (!schedule || schedule->IsNull()) return file;
+  if (!schedule->IsSequence()) {
+    file.problems.push_back(fmt::format("line {}: on.schedule is {}, not a list", schedule->line(),
+                                        schedule->Describe()));
+    return file;
+  }
+  for (std::size_t i = 0; i < schedule->size(); ++i) {
+    YamlNode entry = schedule->item(i);
+    auto cron = entry.IsMapping() ? MappingValue(entry, "cron") : std::nullopt;
+    if (!cron || !cron->IsScalar()) {
+      file.problems.push_back(
+          fmt::format("line {}: on.schedule[{}] has no cron string", entry.line(), i));
+      continue;
+    }
+    CronEntry parsed{std::string(cron->scalar()), "", entry.line()};
+    if (auto zone = MappingValue(entry, "timezone"); zone && zone->IsScalar()) {
+      parsed.timezone = std::string(zone->scalar());
+    }
+    file.schedules.push_back(std::move(parsed));
+  }
+  return file;
+}
+
+std::string NormalizeWorkflowPath(std::string_view path) {
+  while (path.substr(0, 2) == "./") path.remove_prefix(2);
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  if (path.find('/') == std::string_view::npos) return ".github/workflows/" + std::string(path);
+  return std::string(path);
+}
+
+LiveObject MakeLiveObject(const Workflow& workflow, const WorkflowFile* file, const JobSpec& job) {
+  LiveObject object;
+  object.id = std::to_string(workflow.id);
+  object.role = job.role;
+  object.enabled = workflow.state == "active";
+  object.timezone = "UTC";  // GitHub runs schedules in UTC unless the entry names a zone
+  if (file == nullptr) return object;
+  object.spec_version = file->spec_version;
+  const CronEntry* chosen = nullptr;
+  int best = 0;  // 2: same schedule and zone, 1: same schedule
+  for (const auto& entry : file->schedules) {
+    auto expression = CronExpression::Parse(entry.cron, CronDialect::kGitHubActions);
+    if (!expression || !expression->Equivalent(job.schedule.expression())) continue;
+    int score = (entry.timezone.empty() ? "UTC" : entry.timezone) == job.timezone ? 2 : 1;
+    if (score > best) chosen = &entry, best = score;
+  }
+  if (chosen == nullptr && !file->schedules.empty()) chosen = &file->schedules.front();
+  if (chosen != nullptr) {
+    object.schedule = chosen->cron;
+    if (!chosen->timezone.empty()) object.timezone = chosen->timezone;
+  }
+  return object;
+}
+
+Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
+  auto json = ParseJson(body);
+  if (!json) return Error{json.error()};
+  auto items = ItemList(*json, "workflow_runs");
+  if (!items) return Error{items.error()};
+  RunPage page;
+  for (std::size_t i = 0; i < (*items)->size(); ++i) {
+    const Json& item = (**items)[i];
+    auto problem = [&](const std::string& message) {
+      page.problems.push_back(
+          {"malformed_object", fmt::format("{}: workflow_runs[{}]: {}", what, i, message)});
+    };
+    if (!item.is_object()) {
+      problem("not an object");
+      continue;
+    }
+    auto status = StringField(item, "status");
+    if (!status) {
+      problem("no status");
+      continue;
+    }
+    ScheduledRun run;
+    auto started = TimeField(item, "run_started_at");
+    if (!started) started = TimeField(item, "created_at");
+    if (!started) {
+      problem("neither run_started_at nor created_at is an RFC 3339 time");
+      continue;
+    }
+    run.started = *started;
+    if (*status != "completed") {
+      run.state = ScheduledRun::State::kRunning;  // queued, in_progress, waiting, pending, ...
+      page.runs.push_back(run);
+      continue;
+    }
+    auto conclusion = StringField(item, "conclusion");
+    if (!conclusion) {
+      problem("completed without a conclusion");
+      continue;
+    }
+    run.finished = TimeField(item, "updated_at").value_or(run.started);
+    if (*conclusion == "success") {
+      run.state = ScheduledRun::State::kSucceeded;
+    } else if (*conclusion == "failure" || *conclusion == "timed_out" ||
+               *conclusion == "startup_failure" || *conclusion == "stale") {
+      run.state = ScheduledRun::State::kFailed;
+    } else {
+      run.state = ScheduledRun::State::kEnded;  // cancelled, skipped, neutral, action_required
+    }
+    page.runs.push_back(run);
+  }
+  return page;
+}
+
+void AddRun(RunHistory& history, const ScheduledRun& run) {
+  Run converted;
+  converted.started = run.started;
+  converted.finished = run.finished;
+  switch (run.state) {
+    case ScheduledRun::State::kRunning:
+      converted.outcome = Run::Outcome::kRunning;
+      break;
+    case ScheduledRun::State::kSucceeded:
+      converted.outcome = Run::Outcome::kSucceeded;
+      break;
+    case ScheduledRun::State::kFailed:
+      converted.outcome = Run::Outcome::kFailed;
+      break;
+    case ScheduledRun::State::kEnded: {
+      RunHistory started_only;
+      started_only.last_started = run.started;
+      history.Merge(started_only);
+      return;
+    }
+  }
+  history.Add(converted);
+}
+
+std::string NextLink(std::string_view header) {
+  // <url>; rel="next", <url>; rel="last"
+  while (!header.empty()) {
+    std::size_t open = header.find('<');
+    std::size_t close = header.find('>', open);
+    if (open == std::string_view::npos || close == std::string_view::npos) return {};
+    std::string_view url = header.substr(open + 1, close - open - 1);
+    header.remove_prefix(close + 1);
+    std::size_t end = header.find(',');
+    std::string_view params = header.substr(0, end);
+    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
+    std::size_t rel = params.find("rel=");
+    if (rel == std::string_view::npos) continue;
+    std::string_view value = params.substr(rel + 4);
+    if (!value.empty() && value.front() == '"') {
+      value.remove_prefix(1);
+      value = value.substr(0, value.find('"'));
+    } else {
+      value = value.substr(0, value.find(';'));
+    }
+    // rel may hold several space-separated relation types.
+    while (!value.empty()) {
+      std::size_t space = value.find(' ');
+      if (value.substr(0, space) == "next") return std::string(url);
+      if (space == std::string_view::npos) break;
+      value.remove_prefix(space + 1);
+    }
+  }
+  return {};
+}
+
+std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
+                                          const std::string& name) {
+  auto it = headers.find(name);
+  if (it == headers.end()) return std::nullopt;
+  const std::string& text = it->second;
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoll(text);
+}
+
+ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,
+                           std::string_view body, std::int64_t now,
+                           std::int64_t secondary_backoff) {
+  ApiFailure failure;
+  failure.message = ShortMessage(body);
+  std::string lower = failure.message;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (status == 401) {
+    failure.kind = ApiFailure::Kind::kUnauthorized;
+  } else if (status == 403 || status == 429) {
+    auto retry_after = IntegerHeader(headers, "retry-after");
+    auto reset = IntegerHeader(headers, "x-ratelimit-reset");
+    failure.kind = ApiFailure::Kind::kRateLimited;
+    failure.secondary = lower.find("secondary") != std::string::npos;
+    if (retry_after) {
+      failure.retry_at = now + *retry_after;
+    } else if (IntegerHeader(headers, "x-ratelimit-remaining") == 0 && !failure.secondary) {
+      failure.retry_at = reset ? std::max(*reset, now) : now + secondary_backoff;
+    } else if (lower.find("rate limit") != std::string::npos || status == 429) {
+      failure.secondary = true;
+      failure.retry_at = now + secondary_backoff;
+    } else {
+      failure.kind = ApiFailure::Kind::kForbidden;  // a permission problem, not a limit
+    }
+  } else if (status == 404) {
+    failure.kind = ApiFailure::Kind::kNotFound;
+  } else if (status >= 500) {
+    failure.kind = ApiFailure::Kind::kServer;
+  }
+  return failure;
+}
+
+}  // namespace schedwatch::github

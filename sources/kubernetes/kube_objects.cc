@@ -1,0 +1,586 @@
+#include "sources/kubernetes/kube_objects.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "schedwatch/timefmt.h"
+
+namespace schedwatch::kubernetes {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::size_t kMaxMessageChars = 300;
+
+// Which members of an object to keep while parsing. A member's filter applies to its value
+// (and to each element when the value is an array); a null filter keeps the value whole.
+struct Filter {
+  struct Member {
+    std::string_view name;
+    const Filter* filter;
+  };
+  std::vector<Member> members;
+
+  const Member* Find(std::string_view name) const {
+    for (const auto& member : members) {
+      if (member.name == name) return &member;
+    }
+    return nullptr;
+  }
+};
+
+// Streams a list page through nlohmann's SAX interface: each item of `items` is built with
+// only the members its filter keeps and handed over as soon as it ends, so neither the page's
+// DOM nor the pod templates, managedFields and annotations schedwatch never reads are built.
+class ListReader final : public nlohmann::json_sax<Json> {
+ public:
+  using ItemHandler = std::function<void(const Json& item, std::size_t index)>;
+
+  ListReader(const Filter& item_filter, ItemHandler on_item)
+      : item_filter_(item_filter), on_item_(std::move(on_item)) {}
+
+  // The page's continue token, or an Error when the page is not a list.
+  Result<std::string> Read(std::string_view body, const char* kind) {
+    bool parsed = Json::sax_parse(body.begin(), body.end(), this);
+    if (!error_.empty()) return Error{fmt::format("malformed JSON in a {}: {}", kind, error_)};
+    if (!parsed || !root_.is_object()) return Error{fmt::format("a {} is not a JSON object", kind)};
+    if (items_ != Items::kList && items_ != Items::kNull) {
+      return Error{fmt::format("a {} has no items list", kind)};
+    }
+    auto metadata = root_.find("metadata");
+    if (metadata == root_.end() || !metadata->is_object()) return std::string();
+    auto token = metadata->find("continue");
+    return token != metadata->end() && token->is_string() ? token->get<std::string>() : "";
+  }
+
+  bool null() override { return Value(Json(nullptr)); }
+  bool boolean(bool value) override { return Value(Json(value)); }
+  bool number_integer(number_integer_t value) override { return Value(Json(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Value(Json(value)); }
+  bool number_float(number_float_t value, const string_t&) override { return Value(Json(value)); }
+  bool string(string_t& value) override { return Value(Json(std::move(value))); }
+  bool binary(binary_t&) override { return Value(Json()); }  // not in JSON text
+  bool start_object(std::size_t) override { return Open(Json::value_t::object); }
+  bool start_array(std::size_t) override { return Open(Json::value_t::array); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+
+  bool key(string_t& name) override {
+    if (skip_ > 0) return true;
+    const Frame& top = stack_.back();
+    if (stack_.size() == 1 && name == "items") {
+      next_ = Next::kItems;
+      return true;
+    }
+    const Filter::Member* member = nullptr;
+    if (top.filter != nullptr && (member = top.filter->Find(name)) == nullptr) {
+      next_ = Next::kSkip;
+      return true;
+    }
+    next_ = Next::kKeep;
+    target_ = &(*top.value)[name];
+    target_filter_ = member != nullptr ? member->filter : nullptr;
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    error_ = error.what();
+    return false;
+  }
+
+ private:
+  enum class Next { kKeep, kSkip, kItems };
+  enum class Items { kAbsent, kList, kNull, kOther };
+  struct Frame {
+    Json* value;  // null for the items list, whose elements are streamed
+    const Filter* filter;
+  };
+
+  static const Filter& RootFilter() {
+    static const Filter kContinue{{{"continue", nullptr}}};
+    static const Filter kRoot{{{"kind", nullptr}, {"metadata", &kContinue}}};
+    return kRoot;
+  }
+
+  bool InItems() const { return !stack_.empty() && stack_.back().value == nullptr; }
+
+  bool Value(Json&& value) {
+    if (skip_ > 0) return true;
+    if (stack_.empty()) return false;  // a scalar page: not an object
+    Frame& top = stack_.back();
+    if (top.value == nullptr) {
+      on_item_(value, index_++);
+    } else if (top.value->is_array()) {
+      top.value->push_back(std::move(value));
+    } else if (next_ == Next::kItems) {
+      items_ = value.is_null() ? Items::kNull : Items::kOther;
+    } else if (next_ == Next::kKeep) {
+      *target_ = std::move(value);
+    }
+    return true;
+  }
+
+  bool Open(Json::value_t type) {
+    if (skip_ > 0) {
+      ++skip_;
+      return true;
+    }
+    if (stack_.empty()) {
+      if (type != Json::value_t::object) return false;
+      root_ = Json(type);
+      stack_.push_back({&root_, &RootFilter()});
+      return true;
+    }
+    Frame& top = stack_.back();
+    if (top.value == nullptr) {
+      item_ = Json(type);
+      stack_.push_back({&item_, &item_filter_});
+    } else if (top.value->is_array()) {
+      top.value->push_back(Json(type));
+      stack_.push_back({&top.value->back(), top.filter});
+    } else if (next_ == Next::kItems) {
+      items_ = type == Json::value_t::array ? Items::kList : Items::kOther;
+      if (items_ == Items::kList) {
+        stack_.push_back({nullptr, nullptr});
+      } else {
+        skip_ = 1;
+      }
+    } else if (next_ == Next::kSkip) {
+      skip_ = 1;
+    } else {
+      *target_ = Json(type);
+      stack_.push_back({target_, target_filter_});
+    }
+    return true;
+  }
+
+  bool Close() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    stack_.pop_back();
+    if (InItems()) {
+      on_item_(item_, index_++);
+      item_ = Json();
+    }
+    return true;
+  }
+
+  const Filter& item_filter_;
+  ItemHandler on_item_;
+  Json root_, item_;
+  std::vector<Frame> stack_;
+  Next next_ = Next::kKeep;
+  Json* target_ = nullptr;
+  const Filter* target_filter_ = nullptr;
+  int skip_ = 0;  // depth inside a value being skipped
+  Items items_ = Items::kAbsent;
+  std::size_t index_ = 0;
+  std::string error_;
+};
+
+const Filter& CronJobFilter() {
+  static const Filter kRole{{{kRoleLabel, nullptr}}};
+  static const Filter kVersion{{{kSpecVersionAnnotation, nullptr}}};
+  static const Filter kMetadata{{{"name", nullptr},
+                                 {"namespace", nullptr},
+                                 {"uid", nullptr},
+                                 {"labels", &kRole},
+                                 {"annotations", &kVersion}}};
+  static const Filter kSpec{{{"schedule", nullptr}, {"timeZone", nullptr}, {"suspend", nullptr}}};
+  static const Filter kReference{{{"uid", nullptr}}};
+  static const Filter kStatus{
+      {{"lastScheduleTime", nullptr}, {"lastSuccessfulTime", nullptr}, {"active", &kReference}}};
+  static const Filter kItem{{{"metadata", &kMetadata}, {"spec", &kSpec}, {"status", &kStatus}}};
+  return kItem;
+}
+
+const Filter& JobFilter() {
+  static const Filter kReference{{{"kind", nullptr}, {"uid", nullptr}}};
+  static const Filter kMetadata{{{"name", nullptr},
+                                 {"namespace", nullptr},
+                                 {"uid", nullptr},
+                                 {"creationTimestamp", nullptr},
+                                 {"ownerReferences", &kReference}}};
+  static const Filter kCondition{{{"type", nullptr},
+                                  {"status", nullptr},
+                                  {"reason", nullptr},
+                                  {"lastTransitionTime", nullptr}}};
+  static const Filter kStatus{
+      {{"startTime", nullptr}, {"completionTime", nullptr}, {"conditions", &kCondition}}};
+  static const Filter kItem{{{"metadata", &kMetadata}, {"status", &kStatus}}};
+  return kItem;
+}
+
+// Reads the fields of one item, remembering the first thing wrong with it.
+class Item {
+ public:
+  // `kind` and `index` name the item in problems ("CronJob ops/backup", else
+  // "CronJobList item 3"); the name is only formatted when there is a problem.
+  Item(const Json& item, const char* kind, std::size_t index)
+      : item_(item), kind_(kind), index_(index) {
+    if (!item.is_object()) {
+      Fail("", "is not an object");
+      return;
+    }
+    auto metadata = item.find("metadata");
+    if (metadata == item.end() || !metadata->is_object()) {
+      Fail("metadata", metadata == item.end() ? "is missing" : "is not an object");
+    }
+  }
+
+  // The member `key` of `object`, or null when absent; a problem when not of `type`.
+  const Json* Get(const Json& object, const char* key, Json::value_t type, const char* field) {
+    if (!problem_.empty() || !object.is_object()) return nullptr;
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return nullptr;
+    bool ok =
+        it->type() == type || (type == Json::value_t::number_integer && it->is_number_integer());
+    if (!ok) {
+      Fail(field, fmt::format("is {}, not {}", it->type_name(), Json(type).type_name()));
+      return nullptr;
+    }
+    return &*it;
+  }
+  const Json* Object(const Json& o, const char* key, const char* field) {
+    return Get(o, key, Json::value_t::object, field);
+  }
+  const Json* Array(const Json& o, const char* key, const char* field) {
+    return Get(o, key, Json::value_t::array, field);
+  }
+
+  std::string Text(const Json& object, const char* key, const char* field, bool required) {
+    const Json* value = Get(object, key, Json::value_t::string, field);
+    if (value == nullptr) {
+      if (required) Fail(field, "is missing");
+      return {};
+    }
+    if (required && value->get_ref<const std::string&>().empty()) Fail(field, "is empty");
+    return value->get<std::string>();
+  }
+
+  std::optional<std::int64_t> Time(const Json& object, const char* key, const char* field) {
+    std::string text = Text(object, key, field, false);
+    if (text.empty()) return std::nullopt;
+    auto time = ParseRfc3339(text);
+    if (!time) Fail(field, fmt::format("\"{}\" is not an RFC 3339 time", text));
+    return time;
+  }
+
+  bool Flag(const Json& object, const char* key, const char* field) {
+    const Json* value = Get(object, key, Json::value_t::boolean, field);
+    return value != nullptr && value->get<bool>();
+  }
+
+  void Fail(const std::string& field, const std::string& what) {
+    if (!problem_.empty()) return;
+    std::string name = Name();
+    problem_ = field.empty() ? fmt::format("{} {}", name, what)
+                             : fmt::format("{}: {} {}", name, field, what);
+  }
+  bool ok() const { return problem_.empty(); }
+  SourceProblem problem() const { return {"malformed_object", problem_}; }
+
+ private:
+  std::string Name() const {
+    const Json* metadata = nullptr;
+    if (item_.is_object() && item_.contains("metadata")) metadata = &item_["metadata"];
+    if (metadata != nullptr && metadata->is_object()) {
+      auto name = metadata->find("name");
+      auto namespace_name = metadata->find("namespace");
+      if (name != metadata->end() && name->is_string()) {
+        bool namespaced = namespace_name != metadata->end() && namespace_name->is_string();
+        return fmt::format("{} {}{}{}", kind_,
+                           namespaced ? namespace_name->get_ref<const std::string&>() : "",
+                           namespaced ? "/" : "", name->get_ref<const std::string&>());
+      }
+    }
+    return fmt::format("{}List item {}", kind_, index_);
+  }
+
+  const Json& item_;
+  const char* kind_;
+  std::size_t index_;
+  std::string problem_;
+};
+
+// "ops/db-backup": the item's namespace and name (a problem when the name is missing).
+std::string Identify(Item& item, const Json& metadata) {
+  std::string name = item.Text(metadata, "name", "metadata.name", true);
+  std::string namespace_name = item.Text(metadata, "namespace", "metadata.namespace", false);
+  return namespace_name.empty() ? name : namespace_name + "/" + name;
+}
+
+std::string Truncate(std::string text) {
+  if (text.size() > kMaxMessageChars) text = text.substr(0, kMaxMessageChars) + "...";
+  return text;
+}
+
+// Old CronJobs may carry their zone in the schedule ("CRON_TZ=Europe/Berlin 0 2 * * *").
+void SplitZonePrefix(LiveObject& object) {
+  for (std::string_view prefix : {"CRON_TZ=", "TZ="}) {
+    if (object.schedule.rfind(prefix, 0) != 0) continue;
+    auto space = object.schedule.find(' ');
+    if (space == std::string::npos) return;
+    if (object.timezone.empty()) {
+      object.timezone = object.schedule.substr(prefix.size(), space - prefix.size());
+    }
+    object.schedule.erase(0, object.schedule.find_first_not_of(' ', space));
+    return;
+  }
+}
+
+void MapCronJob(const Json& item, std::size_t i, Page<CronJob>& result) {
+  Item reader(item, "CronJob", i);
+  if (!reader.ok()) {
+    result.problems.push_back(reader.problem());
+    return;
+  }
+  const Json& metadata = item["metadata"];
+  const Json* labels = reader.Object(metadata, "labels", "metadata.labels");
+  std::string role =
+      labels != nullptr ? reader.Text(*labels, kRoleLabel, "the role label", false) : "";
+  if (role.empty()) {
+    // Not schedwatch's, unless the label is there but unusable.
+    bool labelled = labels != nullptr && labels->contains(kRoleLabel);
+    if (!reader.ok() || labelled) {
+      if (reader.ok()) reader.Fail("the role label", "is empty");
+      result.problems.push_back(reader.problem());
+    }
+    return;
+  }
+  CronJob cronjob;
+  cronjob.object.id = Identify(reader, metadata);
+  cronjob.object.role = role;
+  cronjob.uid = reader.Text(metadata, "uid", "metadata.uid", true);
+  if (const Json* annotations = reader.Object(metadata, "annotations", "metadata.annotations")) {
+    cronjob.object.spec_version =
+        reader.Text(*annotations, kSpecVersionAnnotation, "the spec-version annotation", false);
+  }
+  const Json* spec = reader.Object(item, "spec", "spec");
+  if (spec == nullptr && reader.ok()) reader.Fail("spec", "is missing");
+  if (spec != nullptr) {
+    cronjob.object.schedule = reader.Text(*spec, "schedule", "spec.schedule", true);
+    cronjob.object.timezone = reader.Text(*spec, "timeZone", "spec.timeZone", false);
+    cronjob.object.enabled = !reader.Flag(*spec, "suspend", "spec.suspend");
+  }
+  if (const Json* status = reader.Object(item, "status", "status")) {
+    cronjob.last_schedule = reader.Time(*status, "lastScheduleTime", "status.lastScheduleTime");
+    cronjob.last_successful =
+        reader.Time(*status, "lastSuccessfulTime", "status.lastSuccessfulTime");
+    if (const Json* active = reader.Array(*status, "active", "status.active")) {
+      for (const Json& reference : *active) {
+        if (!reference.is_object()) {
+          reader.Fail("status.active[]", "is not an object");
+          break;
+        }
+        std::string uid = reader.Text(reference, "uid", "status.active[].uid", true);
+        if (reader.ok()) cronjob.active_job_uids.push_back(std::move(uid));
+      }
+    }
+  }
+  if (!reader.ok()) {
+    result.problems.push_back(reader.problem());
+    return;
+  }
+  SplitZonePrefix(cronjob.object);
+  if (cronjob.object.timezone.empty()) cronjob.object.timezone = kDefaultTimeZone;
+  result.items.push_back(std::move(cronjob));
+}
+
+void MapJob(const Json& item, std::size_t i,
+            const std::unordered_map<std::string, std::size_t>& owners, Page<Job>& result) {
+  Item reader(item, "Job", i);
+  if (!reader.ok()) {
+    result.problems.push_back(reader.problem());
+    return;
+  }
+  const Json& metadata = item["metadata"];
+  // Most Jobs of a cluster are not ours: find the owner before reading anything else.
+  const Json* references = reader.Array(metadata, "ownerReferences", "metadata.ownerReferences");
+  std::optional<std::size_t> owner;
+  for (std::size_t r = 0; references != nullptr && r < references->size() && !owner; ++r) {
+    const Json& reference = (*references)[r];
+    if (!reference.is_object()) continue;
+    auto kind = reference.find("kind");
+    auto uid = reference.find("uid");
+    if (kind == reference.end() || *kind != "CronJob" || uid == reference.end() ||
+        !uid->is_string()) {
+      continue;
+    }
+    if (auto it = owners.find(uid->get_ref<const std::string&>()); it != owners.end()) {
+      owner = it->second;
+    }
+  }
+  if (!owner) {
+    if (!reader.ok()) result.problems.push_back(reader.problem());
+    return;
+  }
+  Job job;
+  job.owner = *owner;
+  reader.Text(metadata, "name", "metadata.name", true);
+  job.uid = reader.Text(metadata, "uid", "metadata.uid", true);
+  auto created = reader.Time(metadata, "creationTimestamp", "metadata.creationTimestamp");
+  std::optional<std::int64_t> start, completion;
+  bool complete = false, failed = false, suspended = false;
+  std::string complete_reason, failed_reason;
+  std::optional<std::int64_t> failed_at, complete_at;
+  if (const Json* status = reader.Object(item, "status", "status")) {
+    start = reader.Time(*status, "startTime", "status.startTime");
+    completion = reader.Time(*status, "completionTime", "status.completionTime");
+    if (const Json* conditions = reader.Array(*status, "conditions", "status.conditions")) {
+      for (const Json& condition : *conditions) {
+        if (!condition.is_object()) {
+          reader.Fail("status.conditions[]", "is not an object");
+          break;
+        }
+        std::string type = reader.Text(condition, "type", "status.conditions[].type", true);
+        std::string state = reader.Text(condition, "status", "status.conditions[].status", true);
+        std::string reason = reader.Text(condition, "reason", "status.conditions[].reason", false);
+        auto changed =
+            reader.Time(condition, "lastTransitionTime", "status.conditions[].lastTransitionTime");
+        if (state != "True") continue;
+        // Other types (FailureTarget, SuccessCriteriaMet, ones yet to come) decide nothing.
+        if (type == "Complete") {
+          complete = true;
+          complete_reason = reason;
+          complete_at = changed;
+        } else if (type == "Failed") {
+          failed = true;
+          failed_reason = reason;
+          failed_at = changed;
+        } else if (type == "Suspended") {
+          suspended = true;
+        }
+      }
+    }
+  }
+  if (!reader.ok()) {
+    result.problems.push_back(reader.problem());
+    return;
+  }
+  if (!start && !created) {
+    reader.Fail("status.startTime", "and metadata.creationTimestamp are both missing");
+    result.problems.push_back(reader.problem());
+    return;
+  }
+  job.started = start.value_or(*created);
+  if (complete) {
+    job.state = JobState::kSucceeded;
+    job.reason = complete_reason;
+    job.finished = completion ? completion : complete_at ? complete_at : job.started;
+  } else if (failed) {
+    job.state = JobState::kFailed;
+    job.reason = failed_reason;
+    job.finished = failed_at.value_or(job.started);
+  } else if (suspended) {
+    job.state = JobState::kSuspended;
+  }
+  result.items.push_back(std::move(job));
+}
+
+}  // namespace
+
+Result<Page<CronJob>> ParseCronJobList(std::string_view body) {
+  Page<CronJob> result;
+  ListReader reader(CronJobFilter(), [&result](const Json& item, std::size_t index) {
+    MapCronJob(item, index, result);
+  });
+  auto token = reader.Read(body, "CronJobList");
+  if (!token) return Error{token.error()};
+  result.continue_token = std::move(*token);
+  return result;
+}
+
+Result<Page<Job>> ParseJobList(std::string_view body,
+                               const std::unordered_map<std::string, std::size_t>& owners) {
+  Page<Job> result;
+  ListReader reader(JobFilter(), [&](const Json& item, std::size_t index) {
+    MapJob(item, index, owners, result);
+  });
+  auto token = reader.Read(body, "JobList");
+  if (!token) return Error{token.error()};
+  result.continue_token = std::move(*token);
+  return result;
+}
+
+SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs) {
+  SourceSnapshot snapshot;
+  snapshot.objects.reserve(cronjobs.size());
+  std::unordered_set<std::string_view> listed_jobs;
+  listed_jobs.reserve(jobs.size());
+  for (const Job& job : jobs) listed_jobs.insert(job.uid);
+  for (const CronJob& cronjob : cronjobs) {
+    snapshot.objects.push_back(cronjob.object);
+    RunHistory& history = snapshot.history[cronjob.object.role];
+    RunHistory summary;
+    summary.last_started = cronjob.last_schedule;
+    summary.last_success = cronjob.last_successful;
+    history.Merge(summary);
+    for (const auto& uid : cronjob.active_job_uids) {
+      if (!listed_jobs.count(uid) && cronjob.last_schedule) {
+        history.Add(Run{*cronjob.last_schedule, std::nullopt, Run::Outcome::kRunning});
+      }
+    }
+  }
+  for (const Job& job : jobs) {
+    if (job.owner >= cronjobs.size()) continue;
+    RunHistory& history = snapshot.history[cronjobs[job.owner].object.role];
+    switch (job.state) {
+      case JobState::kRunning:
+        history.Add(Run{job.started, std::nullopt, Run::Outcome::kRunning});
+        break;
+      case JobState::kSucceeded:
+        history.Add(Run{job.started, job.finished, Run::Outcome::kSucceeded});
+        break;
+      case JobState::kFailed:
+        history.Add(Run{job.started, job.finished, Run::Outcome::kFailed});
+        break;
+      case JobState::kSuspended:
+        break;  // not running, not finished: nothing to say about the role's runs
+    }
+  }
+  return snapshot;
+}
+
+std::string StatusReason(std::string_view body) {
+  Json status = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (!status.is_object() || status.value("kind", Json()) != "Status") return {};
+  auto reason = status.find("reason");
+  return reason != status.end() && reason->is_string() ? reason->get<std::string>() : "";
+}
+
+std::string DescribeApiError(long status, std::string_view body, std::string_view permission) {
+  std::string reason, message;
+  Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_object() && parsed.value("kind", Json()) == "Status") {
+    auto text = [&parsed](const char* key) {
+      auto it = parsed.find(key);
+      return it != parsed.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    reason = text("reason");
+    message = text("message");
+  } else {
+    // Not the API server speaking (a proxy, a load balancer): a little of what it said.
+    for (char c : body.substr(0, 120)) {
+      bool blank = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+      if (blank && (message.empty() || message.back() == ' ')) continue;
+      message.push_back(blank ? ' ' : (static_cast<unsigned char>(c) < 0x20 ? '?' : c));
+    }
+  }
+  std::string text = fmt::format("HTTP {}", status);
+  if (!reason.empty()) text += " " + reason;
+  if (!message.empty() && message != reason) text += ": " + Truncate(message);
+  if (status == 401) text += " (the token or client certificate was refused)";
+  if (status == 403) {
+    text += fmt::format(" (grant {} in API group batch; see examples/kubernetes/)", permission);
+  }
+  return text;
+}
+
+}  // namespace schedwatch::kubernetes

@@ -1,0 +1,77 @@
+// batch/v1 CronJob and Job lists as the API server returns them, mapped to what schedwatch
+// compares: pure functions over JSON text, so fixtures test them without a server.
+//
+// A CronJob holds a role when it carries the label schedwatch.io/role; its spec version is the
+// annotation schedwatch.io/spec-version. Run history comes from the CronJob's status
+// (lastScheduleTime, lastSuccessfulTime, active) and from the Jobs whose ownerReferences name the
+// CronJob's uid. A malformed item becomes a SourceProblem (malformed_object); the rest is used.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "schedwatch/classify.h"
+#include "schedwatch/result.h"
+#include "sources/source.h"
+
+namespace schedwatch::kubernetes {
+
+inline constexpr const char* kRoleLabel = "schedwatch.io/role";
+inline constexpr const char* kSpecVersionAnnotation = "schedwatch.io/spec-version";
+// A CronJob without spec.timeZone runs in kube-controller-manager's zone, which is UTC unless
+// the cluster's operators changed it; schedwatch reports it as UTC.
+inline constexpr const char* kDefaultTimeZone = "UTC";
+
+struct CronJob {
+  std::string uid;
+  LiveObject object;  // id "<namespace>/<name>"
+  std::optional<std::int64_t> last_schedule;
+  std::optional<std::int64_t> last_successful;
+  std::vector<std::string> active_job_uids;
+};
+
+// Derived from the Job's conditions: Complete=True succeeded, Failed=True failed,
+// Suspended=True suspended, anything else (unknown types included) still running.
+enum class JobState { kRunning, kSucceeded, kFailed, kSuspended };
+
+struct Job {
+  std::size_t owner = 0;  // index of the owning CronJob
+  std::string uid;
+  JobState state = JobState::kRunning;
+  std::string reason;  // the deciding condition's reason as the API wrote it (BackoffLimitExceeded)
+  std::int64_t started = 0;  // startTime, else creationTimestamp
+  std::optional<std::int64_t> finished;
+};
+
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  std::string continue_token;  // "" on the last page
+  std::vector<SourceProblem> problems;
+};
+
+// A CronJobList page: only CronJobs with the role label are returned. An Error means the page
+// as a whole is unusable (not JSON, not a list).
+Result<Page<CronJob>> ParseCronJobList(std::string_view body);
+
+// A JobList page: only Jobs owned by one of `owners` (CronJob uid -> index) are returned.
+Result<Page<Job>> ParseJobList(std::string_view body,
+                               const std::unordered_map<std::string, std::size_t>& owners);
+
+// Objects and per-role run history. An active Job the Job list did not show counts as running
+// since the CronJob's lastScheduleTime (a late bound, so never a premature hung).
+SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs);
+
+// "HTTP 403 Forbidden: cronjobs.batch is forbidden: User ..." from an error answer, using the
+// Status body's reason and message when there is one. A 403 says which `permission` to grant.
+std::string DescribeApiError(long status, std::string_view body,
+                             std::string_view permission = "get and list on cronjobs and jobs");
+
+// The Status body's reason ("Expired"), or "" when the body is no Status.
+std::string StatusReason(std::string_view body);
+
+}  // namespace schedwatch::kubernetes

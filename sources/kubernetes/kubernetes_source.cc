@@ -1,0 +1,260 @@
+#include "sources/kubernetes/kubernetes_source.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "schedwatch/platform/log.h"
+#include "sources/kubernetes/kube_api.h"
+#include "sources/kubernetes/kube_config.h"
+#include "sources/kubernetes/kube_objects.h"
+
+namespace schedwatch::kubernetes {
+namespace {
+
+constexpr int kMaxPageSize = 10000;
+// Listing Jobs namespace by namespace beats a cluster-wide list when the labelled CronJobs
+// live in a few namespaces of a large cluster; past this many, one cluster-wide list is cheaper.
+constexpr std::size_t kMaxJobNamespaces = 5;
+// Without a timeout key the refresher's cancellation ends a slow read; this is a backstop.
+constexpr std::chrono::minutes kBackstopTimeout{5};
+constexpr std::chrono::seconds kDefaultRequestTimeout{10};
+
+bool IsNamespaceName(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+std::string ListPath(const std::string& namespace_name, const char* resource) {
+  if (namespace_name.empty()) return fmt::format("/apis/batch/v1/{}", resource);
+  return fmt::format("/apis/batch/v1/namespaces/{}/{}", namespace_name, resource);
+}
+
+// Lists `resource` in every scope ("" for all namespaces) into `items`, adding the problems of
+// its pages. When a list restarts, what its earlier pages gave is dropped first.
+template <typename T, typename ParsePage>
+Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes,
+                       const char* resource, const std::string& query, ParsePage parse,
+                       std::vector<T>& items, std::vector<SourceProblem>& problems) {
+  for (const auto& scope : scopes) {
+    std::size_t first_item = items.size(), first_problem = problems.size();
+    auto listed = lister.List(
+        ListPath(scope, resource), query,
+        [&](std::string_view body) -> Result<std::string> {
+          auto page = parse(body);
+          if (!page) return Error{page.error()};
+          std::move(page->items.begin(), page->items.end(), std::back_inserter(items));
+          problems.insert(problems.end(), page->problems.begin(), page->problems.end());
+          return page->continue_token;
+        },
+        [&] {
+          items.resize(first_item);
+          problems.resize(first_problem);
+        });
+    if (!listed) return listed;
+  }
+  return true;
+}
+
+// What identifies a version of the kubeconfig file, to re-read it when it changes.
+struct FileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t modified_ns = 0;
+  bool operator==(const FileStamp& other) const {
+    return device == other.device && inode == other.inode && size == other.size &&
+           modified_ns == other.modified_ns;
+  }
+};
+
+class KubernetesSource : public Source {
+ public:
+  explicit KubernetesSource(Settings settings) : settings_(std::move(settings)) {
+    options_.page_size = settings_.page_size;
+    timeout_ = settings_.timeout.value_or(kBackstopTimeout);
+    // Half the budget per request, so that one timed-out request still leaves time to retry.
+    options_.request_timeout =
+        settings_.timeout
+            ? std::max(timeout_ / 2, std::min(timeout_, std::chrono::milliseconds(1000)))
+            : std::chrono::milliseconds(kDefaultRequestTimeout);
+  }
+
+  Result<SourceSnapshot> List(const ListContext& context) override {
+    auto deadline = ApiLister::Clock::now() + timeout_;
+    auto token = Connect();
+    if (!token) return Error{token.error()};
+    ApiLister lister(*client_, access_->server, *token, options_, deadline, context.cancelled);
+    auto snapshot = ListWith(lister);
+    if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
+    for (auto& problem : snapshot->problems)
+      problem.message = RedactSecret(problem.message, *token);
+    return snapshot;
+  }
+
+ private:
+  // Loads the connection settings when they are new or changed and returns the bearer token
+  // to send ("" for none).
+  Result<std::string> Connect() {
+    if (settings_.in_cluster) {
+      if (!access_) {
+        auto access = LoadAccess(settings_);
+        if (!access) return Error{access.error()};
+        Use(std::move(*access));
+      }
+    } else {
+      struct stat info {};
+      if (stat(settings_.kubeconfig.c_str(), &info) != 0) {
+        access_.reset();
+        return Error{fmt::format("kubeconfig: cannot read {}: {}", settings_.kubeconfig,
+                                 std::strerror(errno))};
+      }
+      FileStamp stamp{
+          info.st_dev, info.st_ino, info.st_size,
+          static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
+      if (!access_ || !(stamp == kubeconfig_stamp_)) {
+        auto access = LoadAccess(settings_);
+        if (!access) {
+          access_.reset();
+          return Error{access.error()};
+        }
+        kubeconfig_stamp_ = stamp;
+        Use(std::move(*access));
+      }
+    }
+    return BearerToken(*access_);
+  }
+
+  void Use(ClusterAccess access) {
+    if (access.tls.insecure_skip_verify) {
+      Log(LogLevel::kWarn, "TLS certificate verification is off (insecure-skip-tls-verify)",
+          {{"source", settings_.source_name}, {"server", access.server}});
+    }
+    Log(LogLevel::kInfo, "kubernetes connection configured",
+        {{"source", settings_.source_name}, {"server", access.server}, {"from", access.origin}});
+    client_ = std::make_unique<HttpClient>(access.tls);
+    access_ = std::move(access);
+  }
+
+  Result<SourceSnapshot> ListWith(ApiLister& lister) {
+    std::vector<SourceProblem> problems;
+    std::vector<CronJob> cronjobs;
+    std::vector<std::string> scopes = settings_.namespaces;
+    if (scopes.empty()) scopes.push_back("");  // all namespaces
+    auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(kRoleLabel),
+                            ParseCronJobList, cronjobs, problems);
+    if (!listed) return Error{listed.error()};
+
+    std::vector<Job> jobs;
+    if (!cronjobs.empty()) {
+      std::unordered_map<std::string, std::size_t> owners;
+      owners.reserve(cronjobs.size());
+      for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
+      auto parse = [&owners](std::string_view body) { return ParseJobList(body, owners); };
+      listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", parse, jobs, problems);
+      if (!listed) return Error{listed.error()};
+    }
+    SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
+    snapshot.problems = lister.problems();
+    snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
+    return snapshot;
+  }
+
+  std::vector<std::string> JobScopes(const std::vector<CronJob>& cronjobs) const {
+    if (!settings_.namespaces.empty()) return settings_.namespaces;
+    std::set<std::string> namespaces;
+    for (const auto& cronjob : cronjobs) {
+      namespaces.insert(cronjob.object.id.substr(0, cronjob.object.id.find('/')));
+      if (namespaces.size() > kMaxJobNamespaces) return {""};
+    }
+    return {namespaces.begin(), namespaces.end()};
+  }
+
+  Settings settings_;
+  std::chrono::milliseconds timeout_;
+  ListOptions options_;
+  std::optional<ClusterAccess> access_;
+  FileStamp kubeconfig_stamp_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+}  // namespace
+
+Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_variable,
+                              const char* home) {
+  Settings settings;
+  settings.source_name = spec.name;
+  settings.in_cluster = spec.GetBool("in_cluster");
+  settings.context = spec.Get("context");
+  std::string kubeconfig = spec.Get("kubeconfig");
+  if (settings.in_cluster && (!kubeconfig.empty() || !settings.context.empty())) {
+    return Error{"in_cluster: true cannot be combined with kubeconfig or context"};
+  }
+  if (!settings.in_cluster) {
+    settings.kubeconfig = kubeconfig.empty() ? DefaultKubeconfigPath(kubeconfig_variable, home)
+                                             : ExpandHome(kubeconfig, home);
+  }
+  for (const auto& name : spec.GetList("namespaces")) {
+    if (!IsNamespaceName(name)) {
+      return Error{fmt::format(
+          "namespaces: \"{}\" is not a namespace name (lower-case letters, digits and '-', at "
+          "most 63 characters)",
+          name)};
+    }
+    if (std::find(settings.namespaces.begin(), settings.namespaces.end(), name) ==
+        settings.namespaces.end()) {
+      settings.namespaces.push_back(name);
+    }
+  }
+  std::string page_size = spec.Get("page_size", "500");
+  if (page_size.empty() || page_size.size() > 5 ||
+      !std::all_of(page_size.begin(), page_size.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(page_size) < 1 || std::stoi(page_size) > kMaxPageSize) {
+    return Error{fmt::format("page_size: expected a whole number from 1 to {}, got \"{}\"",
+                             kMaxPageSize, page_size)};
+  }
+  settings.page_size = std::stoi(page_size);
+  std::string timeout = spec.Get("timeout");
+  if (!timeout.empty()) settings.timeout = std::chrono::seconds(std::stoll(timeout));
+  return settings;
+}
+
+Result<std::unique_ptr<Source>> MakeSource(Settings settings) {
+  return std::unique_ptr<Source>(std::make_unique<KubernetesSource>(std::move(settings)));
+}
+
+Result<ClusterAccess> LoadAccess(const Settings& settings) {
+  if (settings.in_cluster) {
+    return InClusterAccess(std::getenv("KUBERNETES_SERVICE_HOST"),
+                           std::getenv("KUBERNETES_SERVICE_PORT"), ServiceAccountDir());
+  }
+  return LoadKubeconfig(settings.kubeconfig, settings.context);
+}
+
+Result<std::string> BearerToken(const ClusterAccess& access) {
+  if (access.token_file.empty()) return access.token;
+  return ReadTokenFile(access.token_file);  // rotated by the kubelet: read it every time
+}
+
+}  // namespace schedwatch::kubernetes
+
+namespace schedwatch {
+
+Result<std::unique_ptr<Source>> MakeKubernetesSource(const SourceOptions& options) {
+  auto settings =
+      kubernetes::ReadSettings(*options.spec, std::getenv("KUBECONFIG"), std::getenv("HOME"));
+  if (!settings) return Error{settings.error()};
+  return kubernetes::MakeSource(std::move(*settings));
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,56 @@
+// The `kubernetes` source: batch/v1 CronJobs carrying the label schedwatch.io/role, and the Jobs
+// they own, read over the API server's REST interface at every refresh.
+//
+//   sources:
+//     prod:
+//       type: kubernetes
+//       kubeconfig: ~/.kube/config   # default: $KUBECONFIG's first entry, else ~/.kube/config
+//       context: prod                # default: the kubeconfig's current-context
+//       # in_cluster: true           # instead: the pod's service account
+//       namespaces: [batch, ops]     # default: all namespaces
+//       page_size: 500               # items per list request
+//       timeout: 10s                 # the whole read (the refresher's limit too); default:
+//                                    # --refresh.source-timeout, requests 10s each
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sources/kubernetes/kube_config.h"
+#include "sources/source.h"
+
+namespace schedwatch::kubernetes {
+
+struct Settings {
+  std::string source_name;
+  std::string kubeconfig;  // the file to read; empty with in_cluster
+  std::string context;     // empty: current-context
+  bool in_cluster = false;
+  std::vector<std::string> namespaces;  // empty: all
+  int page_size = 500;
+  // The whole read. Unset: the refresher's --refresh.source-timeout bounds it by cancelling.
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+// Checks the spec block. `kubeconfig_variable` and `home` are $KUBECONFIG and $HOME.
+Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_variable,
+                              const char* home);
+
+Result<std::unique_ptr<Source>> MakeSource(Settings settings);
+
+// How to reach the cluster of `settings`: its kubeconfig context, or the pod's service account.
+Result<ClusterAccess> LoadAccess(const Settings& settings);
+
+// The bearer token to send now ("" for none): inline, or read afresh from the file (it rotates).
+Result<std::string> BearerToken(const ClusterAccess& access);
+
+}  // namespace schedwatch::kubernetes
+
+namespace schedwatch {
+
+Result<std::unique_ptr<Source>> MakeKubernetesSource(const SourceOptions& options);
+
+}  // namespace schedwatch

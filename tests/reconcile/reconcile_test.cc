@@ -1,0 +1,273 @@
+#include "reconcile/reconcile.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "reconcile/ledger.h"
+#include "tests/test_util.h"
+
+namespace schedwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
+
+// A host rooted in a temporary directory: cron.d files, templates, a spec over them.
+class ReconcileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(root() / "etc/cron.d");
+    WriteFile(root() / "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+    WriteFile(root() / "var/log/syslog", "");
+    WriteFile(dir_.path() / "templates/retry.cron",
+              "# schedwatch: role=retry spec_version=7\n*/10 * * * * root /usr/local/bin/retry\n");
+    WriteFile(dir_.path() / "templates/unmarked.cron", "*/5 * * * * root /usr/local/bin/gate\n");
+    WriteFile(dir_.path() / "spec.yaml", fmt::format(R"(version: 1
+sources:
+  host: {{type: crontab, root: {}, paths: [/etc/cron.d], syslog: /var/log/syslog}}
+jobs:
+  - {{role: retry, source: host, schedule: "*/10 * * * *", spec_version: "7", template: templates/retry.cron}}
+  - {{role: gate, source: host, schedule: "*/5 * * * *", spec_version: "3", template: templates/unmarked.cron}}
+  - {{role: twice, source: host, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: paused, source: host, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: changed, source: host, schedule: "0 * * * *", spec_version: "2"}}
+  - {{role: fine, source: host, schedule: "0 * * * *", spec_version: "1"}}
+)",
+                                                     root().string()));
+    // What the scheduler holds: a duplicate, a suspended entry, a drifted one, a healthy one.
+    WriteFile(root() / "etc/cron.d/others",
+              "# schedwatch: role=twice spec_version=1\n0 * * * * root /bin/twice\n"
+              "# schedwatch: role=twice spec_version=1\n0 * * * * root /bin/twice --again\n"
+              "# schedwatch: role=paused spec_version=1\n#0 * * * * root /bin/paused\n"
+              "# schedwatch: role=changed spec_version=1\n0 * * * * root /bin/changed\n"
+              "# schedwatch: role=fine spec_version=1\n0 * * * * root /bin/fine\n");
+    chmod((root() / "etc/cron.d/others").c_str(), 0644);
+    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
+    ASSERT_TRUE(spec.ok()) << spec.error();
+    spec_ = std::move(*spec);
+  }
+
+  fs::path root() const { return dir_.path() / "root"; }
+
+  ReconcileOptions Options(bool apply) {
+    ReconcileOptions options;
+    options.apply = apply;
+    options.ledger_file = (dir_.path() / "ledger.json").string();
+    options.lock_file = (dir_.path() / "reconcile.lock").string();
+    options.confirm_delay = std::chrono::milliseconds(10);
+    options.verify_interval = std::chrono::milliseconds(10);
+    options.clock = [] { return kNow; };
+    return options;
+  }
+
+  std::map<std::string, ReconcileRow> Rows(const ReconcileReport& report) {
+    std::map<std::string, ReconcileRow> rows;
+    for (const auto& row : report.rows) rows[row.role] = row;
+    return rows;
+  }
+
+  TempDir dir_;
+  Spec spec_;
+};
+
+TEST_F(ReconcileTest, DryRunSaysWhatItWouldDoAndWritesNothing) {
+  std::string before = ReadFile(root() / "etc/cron.d/others");
+  ReconcileReport report = Reconcile(spec_, Options(false));
+  auto rows = Rows(report);
+  EXPECT_EQ(rows["retry"].condition, "missing");
+  EXPECT_EQ(rows["retry"].action, "would create");
+  EXPECT_EQ(rows["gate"].action,
+            "skipped: template refused: it must hold exactly one entry under a \"# schedwatch: "
+            "role=gate spec_version=3\" marker, found 0");
+  EXPECT_EQ(rows["twice"].action, "skipped: duplicate");
+  EXPECT_EQ(rows["paused"].action, "skipped: inactive, enable explicitly");
+  EXPECT_EQ(rows["changed"].action, "skipped: drift");
+  EXPECT_EQ(rows["fine"].action, "verified");
+  EXPECT_EQ(report.ExitCode(), 1);
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "ledger.json"));
+  EXPECT_EQ(ReadFile(root() / "etc/cron.d/others"), before);
+}
+
+TEST_F(ReconcileTest, ApplyCreatesOnlyTheMissingJobVerifiesItAndWritesTheLedger) {
+  std::string before = ReadFile(root() / "etc/cron.d/others");
+  ReconcileReport report = Reconcile(spec_, Options(true));
+  auto rows = Rows(report);
+  EXPECT_EQ(rows["retry"].action, "created");
+  EXPECT_FALSE(rows["retry"].needs_person);
+  fs::path created = root() / "etc/cron.d/schedwatch-retry";
+  ASSERT_TRUE(fs::exists(created));
+  EXPECT_EQ(ReadFile(created), ReadFile(dir_.path() / "templates/retry.cron"));
+  struct stat info {};
+  stat(created.c_str(), &info);
+  EXPECT_EQ(info.st_mode & 07777, 0644u);
+  // Duplicates, drift and suspended entries are untouched, byte for byte.
+  EXPECT_EQ(ReadFile(root() / "etc/cron.d/others"), before);
+  // Nothing else was written into cron.d.
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(root() / "etc/cron.d")) files += !!entry.exists();
+  EXPECT_EQ(files, 2);
+  auto ledger = ReadLedger((dir_.path() / "ledger.json").string());
+  ASSERT_TRUE(ledger.ok()) << ledger.error();
+  EXPECT_EQ(ledger->entries["retry"].id, "/etc/cron.d/schedwatch-retry:2");  // as the host sees it
+  EXPECT_EQ(ledger->entries["retry"].verified, "2026-11-30T12:00:00Z");
+  EXPECT_EQ(ledger->entries["fine"].id, "/etc/cron.d/others:10");
+  EXPECT_EQ(ledger->entries.count("twice"), 0u);
+
+  // A second run has nothing to create.
+  auto again = Rows(Reconcile(spec_, Options(true)));
+  EXPECT_EQ(again["retry"].action, "verified");
+}
+
+TEST_F(ReconcileTest, AnUnreadableLedgerIsNotOverwritten) {
+  const std::string typo = "{\"version\": 1, \"roles\": {\"fine\": {\"id\": \"x\",}}}\n";
+  WriteFile(dir_.path() / "ledger.json", typo);
+  auto rows = Rows(Reconcile(spec_, Options(true)));
+  EXPECT_EQ(rows["retry"].action, "created (ledger not written)");
+  EXPECT_TRUE(rows["retry"].needs_person);
+  EXPECT_EQ(rows["fine"].action, "verified (ledger not written)");
+  EXPECT_EQ(ReadFile(dir_.path() / "ledger.json"), typo);
+}
+
+TEST_F(ReconcileTest, ObjectCreatedBySomeoneElseBeforeTheWriteIsNotDuplicated) {
+  // A source whose third read (taken under the lock, just before writing) sees the job.
+  struct Racing : Source {
+    int reads = 0;
+    Result<SourceSnapshot> List(const ListContext&) override {
+      SourceSnapshot snapshot;
+      if (++reads >= 3) snapshot.objects.push_back({"other", "retry", "*/10 * * * *", "", "7"});
+      return snapshot;
+    }
+  };
+  ReconcileOptions options = Options(true);
+  options.make_source = [](const SourceOptions&) -> Result<std::unique_ptr<Source>> {
+    return std::unique_ptr<Source>(std::make_unique<Racing>());
+  };
+  auto rows = Rows(Reconcile(spec_, options));
+  EXPECT_EQ(rows["retry"].action, "skipped: appeared before it was created");
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+}
+
+TEST_F(ReconcileTest, AnExistingFileOfTheSameNameIsNeverReplaced) {
+  // Someone wrote schedwatch-retry after the last read: the link fails instead of replacing it.
+  struct Blind : Source {
+    Result<SourceSnapshot> List(const ListContext&) override { return SourceSnapshot{}; }
+  };
+  WriteFile(root() / "etc/cron.d/schedwatch-retry", "# not ours\n");
+  ReconcileOptions options = Options(true);
+  options.make_source = [](const SourceOptions&) -> Result<std::unique_ptr<Source>> {
+    return std::unique_ptr<Source>(std::make_unique<Blind>());
+  };
+  auto rows = Rows(Reconcile(spec_, options));
+  EXPECT_EQ(rows["retry"].action,
+            fmt::format("skipped: {}/etc/cron.d/schedwatch-retry exists but is not this role's job",
+                        root().string()));
+  EXPECT_TRUE(rows["retry"].needs_person);
+  EXPECT_EQ(ReadFile(root() / "etc/cron.d/schedwatch-retry"), "# not ours\n");
+}
+
+TEST_F(ReconcileTest, NameTakenByTheRightJobIsAcceptedAfterAReRead) {
+  // Someone wrote the very file between the read under the lock and the write; the re-read
+  // after the refused link shows it is the role's job as specified.
+  struct Late : Source {
+    int reads = 0;
+    Result<SourceSnapshot> List(const ListContext&) override {
+      SourceSnapshot snapshot;
+      if (++reads >= 4) {
+        snapshot.objects.push_back(
+            {"/etc/cron.d/schedwatch-retry:2", "retry", "*/10 * * * *", "", "7"});
+      }
+      return snapshot;
+    }
+  };
+  WriteFile(root() / "etc/cron.d/schedwatch-retry", "# theirs\n");
+  ReconcileOptions options = Options(true);
+  options.make_source = [](const SourceOptions&) -> Result<std::unique_ptr<Source>> {
+    return std::unique_ptr<Source>(std::make_unique<Late>());
+  };
+  auto rows = Rows(Reconcile(spec_, options));
+  EXPECT_EQ(rows["retry"].action, "skipped: appeared before it was created");
+  EXPECT_FALSE(rows["retry"].needs_person);
+  EXPECT_EQ(ReadFile(root() / "etc/cron.d/schedwatch-retry"), "# theirs\n");
+  auto ledger = ReadLedger((dir_.path() / "ledger.json").string());
+  ASSERT_TRUE(ledger.ok()) << ledger.error();
+  EXPECT_EQ(ledger->entries["retry"].id, "/etc/cron.d/schedwatch-retry:2");
+}
+
+TEST_F(ReconcileTest, UnreadableSourceIsSkippedAsUnknown) {
+  ReconcileOptions options = Options(true);
+  options.make_source = [](const SourceOptions&) -> Result<std::unique_ptr<Source>> {
+    struct Down : Source {
+      Result<SourceSnapshot> List(const ListContext&) override {
+        return Error{"permission denied"};
+      }
+    };
+    return std::unique_ptr<Source>(std::make_unique<Down>());
+  };
+  auto report = Reconcile(spec_, options);
+  auto rows = Rows(report);
+  EXPECT_EQ(rows["retry"].condition, "unknown");
+  EXPECT_EQ(rows["retry"].action, "skipped: source unknown (permission denied)");
+  EXPECT_EQ(report.ExitCode(), 1);
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+}
+
+TEST_F(ReconcileTest, BackgroundReconcilerRepairsWhatIsHandedOver) {
+  BackgroundReconciler background(Options(true));
+  background.Submit(std::make_shared<const Spec>(spec_));
+  fs::path ledger = dir_.path() / "ledger.json";
+  for (int i = 0; i < 200 && !fs::exists(ledger); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(ledger));
+  EXPECT_TRUE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_EQ(ReadLedger(ledger.string())->entries.count("retry"), 1u);
+}
+
+TEST_F(ReconcileTest, ShuttingDownEndsTheRunBeforeItWrites) {
+  ReconcileOptions options = Options(true);
+  options.confirm_delay = std::chrono::hours(1);  // would hold the destructor for an hour
+  {
+    BackgroundReconciler background(options);
+    background.Submit(std::make_shared<const Spec>(spec_));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "ledger.json"));
+}
+
+TEST_F(ReconcileTest, TwoReconcilersAtOnceCreateOnce) {
+  // Two processes race on the same host; the lock and the read under it leave one creation.
+  ReconcileOptions options = Options(true);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 2; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      auto rows = Rows(Reconcile(spec_, options));
+      _exit(rows["retry"].action == "created" ? 10 : 20);
+    }
+    children.push_back(pid);
+  }
+  int created = 0, skipped = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    created += WEXITSTATUS(status) == 10;
+    skipped += WEXITSTATUS(status) == 20;
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(skipped, 1);
+  EXPECT_TRUE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+}
+
+}  // namespace
+}  // namespace schedwatch
