@@ -48,6 +48,8 @@ install(CODE "
   endif()
   list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${changelog}\")")
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+# The reference pages beside README.md, so its docs/ links resolve in the installed copy too.
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 install(FILES packaging/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
         RENAME schedwatch)
 

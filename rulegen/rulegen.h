@@ -21,7 +21,9 @@ enum class Mode {
   kJoined,   // a constant number of rules joined against the exporter's threshold series
 };
 
-inline constexpr const char* kDefaultRunbookBaseUrl = "https://schedwatch.example/README.md";
+// The runbook in the repository's docs: one section per alert, anchored by its lower-case name.
+inline constexpr const char* kDefaultRunbookBaseUrl =
+    "https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md";
 inline constexpr const char* kDefaultWatchdogUrl = "http://127.0.0.1:9099/heartbeat";
 
 struct Options {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Several watchers, end to end on loopback: the topology README's "Running it in production"
-describes, with Debian's prometheus and prometheus-alertmanager.
+"""Several watchers, end to end on loopback: the topology that docs/operations.md ("Running it in
+production") describes, with Debian's prometheus and prometheus-alertmanager.
 
   east-1, east-2   two exporter replicas of one watcher (the same spec, the same snapshot file)
   west             a different watcher: its own snapshot file, the same source and role names

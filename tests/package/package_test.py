@@ -294,7 +294,8 @@ def test(args, scratch):
     for path in ("./usr/bin/schedwatch_exporter", "./usr/bin/schedwatch_rulegen",
                  "./lib/systemd/system/schedwatch-exporter.service", "./etc/schedwatch/spec.yaml",
                  "./etc/default/schedwatch-exporter", "./usr/share/doc/schedwatch/copyright",
-                 "./usr/share/doc/schedwatch/changelog.Debian.gz"):
+                 "./usr/share/doc/schedwatch/changelog.Debian.gz",
+                 "./usr/share/doc/schedwatch/docs/runbook.md"):
         check(f"the package holds {path}", re.search(re.escape(path) + r"$", contents, re.M),
               contents)
     control = os.path.join(scratch, "control")

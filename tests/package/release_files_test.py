@@ -97,7 +97,10 @@ def main():
         wanted = [f"{prefix}/bin/schedwatch_exporter", f"{prefix}/bin/schedwatch_rulegen",
                   "/etc/schedwatch/spec.yaml", "/etc/schedwatch/demo-live-state.yaml",
                   "/etc/default/schedwatch-exporter", f"{prefix}/share/doc/schedwatch/changelog.gz",
-                  f"{prefix}/share/doc/schedwatch/copyright"]
+                  f"{prefix}/share/doc/schedwatch/copyright",
+                  f"{prefix}/share/doc/schedwatch/README.md",
+                  f"{prefix}/share/doc/schedwatch/docs/runbook.md",
+                  f"{prefix}/share/doc/schedwatch/docs/sources/crontab.md"]
         missing = [p for p in wanted if not os.path.exists(destdir + p)]
         check("cmake --install: binaries, spec, ARGS file and documentation", not missing, missing)
 
