@@ -1,7 +1,7 @@
 // Why a role is in the conditions it is in: for each condition that holds, the sentence that
 // proves it from what was seen ("last success 19m ago, more than stale_after 15m") and the safe
-// first action with its runbook anchor (the README's conditions table and runbook, the same
-// anchors schedwatch_rulegen links). Pure: used by the status page, the JSON API and `explain`.
+// first action with its runbook anchor (docs/runbook.md, the same anchors schedwatch_rulegen
+// links). Pure: used by the status page, the JSON API and `explain`.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,8 @@
 namespace schedwatch {
 
 // The --web.runbook-url default: rulegen's --runbook-base-url default.
-inline constexpr const char* kDefaultRunbookUrl = "https://schedwatch.example/README.md";
+inline constexpr const char* kDefaultRunbookUrl =
+    "https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md";
 
 struct Reason {
   Condition condition = Condition::kOk;

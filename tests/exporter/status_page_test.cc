@@ -218,7 +218,7 @@ TEST(StatusPageTest, EachConditionComesWithTheSentenceThatProvesIt) {
       << reasons("retry").at("not_started");
   // Each reason links the runbook anchor rulegen links.
   std::string page = *RenderRoleHtml(fixture.result, "billing");
-  EXPECT_NE(page.find("https://schedwatch.example/README.md#schedwatchjobsuccessstale"),
+  EXPECT_NE(page.find("https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md#schedwatchjobsuccessstale"),
             std::string::npos);
 }
 
@@ -386,7 +386,7 @@ TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {
   EXPECT_EQ((*exported)["runs"][1]["from"], "snapshot /specs/live.yaml");
   EXPECT_EQ((*exported)["reasons"][0]["condition"], "hung");
   EXPECT_EQ((*exported)["reasons"][0]["runbook"],
-            "https://schedwatch.example/README.md#schedwatchjobhung");
+            "https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md#schedwatchjobhung");
   PageOptions options;
   options.runbook_url = "https://wiki.example/runbook";
   auto custom = nlohmann::json::parse(*RenderRoleJson(fixture.result, "export", options));
