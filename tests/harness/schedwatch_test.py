@@ -107,6 +107,12 @@ def wait_for(predicate, timeout, what, interval=0.1, ignore=(), until=None):
         time.sleep(interval)
 
 
+def wait_for_peer(predicate, timeout, what):
+    """wait_for a real peer (Prometheus, Alertmanager): polled every 0.5 s, and any exception
+    (not listening yet, an answer without the data yet) means "not yet"."""
+    return wait_for(predicate, timeout, what, interval=0.5, ignore=(Exception,))
+
+
 def free_port():
     """A TCP port on 127.0.0.1 free right now (for peers that cannot listen on port 0)."""
     with socket.socket() as s:
