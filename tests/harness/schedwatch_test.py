@@ -193,6 +193,19 @@ def replace_file(path, text):
     return path
 
 
+def run_records(directory, role):
+    """The JSON run records schedwatch_run wrote for `role` under `directory`, oldest first
+    (one being replaced is left out)."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(directory, role, "*.json"))):
+        try:
+            with open(path) as f:
+                found.append(json.load(f))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
 class Process:
     """A child process with stdout and stderr in a log file; stops with SIGTERM, then SIGKILL
     after `stop_timeout` seconds. A context manager that stops it."""
