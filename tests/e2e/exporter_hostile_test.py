@@ -23,20 +23,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from schedwatch_test import (Exporter, check, request, summary,  # noqa: E402
+from schedwatch_test import (Exporter, check, curl_timed, request, summary,  # noqa: E402
                              temporary_directory, wait_for)
 
 IDLE_CONNECTIONS = 1000
 STORM = 20
-
-
-def curl_latency(url, max_time=5):
-    """(HTTP status, seconds) of one GET by curl, which gives up after max_time."""
-    result = subprocess.run(["curl", "-g", "-s", "-o", "/dev/null", "--max-time", str(max_time),
-                             "-w", "%{http_code} %{time_total}", url],
-                            capture_output=True, text=True)
-    code, seconds = result.stdout.split()
-    return int(code), float(seconds)
 
 
 def raw(port, text, host="127.0.0.1"):
@@ -85,7 +76,7 @@ def hostile_phase(args, workdir, spec):
     idle = []
     try:
         metrics_url = exporter.base + "/metrics"
-        quiet = [curl_latency(metrics_url) for _ in range(5)]
+        quiet = [curl_timed(metrics_url) for _ in range(5)]
         check("metrics answers with no other clients", all(code == 200 for code, _ in quiet), quiet)
         rss_before = exporter.rss_kib()
         fds_before = exporter.open_fds()
@@ -98,7 +89,7 @@ def hostile_phase(args, workdir, spec):
                             "the exporter to accept the idle connections")
         check(f"the exporter holds all {IDLE_CONNECTIONS} idle connections", accepted,
               exporter.open_fds() - fds_before)
-        held = [curl_latency(metrics_url) for _ in range(5)]
+        held = [curl_timed(metrics_url) for _ in range(5)]
         check(f"metrics answers with {IDLE_CONNECTIONS} idle connections open",
               all(code == 200 for code, _ in held), held)
         check("... in under 1 s", max(s for _, s in held) < 1.0, held)
@@ -122,7 +113,7 @@ def hostile_phase(args, workdir, spec):
             thread.start()
         during = []
         while any(thread.is_alive() for thread in storm) or len(during) < 5:
-            during.append(curl_latency(metrics_url))
+            during.append(curl_timed(metrics_url))
         for thread in storm:
             thread.join()
         storm_seconds = time.time() - started
@@ -279,11 +270,7 @@ def basic_auth_phase(args, workdir, spec):
     exporter = serve(args, spec, workdir, "--web.config.file", web, name="auth")
     try:
         def curl(user, max_time=30):
-            result = subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", str(max_time),
-                                     "-u", user, "-w", "%{http_code} %{time_total}",
-                                     exporter.base + "/metrics"], capture_output=True, text=True)
-            code, seconds = result.stdout.split()
-            return int(code), float(seconds)
+            return curl_timed(exporter.base + "/metrics", "-u", user, max_time=max_time)
 
         first = curl("alice:s3cret")
         check("basic auth: the right password gets 200", first[0] == 200, first)

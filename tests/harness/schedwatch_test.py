@@ -81,11 +81,11 @@ def require_tools(*tools):
 
 # --- waiting --------------------------------------------------------------------------------
 
-def wait_for(predicate, timeout, what, interval=0.1, ignore=(), until=None):
+def wait_for(predicate, timeout, what, interval=0.1, ignore=(), until=None, required=False):
     """Polls predicate() until it returns something true (returned) or `timeout` seconds pass
     (or the monotonic time `until`, if sooner). On timeout prints what it waited for and the
     last value, and returns that last value (None if it raised one of `ignore`, exceptions that
-    mean "not yet", such as a peer still starting)."""
+    mean "not yet", such as a peer still starting), or with `required` raises TimeoutError."""
     end = time.monotonic() + max(timeout, 0)
     if until is not None:
         end = min(end, until)
@@ -103,6 +103,8 @@ def wait_for(predicate, timeout, what, interval=0.1, ignore=(), until=None):
             text = repr(last)
             print(f"note: gave up waiting for {what} after {timeout:.0f}s "
                   f"(last: {text[:300]}{'...' if len(text) > 300 else ''})", flush=True)
+            if required:
+                raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
             return value
         time.sleep(interval)
 
@@ -150,6 +152,15 @@ def get(url, headers=None, timeout=10, context=None):
 
 def post(url, data=None, headers=None, timeout=10):
     return request(url, method="POST", headers=headers, data=data, timeout=timeout)
+
+
+def curl_timed(url, *options, max_time=5):
+    """(HTTP status, seconds) of one request by curl, which gives up after max_time (status 0)."""
+    result = subprocess.run(["curl", "-g", "-s", "-o", "/dev/null", "--max-time", str(max_time),
+                             "-w", "%{http_code} %{time_total}", *options, url],
+                            capture_output=True, text=True)
+    code, seconds = result.stdout.split()
+    return int(code), float(seconds)
 
 
 def get_json(url, timeout=10):
@@ -245,6 +256,14 @@ class Process:
 
     def kill(self):
         return self.stop(signal.SIGKILL)
+
+    def rss_kib(self, field="VmRSS"):
+        """VmRSS (or VmHWM, the peak) in KiB."""
+        with open(f"/proc/{self.pid}/status") as status:
+            return int(re.search(field + r":\s+(\d+) kB", status.read()).group(1))
+
+    def open_fds(self):
+        return len(os.listdir(f"/proc/{self.pid}/fd"))
 
     def __enter__(self):
         return self
@@ -345,12 +364,6 @@ class Exporter(Process):
         ok = wait_for(done, timeout, what, interval=0.2)
         return last[0], bool(ok)
 
-    def rss_kib(self, field="VmRSS"):
-        with open(f"/proc/{self.pid}/status") as status:
-            return int(re.search(field + r":\s+(\d+) kB", status.read()).group(1))
-
-    def open_fds(self):
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
 
 
 # --- real peers -----------------------------------------------------------------------------
@@ -370,9 +383,8 @@ class Peer(Process):
             if not self.alive():
                 raise StartFailed(f"{self.name} exited:\n" + self.logs()[-3000:])
             return get(self.url + path).status == 200
-        if not wait_for(ready, timeout, f"{self.name} to be ready", interval=0.5,
-                        ignore=(OSError,)):
-            raise TimeoutError(f"timed out after {timeout}s waiting for {self.name}")
+        wait_for(ready, timeout, f"{self.name} to be ready", interval=0.5, ignore=(OSError,),
+                 required=True)
 
 
 def write_json_config(path, config):
