@@ -28,8 +28,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "harness"))
-from schedwatch_test import (Exporter, Receiver, alertmanager_config, check,  # noqa: E402
-                             failed, firing, prometheus_query, replace_file, require_tools,
+from schedwatch_test import (Exporter, Peers, Receiver, alertmanager_config,  # noqa: E402
+                             check, firing, prometheus_query, replace_file, require_tools,
                              start_alertmanager, start_prometheus, start_pushgateway, summary,
                              temporary_directory, wait_for_peer)
 
@@ -55,20 +55,10 @@ def main():
     args = parser.parse_args()
     require_tools("prometheus", "prometheus-alertmanager", "prometheus-pushgateway")
     started = time.time()
-    receiver = Receiver()
-    peers = {}
-    with temporary_directory("schedwatch-e2e-") as workdir:
-        try:
-            run(args, workdir, receiver, peers)
-        finally:
-            for peer in peers.values():
-                peer.stop()
-            receiver.close()
-            print(f"     whole run: {time.time() - started:.0f}s")
-            if failed():
-                for name in ("exporter", "prometheus", "alertmanager"):
-                    if name in peers:
-                        print(f"--- {name}.log (tail)\n" + peers[name].logs()[-1500:])
+    with temporary_directory("schedwatch-e2e-") as workdir, Receiver() as receiver, \
+            Peers(show=("exporter", "prometheus", "alertmanager")) as peers:
+        run(args, workdir, receiver, peers)
+    print(f"     whole run: {time.time() - started:.0f}s")
     return summary()
 
 
@@ -119,9 +109,11 @@ def run(args, workdir, receiver, peers):
         f"{peers['pushgateway'].url}/metrics/job/report",
         data=f"report_last_success_timestamp_seconds {int(time.time()) - 3600}\n".encode(),
         method="PUT")
-    wait_for_peer(lambda: urllib.request.urlopen(push, timeout=5).status == 200, 30, "the pushgateway")
+    wait_for_peer(lambda: urllib.request.urlopen(push, timeout=5).status == 200, 30,
+                  "the pushgateway")
     check("everything started", wait_for_peer(
-        lambda: prometheus_query(prometheus, 'up{job="schedwatch"}')[0]["value"][1] == "1", 60, "prometheus to scrape the exporter"), peers["prometheus"].logs()[-2000:])
+        lambda: prometheus_query(prometheus, 'up{job="schedwatch"}')[0]["value"][1] == "1",
+        60, "prometheus to scrape the exporter"), peers["prometheus"].logs()[-2000:])
 
     # The Watchdog reaches the dead-man receiver, again and again.
     beats = wait_for_peer(lambda: len(receiver.heartbeats()) >= 2, 60, "two heartbeats")
@@ -138,7 +130,8 @@ def run(args, workdir, receiver, peers):
     write_live_state(live, with_retry=False, aging_success=aging_success)
     missing = wait_for_peer(
         lambda: [a for a in firing(prometheus)
-                 if a["alertname"] == "SchedwatchJobMissing" and a.get("role") == "retry"], 60, "SchedwatchJobMissing{role=retry} in Prometheus")
+                 if a["alertname"] == "SchedwatchJobMissing" and a.get("role") == "retry"],
+                     60, "SchedwatchJobMissing{role=retry} in Prometheus")
     check("incident: SchedwatchJobMissing fires for retry", missing)
     delivered = wait_for_peer(
         lambda: [a for _, a in receiver.alerts("/alerts", incident)
@@ -156,24 +149,28 @@ def run(args, workdir, receiver, peers):
     # A success that grows old: aging succeeded once at the start, stale_after 20s.
     stale = wait_for_peer(
         lambda: [a for a in firing(prometheus)
-                 if a["alertname"] == "SchedwatchJobSuccessStale" and a.get("role") == "aging"], 60, "SchedwatchJobSuccessStale{role=aging}")
+                 if a["alertname"] == "SchedwatchJobSuccessStale" and a.get("role") == "aging"],
+                     60, "SchedwatchJobSuccessStale{role=aging}")
     check("a success that grows old fires SchedwatchJobSuccessStale", stale)
 
     # The Pushgateway's old success is present, but old: stale, not healthy.
     pushed = wait_for_peer(
         lambda: [a for a in firing(prometheus)
-                 if a["alertname"] == "SchedwatchJobSuccessStale" and a.get("role") == "report"], 60, "SchedwatchJobSuccessStale{role=report}")
+                 if a["alertname"] == "SchedwatchJobSuccessStale" and a.get("role") == "report"],
+                     60, "SchedwatchJobSuccessStale{role=report}")
     check("a Pushgateway holding only an old success fires SchedwatchJobSuccessStale", pushed)
 
     # The exporter dies: SchedwatchExporterDown, and no per-role alert reaches the receiver.
     peers["exporter"].stop(signal.SIGKILL)
     killed = time.time()
     down = wait_for_peer(
-        lambda: [a for a in firing(prometheus) if a["alertname"] == "SchedwatchExporterDown"], 60, "SchedwatchExporterDown")
+        lambda: [a for a in firing(prometheus) if a["alertname"] == "SchedwatchExporterDown"],
+            60, "SchedwatchExporterDown")
     check("exporter killed: SchedwatchExporterDown fires", down)
     down_delivered = wait_for_peer(
         lambda: [a for _, a in receiver.alerts("/alerts", killed)
-                 if a["labels"]["alertname"] == "SchedwatchExporterDown"], 30, "SchedwatchExporterDown at the receiver")
+                 if a["labels"]["alertname"] == "SchedwatchExporterDown"],
+                     30, "SchedwatchExporterDown at the receiver")
     check("exporter killed: SchedwatchExporterDown delivered", down_delivered)
     time.sleep(8)
     per_role_after = [a["labels"] for t, a in receiver.alerts("/alerts", killed + 3)

@@ -30,8 +30,8 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from schedwatch_test import (Exporter, Receiver, alertmanager_config, check,  # noqa: E402
-                             failed, firing, get_json, prometheus_query, replace_file,
+from schedwatch_test import (Exporter, Peers, Receiver, alertmanager_config,  # noqa: E402
+                             check, firing, get_json, prometheus_query, replace_file,
                              require_tools, start_alertmanager, start_prometheus, summary,
                              temporary_directory, wait_for_peer)
 
@@ -87,20 +87,10 @@ def main():
     args = parser.parse_args()
     require_tools("prometheus", "prometheus-alertmanager")
     started = time.time()
-    receiver = Receiver()
-    peers = {}
-    with temporary_directory("schedwatch-federation-") as workdir:
-        try:
-            run(args, workdir, receiver, peers)
-        finally:
-            for peer in peers.values():
-                peer.stop()
-            receiver.close()
-            print(f"     whole run: {time.time() - started:.0f}s")
-            if failed():
-                for name in ("global", "leaf-east", "alertmanager", "east-1"):
-                    if name in peers:
-                        print(f"--- {name}.log (tail)\n" + peers[name].logs()[-1500:])
+    with temporary_directory("schedwatch-federation-") as workdir, Receiver() as receiver, \
+            Peers(show=("global", "leaf-east", "alertmanager", "east-1")) as peers:
+        run(args, workdir, receiver, peers)
+    print(f"     whole run: {time.time() - started:.0f}s")
     return summary()
 
 
@@ -184,14 +174,17 @@ def run(args, workdir, receiver, peers):
           (federated_up(), want, peers["global"].logs()[-1500:]))
     check("both watchers' roles arrive at the global Prometheus", wait_for_peer(
         lambda: len(prometheus_query(
-            global_url, 'schedwatch_job_registered_objects{job="schedwatch"}')) == 6, 30, "federated role series"))
+            global_url, 'schedwatch_job_registered_objects{job="schedwatch"}')) == 6,
+                30, "federated role series"))
 
     # Healthy: the Watchdog once (two copies of the global file are loaded), nothing else.
     check("healthy: exactly one Watchdog at Alertmanager, with the global file loaded twice",
-          wait_for_peer(lambda: len(am.named("Watchdog", pages_only=False)) == 1, 60, "the Watchdog at Alertmanager"),
+          wait_for_peer(lambda: len(am.named("Watchdog", pages_only=False)) == 1,
+              60, "the Watchdog at Alertmanager"),
           am.alerts(False))
     quiet = wait_for_peer(lambda: prometheus_query(global_url, 'ALERTS{alertname!="Watchdog"}')
-                       == [], 30, "the rules to settle (nothing but the Watchdog pending or firing)")
+                       == [],
+                           30, "the rules to settle (nothing but the Watchdog pending or firing)")
     check("healthy: no alert but the Watchdog", quiet is not None and
           [a for a in am.alerts(False) if a["alertname"] != "Watchdog"] == [],
           (prometheus_query(global_url, "ALERTS"), am.alerts(False)))
@@ -208,7 +201,8 @@ def run(args, workdir, receiver, peers):
     check("west's source unreadable: SchedwatchSourceDown (critical) for west", west_down,
           am.alerts(False))
     check("west's source unreadable: nothing about east",
-          wait_for_peer(lambda: _held(lambda: east_alerts() == [], 3), 20, "east to stay quiet for 3s"),
+          wait_for_peer(lambda: _held(lambda: east_alerts() == [], 3),
+              20, "east to stay quiet for 3s"),
           east_alerts())
     west_roles = [a for a in firing(global_url) if a["alertname"].startswith("SchedwatchJob")]
     check("west's source unreadable: no per-role alert for west either (rules gate it)",
@@ -218,18 +212,21 @@ def run(args, workdir, receiver, peers):
     incident = time.time()
     write_live_state(lives["east"], [("gate", "3")])
     missing = wait_for_peer(
-        lambda: am.named("SchedwatchJobMissing", cluster="east", role="retry"), 30, "SchedwatchJobMissing for east's retry at Alertmanager")
+        lambda: am.named("SchedwatchJobMissing", cluster="east", role="retry"),
+            30, "SchedwatchJobMissing for east's retry at Alertmanager")
     check("east's incident pages although west's source is down (inhibition scoped to the "
           "watcher)", missing, am.alerts(False))
     check("east's incident pages once, not once per replica, without instance",
           missing and len(missing) == 1 and "instance" not in missing[0], missing)
     delivered = wait_for_peer(
         lambda: [a for _, a in receiver.alerts("/alerts", incident)
-                 if a["labels"]["alertname"] == "SchedwatchJobMissing"], 20, "the missing alert at the receiver")
+                 if a["labels"]["alertname"] == "SchedwatchJobMissing"],
+                     20, "the missing alert at the receiver")
     check("east's incident is delivered to the receiver", delivered)
     write_live_state(lives["east"], ROLES)
     check("east's retry back: the missing alert resolves", wait_for_peer(
-        lambda: not am.named("SchedwatchJobMissing", pages_only=False, cluster="east"), 30, "the missing alert to resolve"),
+        lambda: not am.named("SchedwatchJobMissing", pages_only=False, cluster="east"),
+            30, "the missing alert to resolve"),
         am.alerts(False))
 
     # One replica of east dies: a warning for it, no per-role page.
@@ -237,11 +234,13 @@ def run(args, workdir, receiver, peers):
     killed = time.time()
     warning = wait_for_peer(
         lambda: am.named("SchedwatchExporterDown", severity="warning",
-                         instance=instance["east-2"]), 30, "SchedwatchExporterDown warning for east-2")
+                         instance=instance["east-2"]),
+                             30, "SchedwatchExporterDown warning for east-2")
     check("one replica killed: SchedwatchExporterDown warning for it", warning,
           am.alerts(False))
     settled = wait_for_peer(lambda: _unchanged(
-        lambda: sorted(json.dumps(a, sort_keys=True) for a in am.alerts()), 3), 20, "3s without a change")
+        lambda: sorted(json.dumps(a, sort_keys=True) for a in am.alerts()), 3),
+            20, "3s without a change")
     pages = [a for a in am.alerts() if a["alertname"].startswith("Schedwatch")
              and a.get("cluster") == "east"]
     check("one replica killed: exactly one alert about east, the warning", settled and
@@ -253,7 +252,8 @@ def run(args, workdir, receiver, peers):
     # Both die: critical for the watcher, and still no per-role page.
     peers["east-1"].stop(signal.SIGKILL)
     critical = wait_for_peer(
-        lambda: am.named("SchedwatchExporterDown", severity="critical", cluster="east"), 30, "SchedwatchExporterDown critical for east")
+        lambda: am.named("SchedwatchExporterDown", severity="critical", cluster="east"),
+            30, "SchedwatchExporterDown critical for east")
     check("both replicas killed: SchedwatchExporterDown critical for east", critical,
           am.alerts(False))
     check("both replicas killed: the critical alert names the watcher, not a replica",

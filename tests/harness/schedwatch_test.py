@@ -484,6 +484,32 @@ class Receiver:
     def close(self):
         self.server.shutdown()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Peers(dict):
+    """Named processes (exporters, real peers) that end together: a context manager that stops
+    them all and, when a check failed, prints the tails of the logs named in `show`."""
+
+    def __init__(self, show=()):
+        super().__init__()
+        self.show = show
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for process in self.values():
+            process.stop()
+        if failed():
+            for name in self.show:
+                if name in self:
+                    print(f"--- {name}.log (tail)\n" + self[name].logs()[-1500:])
+
 
 # --- cron -----------------------------------------------------------------------------------
 
