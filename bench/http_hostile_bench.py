@@ -7,28 +7,20 @@ refresh waits for a source that never answers. Prints median and max per case an
 """
 import argparse
 import os
-import re
 import resource
-import signal
 import socket
 import statistics
-import subprocess
-import tempfile
+import sys
 import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "harness"))
+from schedwatch_test import Exporter, curl_timed, post, temporary_directory  # noqa: E402
 
 
-def latency(url, max_time=30):
-    result = subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", str(max_time), "-w",
-                             "%{http_code} %{time_total}", url], capture_output=True, text=True)
-    code, seconds = result.stdout.split()
-    return int(code), float(seconds)
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))
+def latency(url):
+    return curl_timed(url, max_time=30)
 
 
 def summary(name, samples):
@@ -47,7 +39,11 @@ def main():
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    workdir = tempfile.mkdtemp(prefix="schedwatch-hostile-bench-")
+    with temporary_directory("schedwatch-hostile-bench-") as workdir:
+        bench(args, workdir)
+
+
+def bench(args, workdir):
     blackhole = socket.socket()  # accepts connections, never answers
     blackhole.bind(("127.0.0.1", 0))
     blackhole.listen(1024)
@@ -65,21 +61,14 @@ jobs:
   - {{role: nightly, source: hung, workflow: .github/workflows/n.yml, schedule: "0 3 * * *",
      spec_version: "1"}}
 """)
-    log_path = os.path.join(workdir, "exporter.log")
-    log = open(log_path, "w+")
-    exporter = subprocess.Popen([args.exporter, "--config.file", spec, "--web.listen-address",
-                                 "127.0.0.1:0", "--web.enable-lifecycle"], stderr=log, stdout=log)
+    # A refresh waits 60 s for the hung source: no readiness to wait for, and SIGKILL to stop.
+    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", interval=None,
+                        confirm_delay=None, timeout=15)
+    port, base = exporter.port, exporter.base
     idle = []
     try:
-        port = None
-        deadline = time.time() + 15
-        while port is None and time.time() < deadline:
-            match = re.search(r"msg=listening .*port=(\d+)", open(log_path).read())
-            port = match and int(match.group(1))
-            time.sleep(0.05)
-        base = f"http://127.0.0.1:{port}"
         url = base + "/metrics"
-        rss = [("start", rss_kib(exporter.pid))]
+        rss = [("start", exporter.rss_kib())]
         summary("no other client", [latency(url) for _ in range(args.samples)])
         for i in range(args.idle):
             connection = socket.create_connection(("127.0.0.1", port))
@@ -87,13 +76,12 @@ jobs:
                 connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             idle.append(connection)
         summary(f"{args.idle} idle connections", [latency(url) for _ in range(args.samples)])
-        rss.append((f"{args.idle} idle", rss_kib(exporter.pid)))
+        rss.append((f"{args.idle} idle", exporter.rss_kib()))
 
         def reload():
-            request = urllib.request.Request(base + "/-/reload", method="POST")
             try:
-                urllib.request.urlopen(request, timeout=120).read()
-            except Exception:  # noqa: BLE001 - a failed reload is part of the figure
+                post(base + "/-/reload", timeout=120)
+            except OSError:  # a failed reload is part of the figure
                 pass
 
         threads = [threading.Thread(target=reload) for _ in range(args.reloads)]
@@ -107,13 +95,12 @@ jobs:
             thread.join()
         summary(f"{args.reloads} reloads + {args.idle} idle", during)
         print(f"reload storm answered in {time.time() - started:.2f} s")
-        rss.append(("after storm", rss_kib(exporter.pid)))
+        rss.append(("after storm", exporter.rss_kib()))
         print("VmRSS: " + ", ".join(f"{name} {kib} KiB" for name, kib in rss))
     finally:
         for connection in idle:
             connection.close()
-        exporter.send_signal(signal.SIGKILL)  # a refresh waits 60 s for the hung source
-        exporter.wait()
+        exporter.kill()
         blackhole.close()
 
 

@@ -26,41 +26,19 @@ import os
 import random
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "harness"))
+from schedwatch_test import Exporter, get, get_json, start_prometheus, wait_for  # noqa: E402
 
 SOURCES = ("a", "b", "c", "d")
 SCHEDULES = ("*/5 * * * *", "*/10 * * * *", "{m} * * * *", "{m} {h} * * *", "{m} 9 * * 1-5")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url, timeout=10):
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        return response.read().decode()
-
-
-def wait_until(what, predicate, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
 def write_spec(directory, roles):
@@ -105,55 +83,15 @@ def write_spec(directory, roles):
     return os.path.join(directory, "spec.yaml")
 
 
-class Process:
-    """A child process with its output in a log file, stopped on exit."""
-
-    def __init__(self, argv, log_path):
-        self.log_path = log_path
-        self.log = open(log_path, "w")
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-
-    def log_text(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        self.log.close()
-
-
 def start_exporter(build, spec, directory):
-    exporter = Process([os.path.join(build, "exporter", "schedwatch_exporter"), "--config.file",
-                        spec, "--web.listen-address", "127.0.0.1:0", "--refresh.interval", "5s"],
-                       os.path.join(directory, "exporter.log"))
-    try:
-        def port():
-            if not exporter.alive():
-                raise RuntimeError("exporter exited:\n" + exporter.log_text())
-            match = re.search(r"msg=listening .*port=(\d+)", exporter.log_text())
-            return match and int(match.group(1))
-        exporter_port = wait_until("the exporter's port", port, 120)
-        wait_until("the exporter to be ready", lambda: http_get(
-            f"http://127.0.0.1:{exporter_port}/-/ready") is not None, 300)
-        return exporter, exporter_port
-    except BaseException:
-        exporter.stop()
-        raise
+    exporter = Exporter(os.path.join(build, "exporter", "schedwatch_exporter"), spec, directory,
+                        interval="5s", confirm_delay=None, wait="ready", timeout=420)
+    return exporter, exporter.port
 
 
 def group_metrics(prometheus_port):
     """{group: (iterations, last duration)} from Prometheus' own /metrics."""
-    text = http_get(f"http://127.0.0.1:{prometheus_port}/metrics")
+    text = get(f"http://127.0.0.1:{prometheus_port}/metrics").text
     values = {}
     for name in ("prometheus_rule_group_iterations_total",
                  "prometheus_rule_group_last_duration_seconds",
@@ -167,8 +105,8 @@ def group_metrics(prometheus_port):
 
 def query(prometheus_port, promql):
     url = (f"http://127.0.0.1:{prometheus_port}/api/v1/query?query=" +
-           urllib.request.quote(promql))
-    return json.loads(http_get(url))["data"]["result"]
+           urllib.parse.quote(promql))
+    return get_json(url)["data"]["result"]
 
 
 def measure_mode(args, spec, roles, mode, exporter_ports, directory):
@@ -176,7 +114,6 @@ def measure_mode(args, spec, roles, mode, exporter_ports, directory):
     subprocess.run([os.path.join(args.build, "rulegen", "schedwatch_rulegen"), "--config.file",
                     spec, "--out", out, "--mode", mode], check=True, timeout=300)
     targets = ", ".join(f"'127.0.0.1:{port}'" for port in exporter_ports)
-    prometheus_port = free_port()
     config = os.path.join(out, "prometheus.yml")
     with open(config, "w") as f:
         f.write(f"""global:
@@ -192,22 +129,17 @@ scrape_configs:
       - targets: [{targets}]
 """)
     started = time.time()
-    prometheus = Process(["/usr/bin/prometheus", f"--config.file={config}",
-                          f"--storage.tsdb.path={os.path.join(out, 'data')}",
-                          f"--web.listen-address=127.0.0.1:{prometheus_port}",
-                          "--log.level=warn"], os.path.join(out, "prometheus.log"))
+    prometheus = start_prometheus(out, "prometheus", config, "--log.level=warn")
+    prometheus_port = prometheus.port
     try:
-        def ready():
-            if not prometheus.alive():
-                raise RuntimeError("prometheus exited:\n" + prometheus.log_text()[-3000:])
-            return http_get(f"http://127.0.0.1:{prometheus_port}/-/ready") is not None
-        wait_until("Prometheus to load the rules", ready, args.timeout)
+        prometheus.wait_ready(args.timeout)
         loaded = time.time() - started
 
         def scraped():
             result = query(prometheus_port, 'count(schedwatch_job_info{job="schedwatch"})')
             return result and int(float(result[0]["value"][1])) == roles * len(exporter_ports)
-        wait_until("the exporter's series", scraped, args.timeout)
+        wait_for(scraped, args.timeout, "the exporter's series", interval=0.5,
+                 ignore=(OSError,), required=True)
         # Sample each group's last duration at every new iteration from now on.
         start = group_metrics(prometheus_port)
         samples = {group: [] for group in start}
@@ -219,7 +151,8 @@ scrape_configs:
                     last[group] = iterations
                     samples.setdefault(group, []).append(duration)
             return all(len(s) >= args.samples for s in samples.values())
-        wait_until(f"{args.samples} evaluations of every group", enough, args.timeout)
+        wait_for(enough, args.timeout, f"{args.samples} evaluations of every group",
+                 interval=0.5, ignore=(OSError,), required=True)
         rules = {group: count for group, (_, _, count) in group_metrics(prometheus_port).items()}
         alerts = {r["metric"]["alertname"]: int(float(r["value"][1]))
                   for r in query(prometheus_port, "count by (alertname) (ALERTS)")}
@@ -227,11 +160,10 @@ scrape_configs:
                                              'job="schedwatch",condition="not_started"}) == 1)')
         alerts["exporter's not_started roles"] = int(float(not_started[0]["value"][1])) if (
             not_started) else 0
-        with open(f"/proc/{prometheus.proc.pid}/status") as f:
-            rss = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024
+        rss = prometheus.rss_kib() / 1024
     finally:
         prometheus.stop()
-    shutil.rmtree(os.path.join(out, "data"), ignore_errors=True)
+    shutil.rmtree(os.path.join(out, "prometheus-tsdb"), ignore_errors=True)
     medians = {group: statistics.median(s) for group, s in samples.items()}
     return {"medians": medians, "maxima": {g: max(s) for g, s in samples.items()},
             "rules": rules, "alerts": alerts, "loaded": loaded, "rss": rss}

@@ -9,13 +9,8 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(name, ok, detail=""):
-    global failures
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
-    failures += 0 if ok else 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, finish  # noqa: E402
 
 
 def git(repo, *args):
@@ -86,8 +81,7 @@ def main():
         check(f"{name} carries this tree's revision",
               match is not None and match.group(1).split("-dirty")[0] == head,
               (result.stdout, head))
-    print(f"{failures} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

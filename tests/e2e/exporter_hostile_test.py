@@ -14,58 +14,20 @@ import argparse
 import os
 import re
 import resource
-import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import (Exporter, check, curl_timed, request, summary,  # noqa: E402
+                             temporary_directory, wait_for)
+
 IDLE_CONNECTIONS = 1000
 STORM = 20
-
-
-def check(name, condition, detail=""):
-    if condition:
-        RESULTS["passed"] += 1
-        print(f"ok   {name}")
-    else:
-        RESULTS["failed"] += 1
-        print(f"FAIL {name} {detail}")
-
-
-def wait_for(predicate, timeout=15):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    return predicate()
-
-
-def request(url, method="GET", headers=None, data=None, timeout=10):
-    req = urllib.request.Request(url, method=method, headers=headers or {}, data=data)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-
-
-def curl_latency(url, max_time=5):
-    """(HTTP status, seconds) of one GET by curl, which gives up after max_time."""
-    result = subprocess.run(["curl", "-g", "-s", "-o", "/dev/null", "--max-time", str(max_time),
-                             "-w", "%{http_code} %{time_total}", url],
-                            capture_output=True, text=True)
-    code, seconds = result.stdout.split()
-    return int(code), float(seconds)
 
 
 def raw(port, text, host="127.0.0.1"):
@@ -82,43 +44,10 @@ def raw(port, text, host="127.0.0.1"):
     return head.decode(), body
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))
-
-
-def open_fds(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-class Exporter:
-    def __init__(self, binary, spec, workdir, *flags, listen=("127.0.0.1:0",), name="exporter",
-                 interval="1s"):
-        self.log_path = os.path.join(workdir, name + ".log")
-        self.log = open(self.log_path, "w+")
-        command = [binary, "--config.file", spec, "--refresh.interval", interval,
-                   "--refresh.confirm-delay", "100ms", *flags]
-        for address in listen:
-            command += ["--web.listen-address", address]
-        self.process = subprocess.Popen(command, stderr=self.log, stdout=self.log)
-        self.ports = wait_for(lambda: self._ports(len(listen)))
-        if not self.ports:
-            raise RuntimeError("exporter did not start: " + self.logs())
-        self.port = self.ports[0]
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def _ports(self, count):
-        ports = [int(p) for p in re.findall(r"msg=listening .*port=(\d+)", self.logs())]
-        return ports if len(ports) == count else None
-
-    def logs(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=40)  # a refresh may be waiting for the hung source
+def serve(args, spec, workdir, *flags, name, listen=("127.0.0.1:0",), interval="1s"):
+    # A refresh may be waiting for the hung source when it is stopped.
+    return Exporter(args.exporter, spec, workdir, *flags, name=name, listen=listen,
+                    interval=interval, stop_timeout=40)
 
 
 def write_spec(path, hung_port):
@@ -143,28 +72,28 @@ jobs:
 
 def hostile_phase(args, workdir, spec):
     """Idle connections and a reload storm against a source that hangs."""
-    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", name="hostile")
+    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", name="hostile")
     idle = []
     try:
         metrics_url = exporter.base + "/metrics"
-        quiet = [curl_latency(metrics_url) for _ in range(5)]
+        quiet = [curl_timed(metrics_url) for _ in range(5)]
         check("metrics answers with no other clients", all(code == 200 for code, _ in quiet), quiet)
-        rss_before = rss_kib(exporter.process.pid)
-        fds_before = open_fds(exporter.process.pid)
+        rss_before = exporter.rss_kib()
+        fds_before = exporter.open_fds()
         for i in range(IDLE_CONNECTIONS):
             connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
             if i % 2:  # half of them start a request and never finish it
                 connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             idle.append(connection)
-        accepted = wait_for(
-            lambda: open_fds(exporter.process.pid) >= fds_before + IDLE_CONNECTIONS, timeout=30)
+        accepted = wait_for(lambda: exporter.open_fds() >= fds_before + IDLE_CONNECTIONS, 30,
+                            "the exporter to accept the idle connections")
         check(f"the exporter holds all {IDLE_CONNECTIONS} idle connections", accepted,
-              open_fds(exporter.process.pid) - fds_before)
-        held = [curl_latency(metrics_url) for _ in range(5)]
+              exporter.open_fds() - fds_before)
+        held = [curl_timed(metrics_url) for _ in range(5)]
         check(f"metrics answers with {IDLE_CONNECTIONS} idle connections open",
               all(code == 200 for code, _ in held), held)
         check("... in under 1 s", max(s for _, s in held) < 1.0, held)
-        rss_after = rss_kib(exporter.process.pid)
+        rss_after = exporter.rss_kib()
         print(f"figure: VmRSS {rss_before} KiB before, {rss_after} KiB with "
               f"{IDLE_CONNECTIONS} idle connections (+{rss_after - rss_before} KiB)")
         check("memory stays bounded (< 64 MiB more)", rss_after - rss_before < 64 * 1024,
@@ -184,7 +113,7 @@ def hostile_phase(args, workdir, spec):
             thread.start()
         during = []
         while any(thread.is_alive() for thread in storm) or len(during) < 5:
-            during.append(curl_latency(metrics_url))
+            during.append(curl_timed(metrics_url))
         for thread in storm:
             thread.join()
         storm_seconds = time.time() - started
@@ -196,7 +125,7 @@ def hostile_phase(args, workdir, spec):
               request(exporter.base + "/-/ready")[0] == 503)
         check("the reloads did not wait for the hung source (< 5 s)", storm_seconds < 5,
               storm_seconds)
-        rss_storm = rss_kib(exporter.process.pid)
+        rss_storm = exporter.rss_kib()
         print("figure: /metrics latency (s): "
               f"quiet median {statistics.median(s for _, s in quiet):.4f} "
               f"max {max(s for _, s in quiet):.4f}; "
@@ -215,7 +144,7 @@ def hostile_phase(args, workdir, spec):
 
 
 def http_details_phase(args, workdir, spec):
-    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", name="details")
+    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", name="details")
     try:
         port = exporter.port
         head, body = raw(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -298,7 +227,7 @@ def lifecycle_and_paths_phase(args, workdir, spec):
     with open(spec, "w") as out:
         out.write("version: 1\nsources: {local: {type: file, path: live.yaml}}\njobs:\n"
                   "  - {role: gate, source: local, schedule: '*/5 * * * *', spec_version: '1'}\n")
-    exporter = Exporter(args.exporter, spec, workdir, "--web.telemetry-path", "/x/metrics",
+    exporter = serve(args, spec, workdir, "--web.telemetry-path", "/x/metrics",
                         name="lifecycle")
     try:
         status, _, body = request(exporter.base + "/-/reload", method="POST")
@@ -307,9 +236,10 @@ def lifecycle_and_paths_phase(args, workdir, spec):
         good = open(spec).read()
         with open(spec, "w") as out:
             out.write(good.replace("role: gate", "role: gate-renamed"))
-        exporter.process.send_signal(signal.SIGHUP)
+        exporter.send_signal(signal.SIGHUP)
         check("lifecycle off: SIGHUP still reloads", wait_for(
-            lambda: 'role="gate-renamed"' in request(exporter.base + "/x/metrics")[2].decode()))
+            lambda: 'role="gate-renamed"' in exporter.metrics("/x/metrics"), 15,
+            "the renamed role after SIGHUP"))
         with open(spec, "w") as out:
             out.write(good)
         check("custom telemetry path serves metrics",
@@ -318,7 +248,7 @@ def lifecycle_and_paths_phase(args, workdir, spec):
         status, headers, _ = request(exporter.base + "/x/metrics", method="DELETE")
         check("custom telemetry path: 405 with Allow", status == 405 and headers.get("Allow"))
         page = wait_for(lambda: (lambda b: b if "Refreshed" in b else None)(
-            request(exporter.base + "/")[2].decode()))
+            exporter.get("/").text), 15, "a refreshed status page")
         check("the status page links the telemetry path", page and 'href="./x/metrics"' in page,
               page and re.findall(r'<a href="[^"]*">metrics', page))
     finally:
@@ -337,14 +267,10 @@ def basic_auth_phase(args, workdir, spec):
     with open(web, "w") as out:
         out.write(f"basic_auth_users:\n  alice: '{hashed}'\n"
                   "http_server_config:\n  headers:\n    X-Frame-Options: deny\n")
-    exporter = Exporter(args.exporter, spec, workdir, "--web.config.file", web, name="auth")
+    exporter = serve(args, spec, workdir, "--web.config.file", web, name="auth")
     try:
         def curl(user, max_time=30):
-            result = subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", str(max_time),
-                                     "-u", user, "-w", "%{http_code} %{time_total}",
-                                     exporter.base + "/metrics"], capture_output=True, text=True)
-            code, seconds = result.stdout.split()
-            return int(code), float(seconds)
+            return curl_timed(exporter.base + "/metrics", "-u", user, max_time=max_time)
 
         first = curl("alice:s3cret")
         check("basic auth: the right password gets 200", first[0] == 200, first)
@@ -390,7 +316,7 @@ def listen_phase(args, workdir, spec):
         check("this machine has the IPv6 loopback ::1 (needed for the IPv6 checks)", False,
               "no ::1 in /proc/net/if_inet6: enable IPv6 on lo")
         return
-    exporter = Exporter(args.exporter, spec, workdir, name="listen",
+    exporter = serve(args, spec, workdir, name="listen",
                         listen=("127.0.0.1:0", "[::1]:0", ":0", "localhost:0", "[::]:0"))
     try:
         v4, v6, every, localhost, any6 = exporter.ports
@@ -443,10 +369,11 @@ def slow_pages_phase(args, workdir):
         for i in range(roles):
             out.write(f"  - {{role: r{i}, source: big, schedule: '*/5 * * * *', "
                       f"spec_version: '1'}}\n")
-    exporter = Exporter(args.exporter, spec, workdir, name="slow-pages", interval="1h")
+    exporter = serve(args, spec, workdir, name="slow-pages", interval="1h")
     try:
         check("10,000 roles: ready", wait_for(
-            lambda: request(exporter.base + "/-/ready", timeout=30)[0] == 200, timeout=120))
+            lambda: exporter.get("/-/ready", timeout=30).status == 200, 120,
+            "10,000 roles to be ready"))
         finished = {}
 
         def fetch(name, path):
@@ -456,11 +383,12 @@ def slow_pages_phase(args, workdir):
         pages = [threading.Thread(target=fetch, args=(f"page{i}", path))
                  for i, path in enumerate(["/api/v1/status", "/?limit=all", "/api/v1/status?x",
                                            "/?limit=all&q=r1"])]
-        idle_fds = open_fds(exporter.process.pid)
+        idle_fds = exporter.open_fds()
         for thread in pages:
             thread.start()
         # The page requests reach the server first: it has accepted their connections.
-        wait_for(lambda: open_fds(exporter.process.pid) >= idle_fds + len(pages))
+        wait_for(lambda: exporter.open_fds() >= idle_fds + len(pages), 15,
+                 "the page requests' connections")
         started = time.monotonic()
         fetch("metrics", "/metrics")
         metrics_seconds = finished["metrics"] - started
@@ -483,7 +411,12 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < IDLE_CONNECTIONS + 256:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    workdir = tempfile.mkdtemp(prefix="schedwatch-hostile-")
+    with temporary_directory("schedwatch-hostile-") as workdir:
+        run(args, workdir)
+    return summary()
+
+
+def run(args, workdir):
     with open(os.path.join(workdir, "live.yaml"), "w") as out:
         out.write("objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n")
     # A GitHub API that accepts connections and never answers: reads hang until their timeout.
@@ -501,9 +434,6 @@ def main():
         slow_pages_phase(args, workdir)
     finally:
         blackhole.close()
-    shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -14,85 +14,33 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 import zlib
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import (Exporter, check, summary, temporary_directory,  # noqa: E402
+                             wait_for)
 
 
-def check(name, condition, detail=""):
-    if condition:
-        RESULTS["passed"] += 1
-        print(f"ok   {name}")
-    else:
-        RESULTS["failed"] += 1
-        print(f"FAIL {name} {detail}")
-
-
-def get(url, headers=None, method="GET"):
-    request = urllib.request.Request(url, headers=headers or {}, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-
-
-class Exporter:
-    def __init__(self, binary, spec, workdir, *extra, interval="1s"):
-        self.log_path = os.path.join(workdir, "exporter.log")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(
-            [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", interval, "--refresh.confirm-delay", "100ms",
-             "--web.enable-lifecycle", *extra],
-            stderr=self.log, stdout=self.log)
-        self.port = None
-        deadline = time.time() + 15
-        while time.time() < deadline and self.port is None:
-            time.sleep(0.05)
-            with open(self.log_path) as log:
-                match = re.search(r"msg=listening .*port=(\d+)", log.read())
-            if match:
-                self.port = int(match.group(1))
-        if self.port is None:
-            raise RuntimeError("exporter did not start: " + open(self.log_path).read())
-        self.base = f"http://127.0.0.1:{self.port}"
-        while time.time() < deadline:
-            if get(self.base + "/-/ready")[0] == 200:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("exporter never became ready")
-
-    def logs(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=10)
+def serve(binary, spec, workdir, *extra, interval="1s"):
+    return Exporter(binary, spec, workdir, *extra, "--web.enable-lifecycle", interval=interval,
+                    wait="ready", timeout=15)
 
 
 def open_fds(exporter):
-    text = get(exporter.base + "/metrics")[2].decode()
+    text = exporter.metrics()
     return float(re.search(r"^process_open_fds ([0-9.e+]+)$", text, re.M).group(1))
 
 
 def scrape_time_phase(binary, spec, workdir):
     """process_* are read when scraped, as the client libraries do, not at the last refresh."""
-    exporter = Exporter(binary, spec, workdir, interval="1h")
+    exporter = serve(binary, spec, workdir, interval="1h")
     sockets = []
     try:
         before = open_fds(exporter)
         sockets = [socket.create_connection(("127.0.0.1", exporter.port)) for _ in range(20)]
-        deadline = time.time() + 15
-        seen = before
-        while time.time() < deadline and seen < before + 20:
-            seen = open_fds(exporter)
-            time.sleep(0.05)
+        seen = wait_for(lambda: (lambda n: n if n >= before + 20 else None)(open_fds(exporter)),
+                        15, "process_open_fds to count 20 more connections") or open_fds(exporter)
         check("process_open_fds counts connections made since the last refresh",
               seen >= before + 20, (before, seen))
     finally:
@@ -106,16 +54,21 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-http-")
+    with temporary_directory("schedwatch-http-") as workdir:
+        run(args, workdir)
+    return summary()
+
+
+def run(args, workdir):
     examples = os.path.join(args.source_dir, "examples")
     spec = os.path.join(workdir, "desired-state.yaml")
     for name in ("desired-state.yaml", "live-state.yaml", "ledger.json"):
         shutil.copy(os.path.join(examples, name), workdir)
 
-    exporter = Exporter(args.exporter, spec, workdir, "--ledger.file",
-                        os.path.join(workdir, "ledger.json"))
+    exporter = serve(args.exporter, spec, workdir, "--ledger.file",
+                     os.path.join(workdir, "ledger.json"))
     try:
-        status, headers, body = get(exporter.base + "/metrics")
+        status, headers, body = exporter.get("/metrics")
         text = body.decode()
         check("metrics answers 200", status == 200, status)
         check("metrics content type is exposition 0.0.4",
@@ -127,7 +80,7 @@ def main():
               'schedwatch_job_condition{role="gate",source="demo",condition="ok"} 1\n' in text)
         check("heartbeat exported", "schedwatch_exporter_last_cycle_timestamp_seconds " in text)
 
-        status, headers, body = get(exporter.base + "/metrics", {"Accept-Encoding": "gzip"})
+        status, headers, body = exporter.get("/metrics", {"Accept-Encoding": "gzip"})
         check("gzip when asked", headers.get("Content-Encoding") == "gzip", headers)
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         unzipped = inflater.decompress(body).decode()
@@ -156,18 +109,18 @@ def main():
         else:
             print("note: promtool not installed here; CI runs this check")
 
-        check("healthy", get(exporter.base + "/-/healthy")[0] == 200)
-        check("ready", get(exporter.base + "/-/ready")[0] == 200)
-        check("unknown path is 404", get(exporter.base + "/nope")[0] == 404)
-        check("reload needs POST", get(exporter.base + "/-/reload")[0] == 405)
+        check("healthy", exporter.get("/-/healthy")[0] == 200)
+        check("ready", exporter.get("/-/ready")[0] == 200)
+        check("unknown path is 404", exporter.get("/nope")[0] == 404)
+        check("reload needs POST", exporter.get("/-/reload")[0] == 405)
 
-        status, headers, body = get(exporter.base + "/")
+        status, headers, body = exporter.get("/")
         page = body.decode()
         check("status page is HTML", status == 200 and "text/html" in headers["Content-Type"])
         check("status page lists the missing retry role",
               'data-role="retry"' in page and ">missing<" in page)
 
-        status, _, body = get(exporter.base + "/api/v1/status")
+        status, _, body = exporter.get("/api/v1/status")
         roles = {r["role"]: r for r in json.loads(body)["roles"]}
         check("JSON API has every role", len(roles) == 11, len(roles))
         check("JSON API: retry missing", "missing" in roles["retry"]["conditions"])
@@ -176,12 +129,12 @@ def main():
         good = open(spec).read()
         with open(spec, "w") as out:
             out.write(good.replace('schedule: "*/10 * * * *"', 'schedule: "*/10 * * *"'))
-        status, _, body = get(exporter.base + "/-/reload", method="POST")
+        status, _, body = exporter.post("/-/reload")
         check("bad reload answers 500", status == 500, status)
         check("bad reload names file, line and field",
               f"{spec}:23:15: jobs[0].schedule: expected 5 fields" in body.decode(), body)
         # The very next scrape says so, not the one after the next refresh.
-        text = get(exporter.base + "/metrics")[2].decode()
+        text = exporter.metrics()
         check("bad reload sets reload_successful 0",
               "schedwatch_exporter_config_last_reload_successful 0\n" in text,
               re.findall(r"schedwatch_exporter_config_last_reload_successful.*", text))
@@ -190,13 +143,9 @@ def main():
         # A good spec by SIGHUP: a role removed.
         with open(spec, "w") as out:
             out.write(good.replace("role: partner-feed", "role: partner-feed-renamed"))
-        exporter.process.send_signal(signal.SIGHUP)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            text = get(exporter.base + "/metrics")[2].decode()
-            if 'role="partner-feed-renamed"' in text:
-                break
-            time.sleep(0.2)
+        exporter.send_signal(signal.SIGHUP)
+        text = wait_for(lambda: (lambda t: t if 'role="partner-feed-renamed"' in t else None)(
+            exporter.metrics()), 10, "the renamed role after SIGHUP") or exporter.metrics()
         check("SIGHUP reload picks up the new spec", 'role="partner-feed-renamed"' in text)
         check("good reload sets reload_successful 1",
               "schedwatch_exporter_config_last_reload_successful 1\n" in text)
@@ -259,10 +208,6 @@ def main():
                                   "CapabilityBoundingSet=\n", "ExecReload=/bin/kill -HUP $MAINPID")))
 
     scrape_time_phase(args.exporter, spec, workdir)
-
-    shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":

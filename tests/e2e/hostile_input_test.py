@@ -15,51 +15,24 @@ or an API answer holds must never crash, hang or blind the watcher, nor leak a t
 Prints 'N passed, N failed'.
 """
 import argparse
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))
 sys.path.insert(0, os.path.join(HERE, "..", "sources", "github_actions"))
+sys.path.insert(0, os.path.join(HERE, "..", "sources", "kubernetes"))
+from fake_apiserver import ApiServer  # noqa: E402
 from fake_github import FakeGitHub, Repo, make_server  # noqa: E402
+from schedwatch_test import (Exporter, check, summary, temporary_directory,  # noqa: E402
+                             wait_for)
 
-RESULTS = {"passed": 0, "failed": 0}
 KUBE_TOKEN = "k8s-echo-token-0123456789abcdefghij"
 GITHUB_TOKEN = "ghp_echoTOKEN0123456789abcdefghij"
-
-
-def check(name, condition, detail=""):
-    if condition:
-        RESULTS["passed"] += 1
-        print(f"ok   {name}")
-    else:
-        RESULTS["failed"] += 1
-        print(f"FAIL {name} {detail}")
-
-
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read().decode(errors="replace")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
-
-
-def wait_for(condition, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    return condition()
 
 
 def run(args, seconds=10):
@@ -79,39 +52,9 @@ def run(args, seconds=10):
     return process.returncode, out + err, time.time() - started
 
 
-class Exporter:
-    def __init__(self, binary, spec, workdir, *extra):
-        self.log_path = os.path.join(workdir, "exporter.log")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(
-            [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms",
-             "--refresh.source-timeout", "3s", "--web.enable-lifecycle", *extra],
-            stderr=self.log, stdout=self.log)
-        match = wait_for(lambda: re.search(r"msg=listening .*port=(\d+)", self.logs()))
-        if not match:
-            raise RuntimeError("exporter did not start: " + self.logs())
-        self.base = f"http://127.0.0.1:{match.group(1)}"
-        if not wait_for(lambda: get(self.base + "/-/ready")[0] == 200):
-            raise RuntimeError("exporter never became ready: " + self.logs())
-
-    def logs(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def metrics(self):
-        return get(self.base + "/metrics")[1]
-
-    def peak_rss_mib(self):
-        with open(f"/proc/{self.process.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        return -1
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=10)
+def serve(binary, spec, workdir, *extra):
+    return Exporter(binary, spec, workdir, "--refresh.source-timeout", "3s",
+                    "--web.enable-lifecycle", *extra, wait="ready")
 
 
 def hostile_specs(binary, workdir):
@@ -173,7 +116,7 @@ def hostile_snapshots(binary, workdir):
                       "spec_version: '1'}\n")
         out.write("  - {role: ingest, source: good, schedule: '*/5 * * * *', spec_version: '1',\n"
                   "     progress: {file: ingest.checkpoint, stale_after: 1h}}\n")
-    exporter = Exporter(binary, spec, directory)
+    exporter = serve(binary, spec, directory)
     try:
         metrics = exporter.metrics()
         for name in names:
@@ -189,37 +132,34 @@ def hostile_snapshots(binary, workdir):
         # A few refreshes later, still up and answering.
         before = re.search(r"schedwatch_exporter_last_cycle_timestamp_seconds (\S+)", metrics)
         wait_for(lambda: re.search(r"schedwatch_exporter_last_cycle_timestamp_seconds (\S+)",
-                                   exporter.metrics()).group(1) != before.group(1), 10)
+                                   exporter.metrics()).group(1) != before.group(1), 10,
+                 "a later refresh")
         check("the exporter is still running", exporter.process.poll() is None)
-        check("healthy", get(exporter.base + "/-/healthy")[0] == 200)
+        check("healthy", exporter.get("/-/healthy").status == 200)
         metrics = exporter.metrics()
         check("bad checkpoint: counted",
               re.search(r'schedwatch_source_errors_total\{reason="bad_checkpoint",source="good"\} '
                         r"[1-9]", metrics) is not None)
         check("bad checkpoint: progress unknown",
               'schedwatch_job_last_progress_timestamp_seconds{role="ingest"' not in metrics)
-        status = json.loads(get(exporter.base + "/api/v1/status")[1])
+        status = exporter.status()
         good = next(s for s in status["sources"] if s["source"] == "good")
         check("bad checkpoint: on /api/v1/status",
               any(p["reason"] == "bad_checkpoint" for p in good["problems"]), good)
-        check("bad checkpoint: on the status page", "bad_checkpoint" in get(exporter.base + "/")[1])
+        check("bad checkpoint: on the status page", "bad_checkpoint" in exporter.get("/").text)
         fifo = next(s for s in status["sources"] if s["source"] == "fifo")
         check("FIFO snapshot: the error says why", "it is a FIFO" in fifo["error"], fifo["error"])
         # A reload that finds a FIFO in the spec's place answers at once and keeps the last spec.
         os.rename(spec, spec + ".good")
         os.mkfifo(spec)
         started = time.time()
-        request = urllib.request.Request(exporter.base + "/-/reload", method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                code, body = response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            code, body = error.code, error.read().decode()
+        code, _, body = exporter.post("/-/reload")
+        body = body.decode()
         check(f"reload onto a FIFO spec: refused at once ({time.time() - started:.2f}s)",
               code == 500 and "it is a FIFO" in body and time.time() - started < 10,
               f"{code} {body}")
-        check("reload onto a FIFO spec: still serving", get(exporter.base + "/-/healthy")[0] == 200)
-        peak = exporter.peak_rss_mib()
+        check("reload onto a FIFO spec: still serving", exporter.get("/-/healthy").status == 200)
+        peak = exporter.rss_kib("VmHWM") / 1024
         print(f"peak RSS with a 600 MiB sparse snapshot and /dev/zero: {peak:.0f} MiB")
         # Well below the 600 MiB a read of the sparse file would take (~14 MiB in a release build;
         # ASan's shadow memory and quarantine add a few hundred).
@@ -227,22 +167,8 @@ def hostile_snapshots(binary, workdir):
               f"{peak} MiB")
         check("SIGTERM stops it", exporter.stop() == 0)
     finally:
-        if exporter.process.poll() is None:
-            exporter.process.kill()
-
-
-def start_fake_apiserver(source_dir, workdir, config):
-    config_path = os.path.join(workdir, "apiserver.json")
-    with open(config_path, "w") as out:
-        json.dump(config, out)
-    port_file = os.path.join(workdir, "apiserver.port")
-    process = subprocess.Popen(
-        ["/usr/bin/python3", os.path.join(source_dir, "tests/sources/kubernetes/fake_apiserver.py"),
-         "serve", "--config", config_path, "--port-file", port_file, "--plain"])
-    if not wait_for(lambda: os.path.exists(port_file)):
-        raise RuntimeError("fake API server did not start")
-    with open(port_file) as port:
-        return process, int(port.read())
+        if exporter.alive():
+            exporter.kill()
 
 
 def write_kubeconfig(path, port):
@@ -260,11 +186,11 @@ def leaked_prefix(token, text):
     return None
 
 
-def echoed_tokens(binary, source_dir, workdir):
+def echoed_tokens(binary, workdir):
     directory = os.path.join(workdir, "echo")
     os.mkdir(directory)
     # The message is cut at 300 characters; the token straddles the cut.
-    apiserver, port = start_fake_apiserver(source_dir, directory, {
+    apiserver = ApiServer(directory, {
         "token": KUBE_TOKEN,
         "faults": [{"status": 401, "reason": "Unauthorized",
                     "message": "x" * 283 + " {authorization}"}]})
@@ -273,7 +199,7 @@ def echoed_tokens(binary, source_dir, workdir):
     github = make_server(state)
     with open(os.path.join(directory, "github-token"), "w") as out:
         out.write(GITHUB_TOKEN + "\n")
-    write_kubeconfig(os.path.join(directory, "kubeconfig"), port)
+    write_kubeconfig(os.path.join(directory, "kubeconfig"), apiserver.port)
     spec = os.path.join(directory, "spec.yaml")
     with open(spec, "w") as out:
         out.write(f"""version: 1
@@ -289,13 +215,14 @@ jobs:
   - {{role: g, source: gh, schedule: '*/5 * * * *', spec_version: '1',
      workflow: .github/workflows/g.yml}}
 """)
-    exporter = Exporter(binary, spec, directory, "--log.level", "debug")
+    exporter = serve(binary, spec, directory, "--log.level", "debug")
     try:
-        wait_for(lambda: "401" in get(exporter.base + "/api/v1/status")[1])
-        status = get(exporter.base + "/api/v1/status")[1]
+        wait_for(lambda: "401" in exporter.get("/api/v1/status").text, 20,
+                 "the Kubernetes 401 on /api/v1/status")
+        status = exporter.get("/api/v1/status").text
         check("the Kubernetes 401 is reported", "401" in status and "prod" in status)
         check("the GitHub 401 is reported", "unauthorized" in status)
-        pages = {"stderr": exporter.logs(), "/": get(exporter.base + "/")[1],
+        pages = {"stderr": exporter.logs(), "/": exporter.get("/").text,
                  "/api/v1/status": status, "/metrics": exporter.metrics()}
         for token, who in ((KUBE_TOKEN, "Kubernetes"), (GITHUB_TOKEN, "GitHub")):
             for where, text in pages.items():
@@ -304,19 +231,17 @@ jobs:
                       f"leaked {leaked!r}")
         exporter.stop()
     finally:
-        if exporter.process.poll() is None:
-            exporter.process.kill()
+        if exporter.alive():
+            exporter.kill()
         github.shutdown()
-        apiserver.terminate()
-        apiserver.wait(timeout=10)
+        apiserver.stop()
 
 
-def self_referencing_template(binary, source_dir, workdir):
+def self_referencing_template(binary, workdir):
     directory = os.path.join(workdir, "template")
     os.mkdir(directory)
-    apiserver, port = start_fake_apiserver(source_dir, directory, {"token": KUBE_TOKEN,
-                                                                   "cronjobs": []})
-    write_kubeconfig(os.path.join(directory, "kubeconfig"), port)
+    apiserver = ApiServer(directory, {"token": KUBE_TOKEN, "cronjobs": []})
+    write_kubeconfig(os.path.join(directory, "kubeconfig"), apiserver.port)
     with open(os.path.join(directory, "loop.yaml"), "w") as out:
         out.write("apiVersion: batch/v1\nkind: CronJob\nmetadata: &m {name: x, loop: *m}\n")
     spec = os.path.join(directory, "spec.yaml")
@@ -335,8 +260,7 @@ def self_referencing_template(binary, source_dir, workdir):
               'template refused: 3:30: alias "m" refers to a node that contains it' in output,
               output)
     finally:
-        apiserver.terminate()
-        apiserver.wait(timeout=10)
+        apiserver.stop()
 
 
 def main():
@@ -344,13 +268,12 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="schedwatch-hostile-") as workdir:
+    with temporary_directory("schedwatch-hostile-") as workdir:
         hostile_specs(args.exporter, workdir)
         hostile_snapshots(args.exporter, workdir)
-        echoed_tokens(args.exporter, args.source_dir, workdir)
-        self_referencing_template(args.exporter, args.source_dir, workdir)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+        echoed_tokens(args.exporter, workdir)
+        self_referencing_template(args.exporter, workdir)
+    return summary()
 
 
 if __name__ == "__main__":

@@ -7,50 +7,20 @@ exporter-toolkit), so the files the exporter accepts are files the toolkit accep
 Prints 'N passed, N failed'; exits 1 if anything failed.
 """
 import argparse
-import json
 import os
-import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.parse
-import urllib.request
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import (Exporter, StartFailed, check, get_json, make_ca,  # noqa: E402
+                             make_leaf, require_tools, start_prometheus, summary,
+                             temporary_directory, wait_for)
 
 # htpasswd -nbBC 10 "" "correct horse" | tr -d ':\n'   (also in tests/config/web/valid.yml)
 PASSWORD = "correct horse"
 PASSWORD_HASH = "$2y$10$IPRmZJAtKtMLf2aQY/1bIeV7yhqGgnQL.BO1vG8Q5psG4IYS8vjUW"
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f"  {detail}"),
-          flush=True)
-    return condition
-
-
-def wait_until(predicate, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            result = predicate()
-            if result:
-                return result
-        except Exception:  # noqa: BLE001 -- a peer still starting
-            pass
-        time.sleep(0.2)
-    return None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(command, **kwargs):
@@ -73,59 +43,11 @@ def curl(url, *options):
     return result.returncode, int(status or 0), headers, body
 
 
-def openssl(*args, cwd):
-    result = run(["openssl", *args], cwd=cwd)
-    if result.returncode != 0:
-        raise RuntimeError(f"openssl {' '.join(args)}: {result.stderr}")
-
-
-def make_ca(directory, name):
-    openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key",
-            cwd=directory)
-    openssl("req", "-x509", "-new", "-key", f"{name}.key", "-subj", f"/CN=schedwatch test {name}",
-            "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", f"{name}.crt",
-            cwd=directory)
-
-
-def make_leaf(directory, name, ca, extensions):
-    openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key",
-            cwd=directory)
-    openssl("req", "-new", "-key", f"{name}.key", "-subj", f"/CN={name}", "-out", f"{name}.csr",
-            cwd=directory)
-    with open(os.path.join(directory, f"{name}.ext"), "w") as out:
-        out.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n" + extensions)
-    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
-            "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.crt",
-            cwd=directory)
-
-
-class Exporter:
-    def __init__(self, binary, source_dir, workdir, web_config):
-        self.log_path = os.path.join(workdir, f"exporter-{os.path.basename(web_config)}.log")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(
-            [binary, "--config.file", os.path.join(source_dir, "examples", "desired-state.yaml"),
-             "--web.listen-address", "127.0.0.1:0", "--web.config.file", web_config,
-             "--refresh.interval", "1s", "--refresh.confirm-delay", "100ms"],
-            stdout=self.log, stderr=self.log)
-        match = wait_until(lambda: re.search(r"msg=listening .*port=(\d+)", self.logs()), 15)
-        if not match:
-            self.process.kill()
-            raise RuntimeError("exporter did not start: " + self.logs())
-        self.port = int(match.group(1))
-
-    def logs(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
+def serve(args, workdir, web_config):
+    """The example spec over the web config; no HTTP probe: it may speak only TLS."""
+    return Exporter(args.exporter, os.path.join(args.source_dir, "examples", "desired-state.yaml"),
+                    workdir, "--web.config.file", web_config,
+                    name=f"exporter-{os.path.basename(web_config)}", wait=None, timeout=15)
 
 
 def write_web_config(workdir, name, text, promtool):
@@ -144,15 +66,15 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
-    for tool in ("openssl", "curl", "prometheus"):
-        if not shutil.which(tool):
-            check(f"{tool} is installed (scripts/install-deps.sh with-test-tools)", False)
-            print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-            return 1
+    require_tools("openssl", "curl", "prometheus")
+    with temporary_directory("schedwatch-webconfig-") as workdir:
+        run_all(args, workdir)
+    return summary()
+
+
+def run_all(args, workdir):
     promtool = shutil.which("promtool")
-    workdir = tempfile.mkdtemp(prefix="schedwatch-webconfig-")
     tls_dir = os.path.join(workdir, "tls")
-    os.mkdir(tls_dir)
     make_ca(tls_dir, "ca")
     make_ca(tls_dir, "other-ca")
     make_leaf(tls_dir, "server", "ca",
@@ -173,10 +95,10 @@ def main():
             "http_server_config:\n  headers:\n    X-Frame-Options: deny\n"
             "    X-Content-Type-Options: nosniff\n"
             "    Strict-Transport-Security: max-age=31536000\n"), promtool)
-        exporter = Exporter(args.exporter, args.source_dir, workdir, path)
+        exporter = serve(args, workdir, path)
         exporters.append(exporter)
         https = f"https://127.0.0.1:{exporter.port}"
-        ready = wait_until(lambda: curl(https + "/-/ready", *ca)[1] == 200, 15)
+        ready = wait_for(lambda: curl(https + "/-/ready", *ca)[1] == 200, 15, "TLS /-/ready")
         check("TLS: ready over https", ready, exporter.logs()[-2000:])
         code, status, headers, body = curl(https + "/metrics", *ca)
         check("TLS: /metrics over https verified against the CA",
@@ -196,10 +118,11 @@ def main():
         path = write_web_config(workdir, "mtls.yml", server_tls + (
             "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: tls/ca.crt\n"),
             promtool)
-        exporter = Exporter(args.exporter, args.source_dir, workdir, path)
+        exporter = serve(args, workdir, path)
         exporters.append(exporter)
         https = f"https://127.0.0.1:{exporter.port}"
-        ready = wait_until(lambda: curl(https + "/-/ready", *ca, *client)[1] == 200, 15)
+        ready = wait_for(lambda: curl(https + "/-/ready", *ca, *client)[1] == 200, 15,
+                         "mTLS /-/ready")
         check("mTLS: a client certificate from the CA is accepted", ready,
               exporter.logs()[-2000:])
         # The toolkit fails the handshake; libmicrohttpd leaves the check to the server, which
@@ -217,10 +140,11 @@ def main():
         # TLS 1.3 only.
         path = write_web_config(workdir, "tls13.yml", server_tls + "  min_version: TLS13\n",
                                 promtool)
-        exporter = Exporter(args.exporter, args.source_dir, workdir, path)
+        exporter = serve(args, workdir, path)
         exporters.append(exporter)
         https = f"https://127.0.0.1:{exporter.port}"
-        ready = wait_until(lambda: curl(https + "/-/ready", *ca, "--tlsv1.3")[1] == 200, 15)
+        ready = wait_for(lambda: curl(https + "/-/ready", *ca, "--tlsv1.3")[1] == 200, 15,
+                         "TLS 1.3 /-/ready")
         check("min_version TLS13: TLS 1.3 works", ready, exporter.logs()[-2000:])
         code, status, _, _ = curl(https + "/metrics", *ca, "--tls-max", "1.2")
         check("min_version TLS13: curl --tls-max 1.2 is refused", status == 0 and code != 0,
@@ -229,11 +153,12 @@ def main():
         # Basic auth over TLS; Prometheus scrapes with the password and the CA.
         path = write_web_config(workdir, "auth.yml", server_tls + (
             f"basic_auth_users:\n  prometheus: {PASSWORD_HASH}\n"), promtool)
-        exporter = Exporter(args.exporter, args.source_dir, workdir, path)
+        exporter = serve(args, workdir, path)
         exporters.append(exporter)
         https = f"https://127.0.0.1:{exporter.port}"
         right = ["--user", f"prometheus:{PASSWORD}"]
-        ready = wait_until(lambda: curl(https + "/-/ready", *ca, *right)[1] == 200, 15)
+        ready = wait_for(lambda: curl(https + "/-/ready", *ca, *right)[1] == 200, 15,
+                         "/-/ready with the password")
         check("basic auth: the right password gets 200", ready, exporter.logs()[-2000:])
         code, status, headers, _ = curl(https + "/metrics", *ca)
         check("basic auth: no password gets 401 with a Basic challenge",
@@ -246,8 +171,6 @@ def main():
         check("basic auth: the password never reaches the log", PASSWORD not in exporter.logs()
               and "wrong horse" not in exporter.logs() and "IPRmZJ" not in exporter.logs())
 
-        prometheus_port = free_port()
-        prometheus_config = os.path.join(workdir, "prometheus.yml")
         scrape = {"scheme": "https", "static_configs": [{"targets": [f"127.0.0.1:{exporter.port}"]}],
                   "tls_config": {"ca_file": os.path.join(tls_dir, "ca.crt")}}
         config = {"global": {"scrape_interval": "1s"}, "scrape_configs": [
@@ -255,35 +178,21 @@ def main():
                  basic_auth={"username": "prometheus", "password": PASSWORD}),
             dict(scrape, job_name="schedwatch-wrong-password",
                  basic_auth={"username": "prometheus", "password": "wrong horse"})]}
-        with open(prometheus_config, "w") as out:
-            json.dump(config, out)  # JSON is YAML
-        prometheus_log = open(os.path.join(workdir, "prometheus.log"), "w+")
-        prometheus = subprocess.Popen(
-            ["prometheus", f"--config.file={prometheus_config}",
-             f"--storage.tsdb.path={workdir}/tsdb",
-             f"--web.listen-address=127.0.0.1:{prometheus_port}"],
-            stdout=prometheus_log, stderr=subprocess.STDOUT)
-        try:
+        with start_prometheus(workdir, "prometheus", config) as prometheus:
             def up(job):
                 query = urllib.parse.quote(f'up{{job="{job}"}}')
-                url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?query={query}"
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    result = json.loads(response.read())["data"]["result"]
+                result = get_json(f"{prometheus.url}/api/v1/query?query={query}",
+                                  timeout=5)["data"]["result"]
                 return result[0]["value"][1] if result else None
 
             check("Prometheus scrapes the exporter over TLS with basic auth: up == 1",
-                  wait_until(lambda: up("schedwatch-tls") == "1", 60),
-                  open(prometheus_log.name).read()[-2000:])
+                  wait_for(lambda: up("schedwatch-tls") == "1", 60, "up == 1 in Prometheus",
+                           interval=0.2, ignore=(OSError, KeyError)),
+                  prometheus.logs()[-2000:])
             check("Prometheus with a wrong password: up == 0",
-                  wait_until(lambda: up("schedwatch-wrong-password") == "0", 30))
-        finally:
-            prometheus.send_signal(signal.SIGTERM)
-            try:
-                prometheus.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                prometheus.kill()
-                prometheus.wait()
-    except RuntimeError as error:  # an exporter that did not start
+                  wait_for(lambda: up("schedwatch-wrong-password") == "0", 30,
+                           "up == 0 in Prometheus", interval=0.2, ignore=(OSError, KeyError)))
+    except StartFailed as error:
         check("every exporter starts", False, error)
     finally:
         for exporter in exporters:
@@ -316,10 +225,6 @@ def main():
     check("a FIFO as web config: exit 2 without waiting for a writer",
           result.returncode == 2 and "not a regular file" in result.stderr,
           (result.returncode, result.stderr))
-
-    shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -19,18 +19,14 @@ import sys
 import tempfile
 import time
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, summary  # noqa: E402
+
 FIGURES = []
 SNAPSHOT_SKIP = ("proc", "dev", "sys", "tmp", "run", "var/cache", "var/log", "var/lib/apt",
                  "var/lib/dpkg")
 # adduser keeps backups of the user databases; the schedwatch user and group stay (see below).
 USER_DATABASES = {"etc/passwd-", "etc/group-", "etc/shadow-", "etc/gshadow-"}
-
-
-def check(name, ok, detail=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
-    return ok
 
 
 def figure(text):
@@ -268,8 +264,7 @@ def main():
         else:
             shutil.rmtree(scratch, ignore_errors=True)
     print("\n".join(["figures:"] + ["  " + f for f in FIGURES]))
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 def test(args, scratch):

@@ -10,12 +10,8 @@ import subprocess
 import sys
 import tempfile
 
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, summary  # noqa: E402
 
 
 def read(source_dir, path):
@@ -104,8 +100,7 @@ def main():
         missing = [p for p in wanted if not os.path.exists(destdir + p)]
         check("cmake --install: binaries, spec, ARGS file and documentation", not missing, missing)
 
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,9 @@ import tempfile
 
 import yaml
 
-RESULTS = {"passed": 0, "failed": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, summary  # noqa: E402
+
 PROMTOOL = "/usr/bin/promtool"
 
 DURATION = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$"
@@ -133,12 +135,6 @@ def validate(value, schema, path="$"):
     return problems
 
 
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f" {detail}"))
-    return condition
-
-
 def load_all(path):
     with open(path) as f:
         return [d for d in yaml.safe_load_all(f) if d is not None]
@@ -231,8 +227,7 @@ def main():
     check("one namespace, the kustomization's", namespaces == {kustomization.get("namespace")},
           namespaces)
 
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":

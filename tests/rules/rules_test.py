@@ -34,6 +34,9 @@ import tempfile
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, summary  # noqa: E402
+
 MODES = ("per-role", "joined")
 OUTPUT_FILES = ("schedwatch.rules.yml", "schedwatch-global.rules.yml",
                 "schedwatch.rules.test.yml", "alertmanager.yml", "dashboard.json")
@@ -44,27 +47,6 @@ KUBERNETES_RULE_FLAGS = ("--mode", "joined", "--output-format", "prometheus-rule
 PROMTOOL = "/usr/bin/promtool"
 AMTOOL = "/usr/bin/amtool"
 TIMEOUT = 300
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok, name, detail=""):
-        if ok:
-            self.passed += 1
-            print(f"ok - {name}")
-        else:
-            self.failed += 1
-            print(f"FAIL - {name}")
-            if detail:
-                print("    " + str(detail).strip().replace("\n", "\n    "))
-        return ok
-
-    def finish(self):
-        print(f"{self.passed} passed, {self.failed} failed")
-        return 1 if self.failed or not self.passed else 0
 
 
 def run(argv, cwd=None):
@@ -87,22 +69,22 @@ def spec_name(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def generate(args, spec, mode, out, c, extra=()):
+def generate(args, spec, mode, out, extra=()):
     result = run([args.rulegen, "--config.file", spec, "--out", out, "--mode", mode, *extra])
-    c.check(result.returncode == 0, f"rulegen {spec_name(spec)} --mode {mode} exits 0",
-            result.stderr)
+    check(f"rulegen {spec_name(spec)} --mode {mode} exits 0", result.returncode == 0,
+          result.stderr)
     return result.returncode == 0
 
 
-def check_golden(args, c, tmp):
+def check_golden(args, tmp):
     update = os.environ.get("SCHEDWATCH_UPDATE_GOLDEN") == "1"
     rules_dir = os.path.join(args.source_dir, "rules")
     specs = example_specs(args.source_dir)
-    c.check(bool(specs), "examples/ holds at least one spec")
+    check("examples/ holds at least one spec", bool(specs))
     for spec in specs:
         for mode in MODES:
             first, second = (os.path.join(tmp, spec_name(spec), mode, run_) for run_ in "ab")
-            if not (generate(args, spec, mode, first, c) and generate(args, spec, mode, second, c)):
+            if not (generate(args, spec, mode, first) and generate(args, spec, mode, second)):
                 continue
             golden = os.path.join(rules_dir, spec_name(spec), mode)
             if update:
@@ -111,25 +93,25 @@ def check_golden(args, c, tmp):
                     shutil.copyfile(os.path.join(first, name), os.path.join(golden, name))
             for name in OUTPUT_FILES:
                 label = f"{spec_name(spec)}/{mode}/{name}"
-                c.check(filecmp.cmp(os.path.join(first, name), os.path.join(second, name),
-                                    shallow=False), f"{label}: two runs give the same bytes")
+                check(f"{label}: two runs give the same bytes", filecmp.cmp(os.path.join(first, name), os.path.join(second, name),
+                                  shallow=False))
                 committed = os.path.join(golden, name)
                 if not os.path.exists(committed):
-                    c.check(False, f"{label} is committed in rules/",
-                            "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
+                    check(f"{label} is committed in rules/", False,
+                          "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
                     continue
                 diff = run(["diff", "-u", committed, os.path.join(first, name)])
-                c.check(diff.returncode == 0, f"{label} equals the generated output",
-                        diff.stdout[:4000] +
-                        "\nregenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
-    check_kubernetes_rules(args, c, tmp, update)
+                check(f"{label} equals the generated output", diff.returncode == 0,
+                      diff.stdout[:4000] +
+                      "\nregenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
+    check_kubernetes_rules(args, tmp, update)
     known = {spec_name(s) for s in specs}
     stray = [d for d in sorted(os.listdir(rules_dir)) if d not in known] if os.path.isdir(
         rules_dir) else []
-    c.check(not stray, "rules/ holds output for examples/ specs only", stray)
+    check("rules/ holds output for examples/ specs only", not stray, stray)
 
 
-def check_kubernetes_rules(args, c, tmp, update):
+def check_kubernetes_rules(args, tmp, update):
     """examples/kubernetes/prometheusrule.yaml is what rulegen writes for the ConfigMap's spec."""
     directory = os.path.join(args.source_dir, "examples", "kubernetes")
     with open(os.path.join(directory, "configmap.yaml")) as f:
@@ -139,8 +121,8 @@ def check_kubernetes_rules(args, c, tmp, update):
         f.write(config_map["data"]["desired-state.yaml"])
     out = os.path.join(tmp, "kubernetes")
     result = run([args.rulegen, "--config.file", spec, "--out", out, *KUBERNETES_RULE_FLAGS])
-    if not c.check(result.returncode == 0, "rulegen writes the ConfigMap spec's PrometheusRule",
-                   result.stderr):
+    if not check("rulegen writes the ConfigMap spec's PrometheusRule", result.returncode == 0,
+                 result.stderr):
         return
     generated = ""
     for name in ("schedwatch-global.prometheusrule.yaml", "schedwatch.prometheusrule.yaml"):
@@ -155,17 +137,17 @@ def check_kubernetes_rules(args, c, tmp, update):
             f.write(generated)
     with open(committed) as f:
         have = f.read()
-    c.check(have == generated, "examples/kubernetes/prometheusrule.yaml equals the generated one",
-            "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
+    check("examples/kubernetes/prometheusrule.yaml equals the generated one", have == generated,
+          "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
 
 
-def promtool_ok(c, argv, cwd, name):
+def promtool_ok(argv, cwd, name):
     result = run([PROMTOOL, *argv], cwd=cwd)
-    return c.check(result.returncode == 0 and "SUCCESS" in result.stdout + result.stderr, name,
-                   result.stdout[-6000:] + result.stderr[-2000:])
+    return check(name, result.returncode == 0 and "SUCCESS" in result.stdout + result.stderr,
+                 result.stdout[-6000:] + result.stderr[-2000:])
 
 
-def check_promtool(args, c, tmp):
+def check_promtool(args, tmp):
     specs = example_specs(args.source_dir) + [
         os.path.join(args.source_dir, "tests", "config", "valid.yml"),
         os.path.join(args.source_dir, "tests", "rules", "spec.yaml"),
@@ -176,20 +158,20 @@ def check_promtool(args, c, tmp):
     runs += [(spec, mode, IDENTITY) for spec in specs[-2:] for mode in MODES]
     for spec, mode, extra in runs:
         out = os.path.join(tmp, spec_name(spec) + ("-identity" if extra else ""), mode)
-        if not generate(args, spec, mode, out, c, extra):
+        if not generate(args, spec, mode, out, extra):
             continue
         label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
         result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml",
                       "schedwatch-global.rules.yml"], cwd=out)
-        c.check(result.returncode == 0 and "SUCCESS" in result.stdout
-                and "duplicate" not in result.stdout + result.stderr,
-                f"promtool check rules ({label}), no lint findings",
-                result.stdout + result.stderr)
-        promtool_ok(c, ["test", "rules", "schedwatch.rules.test.yml"], out,
+        check(f"promtool check rules ({label}), no lint findings",
+              result.returncode == 0 and "SUCCESS" in result.stdout
+              and "duplicate" not in result.stdout + result.stderr,
+              result.stdout + result.stderr)
+        promtool_ok(["test", "rules", "schedwatch.rules.test.yml"], out,
                     f"promtool test rules: generated tests ({label})")
         if spec_name(spec) == "spec" and not extra:
             shutil.copy(boundary, out)
-            promtool_ok(c, ["test", "rules", "boundary.test.yml"], out,
+            promtool_ok(["test", "rules", "boundary.test.yml"], out,
                         f"promtool test rules: hand-written boundary tests ({label})")
     # A broken rule must make the generated tests fail: they test something.
     out = os.path.join(tmp, "spec", "joined")
@@ -198,11 +180,11 @@ def check_promtool(args, c, tmp):
         with open(rules) as f:
             text = f.read()
         gate = " and on(job, instance) up{job=\"schedwatch\"} == 1"
-        c.check(gate in text, "the joined rules gate on the replica's up", gate)
+        check("the joined rules gate on the replica's up", gate in text, gate)
         with open(rules, "w") as f:
             f.write(text.replace(gate, ""))
         result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=out)
-        c.check(result.returncode != 0, "generated tests fail when the exporter gate is removed")
+        check("generated tests fail when the exporter gate is removed", result.returncode != 0)
         # Merging replicas by the identity is what keeps two watchers apart.
         identity_out = os.path.join(tmp, "spec-identity", "joined")
         with open(os.path.join(identity_out, "schedwatch.rules.yml")) as f:
@@ -210,26 +192,26 @@ def check_promtool(args, c, tmp):
         with open(os.path.join(identity_out, "schedwatch.rules.yml"), "w") as f:
             f.write(text.replace("by (job, cluster, region, source, role)", "by (job, source, role)"))
         result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=identity_out)
-        c.check(result.returncode != 0,
-                "generated tests fail when the rules merge without the identity labels")
-    check_two_specs(args, c, tmp)
-    promtool_ok(c, ["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
+        check("generated tests fail when the rules merge without the identity labels",
+              result.returncode != 0)
+    check_two_specs(args, tmp)
+    promtool_ok(["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
                 None, "promtool check config examples/prometheus.yml (with its rule files)")
 
 
-def check_two_specs(args, c, tmp):
+def check_two_specs(args, tmp):
     """Two specs' rules loaded together, each with its copy of the global file: the copies are
     the same bytes, and one Watchdog and one SchedwatchExporterDown fire, not two."""
     outs = []
     for spec in ("spec.yaml", "mixed-spec.yaml"):
         out = os.path.join(tmp, "two", spec_name(spec))
         if not generate(args, os.path.join(args.source_dir, "tests", "rules", spec), "per-role",
-                        out, c, ("--exporter-alert-for", "0s")):
+                        out, ("--exporter-alert-for", "0s")):
             return
         outs.append(out)
     globals_ = [os.path.join(out, "schedwatch-global.rules.yml") for out in outs]
-    c.check(filecmp.cmp(*globals_, shallow=False),
-            "two specs' schedwatch-global.rules.yml are the same bytes")
+    check("two specs' schedwatch-global.rules.yml are the same bytes",
+          filecmp.cmp(*globals_, shallow=False))
     test = {
         "rule_files": [os.path.join(out, name) for out in outs
                        for name in ("schedwatch.rules.yml", "schedwatch-global.rules.yml")],
@@ -249,14 +231,14 @@ def check_two_specs(args, c, tmp):
     path = os.path.join(tmp, "two", "two.test.yml")
     with open(path, "w") as f:
         yaml.safe_dump(test, f)
-    promtool_ok(c, ["test", "rules", path], None,
+    promtool_ok(["test", "rules", path], None,
                 "promtool: two specs with the global file twice give one Watchdog")
 
 
-def amtool_check(c, path, name):
+def amtool_check(path, name):
     result = run([AMTOOL, "check-config", path])
-    return c.check(result.returncode == 0 and "SUCCESS" in result.stdout, name,
-                   result.stdout + result.stderr)
+    return check(name, result.returncode == 0 and "SUCCESS" in result.stdout,
+                 result.stdout + result.stderr)
 
 
 def merged_config(snippet):
@@ -278,21 +260,21 @@ def merged_config(snippet):
     return merged
 
 
-def check_amtool(args, c, tmp):
+def check_amtool(args, tmp):
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     out = os.path.join(tmp, "out")
-    if not generate(args, spec, "per-role", out, c):
+    if not generate(args, spec, "per-role", out):
         return
     snippet_path = os.path.join(out, "alertmanager.yml")
-    amtool_check(c, snippet_path, "amtool check-config: the snippet on its own")
+    amtool_check(snippet_path, "amtool check-config: the snippet on its own")
     with open(snippet_path) as f:
         snippet = yaml.safe_load(f)
     merged_path = os.path.join(tmp, "merged.yml")
     with open(merged_path, "w") as f:
         yaml.safe_dump(merged_config(snippet), f)
-    amtool_check(c, merged_path, "amtool check-config: the snippet merged into a full config")
+    amtool_check(merged_path, "amtool check-config: the snippet merged into a full config")
     example_path = os.path.join(args.source_dir, "examples", "alertmanager.yml")
-    amtool_check(c, example_path, "amtool check-config examples/alertmanager.yml")
+    amtool_check(example_path, "amtool check-config examples/alertmanager.yml")
     with open(example_path) as f:
         example = yaml.safe_load(f)
     for key, items in (("routes", snippet["route"]["routes"]), ("receivers", snippet["receivers"]),
@@ -303,34 +285,34 @@ def check_amtool(args, c, tmp):
             missing = [names(i) for i in items if names(i) not in {names(h) for h in have}]
         else:
             missing = [i for i in items if i not in have]
-        c.check(not missing, f"examples/alertmanager.yml includes the snippet's {key}", missing)
+        check(f"examples/alertmanager.yml includes the snippet's {key}", not missing, missing)
     for config, name in ((merged_path, "merged"), (example_path, "example")):
         for labels, receiver in ((["alertname=Watchdog"], "schedwatch-watchdog"),
                                  (["alertname=SchedwatchJobMissing", "role=retry", "source=demo",
                                    "job=schedwatch"], "schedwatch")):
             result = run([AMTOOL, "config", "routes", "test", f"--config.file={config}",
                           *labels])
-            c.check(result.returncode == 0 and result.stdout.strip() == receiver,
-                     f"{name} config routes {labels[0]} to {receiver}",
-                     result.stdout + result.stderr)
+            check(f"{name} config routes {labels[0]} to {receiver}",
+                   result.returncode == 0 and result.stdout.strip() == receiver,
+                   result.stdout + result.stderr)
 
 
-def check_bad_spec(args, c, tmp):
+def check_bad_spec(args, tmp):
     invalid = sorted(glob.glob(os.path.join(args.source_dir, "tests", "config", "invalid-*.yml")))
-    c.check(bool(invalid), "tests/config has invalid specs")
+    check("tests/config has invalid specs", bool(invalid))
     missing = os.path.join(tmp, "no-such-spec.yaml")
     for spec in invalid + [missing]:
         rulegen = run([args.rulegen, "--config.file", spec, "--out", os.path.join(tmp, "out")])
         # `--config.file F check`: the exporter takes --config.file before the subcommand.
-        check = run([args.exporter, "--config.file", spec, "check"])
+        checked = run([args.exporter, "--config.file", spec, "check"])
         name = os.path.basename(spec)
-        c.check(rulegen.returncode == 2 and check.returncode == 2,
-                f"{name}: rulegen and check exit 2",
-                f"rulegen {rulegen.returncode}, check {check.returncode}")
-        c.check(rulegen.stderr == check.stderr and rulegen.stderr.strip(),
-                f"{name}: rulegen prints what check prints",
-                f"rulegen: {rulegen.stderr}check:   {check.stderr}")
-    c.check(not os.path.exists(os.path.join(tmp, "out")), "nothing is written for a bad spec")
+        check(f"{name}: rulegen and check exit 2",
+              rulegen.returncode == 2 and checked.returncode == 2,
+              f"rulegen {rulegen.returncode}, check {checked.returncode}")
+        check(f"{name}: rulegen prints what check prints",
+              rulegen.stderr == checked.stderr and rulegen.stderr.strip(),
+              f"rulegen: {rulegen.stderr}check:   {checked.stderr}")
+    check("nothing is written for a bad spec", not os.path.exists(os.path.join(tmp, "out")))
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     out = os.path.join(tmp, "args")
     for argv, what in (([], "no arguments"),
@@ -352,13 +334,13 @@ def check_bad_spec(args, c, tmp):
                        (["--config.file", spec, "--out", out, "--exporter-alert-for", "-1m"],
                         "bad --exporter-alert-for")):
         result = run([args.rulegen, *argv])
-        c.check(result.returncode == 2 and result.stderr.strip(), f"{what}: exit 2 with a message",
-                f"exit {result.returncode}: {result.stderr}")
+        check(f"{what}: exit 2 with a message", result.returncode == 2 and result.stderr.strip(),
+              f"exit {result.returncode}: {result.stderr}")
     result = run([args.rulegen, "--help"])
-    c.check(result.returncode == 0 and "--exporter-job" in result.stdout, "--help exits 0")
+    check("--help exits 0", result.returncode == 0 and "--exporter-job" in result.stdout)
 
 
-def check_dashboard(args, c, tmp):
+def check_dashboard(args, tmp):
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     dashboards = {}
     for name, extra in (("a", ["--exporter-job", "sched", "--identity-labels", "cluster"]),
@@ -367,62 +349,62 @@ def check_dashboard(args, c, tmp):
         out = os.path.join(tmp, name)
         source = spec if name != "other" else os.path.join(args.source_dir, "tests", "rules",
                                                            "spec.yaml")
-        if not generate(args, source, "per-role", out, c, extra):
+        if not generate(args, source, "per-role", out, extra):
             return
         with open(os.path.join(out, "dashboard.json")) as f:
             try:
                 dashboards[name] = json.load(f)
             except ValueError as e:
-                c.check(False, "dashboard.json parses", e)
+                check("dashboard.json parses", False, e)
                 return
-    c.check(True, "dashboard.json parses")
-    c.check(dashboards["a"]["uid"] == dashboards["b"]["uid"] != dashboards["other"]["uid"],
-            "the uid is stable for a spec and differs between specs",
-            [d["uid"] for d in dashboards.values()])
+    check("dashboard.json parses", True)
+    check("the uid is stable for a spec and differs between specs",
+          dashboards["a"]["uid"] == dashboards["b"]["uid"] != dashboards["other"]["uid"],
+          [d["uid"] for d in dashboards.values()])
     dashboard = dashboards["a"]
     variables = {v.get("name"): v for v in dashboard.get("templating", {}).get("list", [])}
-    c.check(variables.get("datasource", {}).get("type") == "datasource"
-            and variables["datasource"].get("query") == "prometheus",
-            "a Prometheus datasource variable named datasource")
-    c.check(all(variables.get(n, {}).get("type") == "query" for n in ("job", "cluster", "instance",
-                                                                        "source")),
-            "query variables for job, the identity label, instance and source", list(variables))
-    c.check(variables["job"].get("current", {}).get("value") == "sched",
-            "the job variable defaults to --exporter-job")
-    c.check(all(variables[n].get("includeAll") for n in ("cluster", "instance", "source")),
-            "identity, instance and source variables offer All")
+    check("a Prometheus datasource variable named datasource",
+          variables.get("datasource", {}).get("type") == "datasource"
+          and variables["datasource"].get("query") == "prometheus")
+    check("query variables for job, the identity label, instance and source",
+          all(variables.get(n, {}).get("type") == "query" for n in ("job", "cluster", "instance",
+                                                                      "source")), list(variables))
+    check("the job variable defaults to --exporter-job",
+          variables["job"].get("current", {}).get("value") == "sched")
+    check("identity, instance and source variables offer All",
+          all(variables[n].get("includeAll") for n in ("cluster", "instance", "source")))
     panels = dashboard.get("panels", [])
     queried = [p for p in panels if p.get("type") != "row"]
-    c.check(queried and all(p.get("datasource", {}).get("uid") == "${datasource}" and
-                            all(t.get("datasource", {}).get("uid") == "${datasource}"
-                                for t in p.get("targets", [])) for p in queried),
-            "every panel and query uses the datasource variable")
+    check("every panel and query uses the datasource variable",
+          queried and all(p.get("datasource", {}).get("uid") == "${datasource}" and
+                          all(t.get("datasource", {}).get("uid") == "${datasource}"
+                              for t in p.get("targets", [])) for p in queried))
     exprs = [t["expr"] for p in queried for t in p["targets"]]
-    c.check(all('job=~"$job"' in e and 'cluster=~"$cluster"' in e and 'instance=~"$instance"' in e
-                for e in exprs), "every query selects through the job, identity and instance "
-            "variables", [e for e in exprs if '$job' not in e])
+    check("every query selects through the job, identity and instance "
+          "variables", all('job=~"$job"' in e and 'cluster=~"$cluster"' in e and 'instance=~"$instance"' in e
+              for e in exprs), [e for e in exprs if '$job' not in e])
     tables = [p for p in panels if p.get("type") == "table"]
     table_exprs = " ".join(t["expr"] for p in tables for t in p.get("targets", []))
-    c.check(len(tables) == 1 and all(m in table_exprs for m in (
+    check("a state table with conditions, last success age, last start and registered objects",
+        len(tables) == 1 and all(m in table_exprs for m in (
         "schedwatch_job_condition", "schedwatch_job_last_success_timestamp_seconds",
-        "schedwatch_job_last_started_timestamp_seconds", "schedwatch_job_registered_objects")),
-        "a state table with conditions, last success age, last start and registered objects")
-    c.check(all(t.get("format") == "table" and t.get("instant") for p in tables
-                for t in p["targets"]), "the state table's queries are instant tables")
-    c.check("instance" not in table_exprs.split("by (")[1].split(")")[0],
-            "the state table merges replicas (no instance in its by clause)")
+        "schedwatch_job_last_started_timestamp_seconds", "schedwatch_job_registered_objects")))
+    check("the state table's queries are instant tables", all(t.get("format") == "table" and t.get("instant") for p in tables
+              for t in p["targets"]))
+    check("the state table merges replicas (no instance in its by clause)",
+          "instance" not in table_exprs.split("by (")[1].split(")")[0])
     rows = [p for p in panels if p.get("type") == "row"]
-    c.check(len(rows) == 1 and rows[0].get("repeat") == "source",
-            "one row, repeated over $source", rows)
+    check("one row, repeated over $source",
+          len(rows) == 1 and rows[0].get("repeat") == "source", rows)
     after_row = panels[panels.index(rows[0]) + 1:] if rows else []
-    c.check(after_row and all('source=~"$source"' in t["expr"] for p in after_row
-                              for t in p["targets"]), "the repeated row's panels select $source")
+    check("the repeated row's panels select $source", after_row and all('source=~"$source"' in t["expr"] for p in after_row
+                            for t in p["targets"]))
     with open(spec) as f:
         sources = yaml.safe_load(f)["sources"]
-    c.check(not any(f'"{s}"' in json.dumps(dashboard["panels"]) for s in sources),
-            "no panel names a source of the spec: sources can change without regenerating")
+    check("no panel names a source of the spec: sources can change without regenerating",
+          not any(f'"{s}"' in json.dumps(dashboard["panels"]) for s in sources))
     ids = [p["id"] for p in panels]
-    c.check(len(ids) == len(set(ids)), "panel ids are unique")
+    check("panel ids are unique", len(ids) == len(set(ids)))
 
 
 def main():
@@ -432,10 +414,9 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
-    c = Checks()
     with tempfile.TemporaryDirectory(prefix="rulegen-test-") as tmp:
-        globals()["check_" + args.check](args, c, tmp)
-    return c.finish()
+        globals()["check_" + args.check](args, tmp)
+    return summary()
 
 
 if __name__ == "__main__":

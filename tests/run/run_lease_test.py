@@ -12,39 +12,25 @@ the next copy runs. An API error is a guard error: the command runs by default
 Prints 'N passed, N failed'.
 """
 import argparse
-import glob
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))
 sys.path.insert(0, os.path.join(HERE, "..", "sources", "kubernetes"))
 import fake_apiserver  # noqa: E402
+from fake_apiserver import ApiServer  # noqa: E402
+from schedwatch_test import (check, finish, run_records, temporary_directory,  # noqa: E402
+                             wait_for)
 
-RESULTS = {"passed": 0, "failed": 0}
 TOKEN = "lease-secret-token-2b7e151628"
 NAMESPACE = "ops"
 LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{NAMESPACE}/leases"
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f"  {detail}"))
-    return condition
-
-
-def wait_for(predicate, seconds):
-    until = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= until:
-            return value
-        time.sleep(0.05)
 
 
 def stamp(seconds):
@@ -55,7 +41,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--run", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-lease-")
+    with temporary_directory("schedwatch-lease-") as workdir:
+        run(args, workdir)
+    finish()
+
+
+def run(args, workdir):
     pki = os.path.join(workdir, "pki")
     fake_apiserver.make_pki(pki)
     account = os.path.join(workdir, "serviceaccount")
@@ -65,25 +56,13 @@ def main():
         out.write(TOKEN + "\n")
     with open(os.path.join(account, "namespace"), "w") as out:
         out.write(NAMESPACE)
-    config_path = os.path.join(workdir, "apiserver.json")
-    request_log = os.path.join(workdir, "requests.jsonl")
+    server = ApiServer(workdir, {"token": TOKEN}, tls_dir=pki)
 
     def configure(**extra):
-        temporary = config_path + ".tmp"
-        with open(temporary, "w") as out:
-            json.dump({"token": TOKEN, **extra}, out)
-        os.rename(temporary, config_path)
-        time.sleep(0.01)  # a new mtime for the next change
+        server.configure({"token": TOKEN, **extra})
 
-    configure()
-    port_file = os.path.join(workdir, "port")
-    server = subprocess.Popen([sys.executable, fake_apiserver.__file__, "serve", "--config",
-                               config_path, "--port-file", port_file, "--tls-dir", pki,
-                               "--request-log", request_log])
-    wait_for(lambda: os.path.exists(port_file), 20)
-    port = open(port_file).read().strip()
     env = {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1",
-           "KUBERNETES_SERVICE_PORT": port, "SCHEDWATCH_SERVICE_ACCOUNT_DIR": account}
+           "KUBERNETES_SERVICE_PORT": str(server.port), "SCHEDWATCH_SERVICE_ACCOUNT_DIR": account}
     records = os.path.join(workdir, "runs")
     ran_file = os.path.join(workdir, "ran")
 
@@ -94,15 +73,10 @@ def main():
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def requests():
-        with open(request_log) as log:
-            return [json.loads(line) for line in log]
+        return server.requests()
 
     def role_records(role):
-        found = []
-        for path in sorted(glob.glob(os.path.join(records, role, "*.json"))):
-            with open(path) as f:
-                found.append(json.load(f))
-        return found
+        return run_records(records, role)
 
     def lease(role):
         # Read through the API like anyone else: the last PUT/POST body logged is the state.
@@ -160,14 +134,15 @@ def main():
         # 3. Held: renewed while the command runs; a second copy meanwhile is skipped.
         configure()
         holder = wrapper("held", ["/bin/sleep", "3"])
-        wait_for(lambda: lease("held") and lease("held")["spec"]["holderIdentity"], 10)
+        wait_for(lambda: lease("held") and lease("held")["spec"]["holderIdentity"], 10,
+                 "the held lease to have a holder")
         first = lease("held")["spec"]
         second = wrapper("held", ["/bin/echo", "never"])
         out, err = second.communicate(timeout=30)
         check("held lease: the second copy does not run (exit 200)",
               second.returncode == 200 and "never" not in out, (second.returncode, out, err))
         renewed = wait_for(lambda: lease("held")["spec"].get("renewTime", "") >
-                           first["renewTime"] and lease("held"), 5)
+                           first["renewTime"] and lease("held"), 5, "a renewal of the held lease")
         check("renewed while the command runs (renewTime moves, same holder)",
               renewed and renewed["spec"]["holderIdentity"] == first["holderIdentity"], renewed)
         holder.communicate(timeout=30)
@@ -176,15 +151,18 @@ def main():
 
         # 4. kill -9 of the wrapper: its command dies with it; the Lease expires, then runs.
         victim = wrapper("killed", ["/bin/sleep", "30"], duration="3s")
-        wait_for(lambda: lease("killed") and lease("killed")["spec"]["holderIdentity"], 10)
+        wait_for(lambda: lease("killed") and lease("killed")["spec"]["holderIdentity"], 10,
+                 "the victim's lease to have a holder")
         sleeper = wait_for(lambda: [p for p in os.listdir("/proc") if p.isdigit() and
                                     open(f"/proc/{p}/cmdline", "rb").read() == b"/bin/sleep\x0030\x00"
-                                    if os.path.exists(f"/proc/{p}/cmdline")], 5)
+                                    if os.path.exists(f"/proc/{p}/cmdline")], 5,
+                           "the victim's sleep command")
         os.kill(victim.pid, signal.SIGKILL)
         victim.communicate(timeout=10)
         gone = wait_for(lambda: not any(os.path.exists(f"/proc/{p}") and
                                         open(f"/proc/{p}/cmdline", "rb").read().startswith(
-                                            b"/bin/sleep") for p in sleeper or []), 5)
+                                            b"/bin/sleep") for p in sleeper or []), 5,
+                        "the victim's command to die")
         check("wrapper killed -9: its command is killed too", sleeper and gone, sleeper)
         check("wrapper killed -9: its record shows started, never finished",
               [r["state"] for r in role_records("killed")] == ["running"],
@@ -200,7 +178,7 @@ def main():
             return later.returncode == 0
 
         check("after leaseDurationSeconds the next copy runs (no stuck guard)",
-              wait_for(next_runs, 10))
+              wait_for(next_runs, 10, "a copy that runs after the lease expired"))
 
         # 5. The API refuses: a guard error; run by default (recorded), skipped on request.
         configure(faults=[{"path": LEASES + "/schedwatch-denied", "status": 403,
@@ -236,11 +214,7 @@ def main():
         check("examples/kubernetes/run/rbac.yaml grants exactly the verbs used", used == granted,
               (sorted(used), sorted(granted)))
     finally:
-        server.terminate()
-        server.wait(timeout=10)
-        shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    sys.exit(1 if RESULTS["failed"] else 0)
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ reports exact history, duration, exit code, guarded, the prevented-duplicates co
 (bad_run_record) without stopping. Prints 'N passed, N failed'.
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -20,26 +19,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f"  {detail}"))
-    return condition
-
-
-def wait_for(predicate, seconds):
-    until = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= until:
-            return value
-        time.sleep(0.05)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import (Exporter, check, finish, run_records,  # noqa: E402
+                             temporary_directory, wait_for)
 
 
 def main():
@@ -47,7 +31,12 @@ def main():
     parser.add_argument("--run", required=True)
     parser.add_argument("--exporter", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-run-")
+    with temporary_directory("schedwatch-run-") as workdir:
+        run(args, workdir)
+    finish()
+
+
+def run(args, workdir):
     locks, runs = os.path.join(workdir, "locks"), os.path.join(workdir, "runs")
     exporter = None
 
@@ -57,11 +46,7 @@ def main():
                                 stderr=subprocess.PIPE, text=True, **popen)
 
     def records(role):
-        found = []
-        for path in sorted(glob.glob(os.path.join(runs, role, "*.json"))):
-            with open(path) as f:
-                found.append(json.load(f))
-        return found
+        return run_records(runs, role)
 
     try:
         # Arguments unchanged, no shell; output passes through; the exit status is kept.
@@ -99,7 +84,7 @@ def main():
                   ready == "ready\n" and f"got-{name}" in out and p.returncode == 42,
                   (ready, out, p.returncode))
         p = wrapper("signals", ["/bin/sleep", "30"])
-        wait_for(lambda: len(records("signals")) == 4, 5)
+        wait_for(lambda: len(records("signals")) == 4, 5, "the four signal records")
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=20)
         check("a command killed by SIGTERM: exit 143, recorded as signal 15",
@@ -108,7 +93,7 @@ def main():
 
         # The guard: a second copy does not run.
         holder = wrapper("dup", ["/bin/sleep", "2"])
-        wait_for(lambda: records("dup"), 5)
+        wait_for(lambda: records("dup"), 5, "the first copy's record")
         second = wrapper("dup", ["/bin/echo", "second"])
         out, err = second.communicate(timeout=20)
         check("a second copy while the first runs: not run, exit 200",
@@ -136,7 +121,8 @@ def main():
         p.wait(timeout=20)
         check("wrapper killed -9: its command is killed with it",
               wait_for(lambda: not os.path.exists(f"/proc/{child}") or
-                       open(f"/proc/{child}/stat").read().split()[2] == "Z", 5), child)
+                       open(f"/proc/{child}/stat").read().split()[2] == "Z", 5,
+                       "the command to die with its wrapper"), child)
         check("wrapper killed -9: the record shows started, never finished",
               records("crash")[-1]["state"] == "running", records("crash")[-1])
         p = wrapper("crash", ["/bin/true"])
@@ -185,29 +171,14 @@ def main():
                     "jobs:\n" + "".join(
                         f"  - {{role: {r}, source: host, schedule: '* * * * *', spec_version: "
                         f"'1', max_runtime: 5m}}\n" for r in ("dup", "crash", "hang")))
-        log = open(os.path.join(workdir, "exporter.log"), "w+")
-        exporter = subprocess.Popen(
-            [args.exporter, "--config.file", os.path.join(workdir, "spec.yaml"),
-             "--web.listen-address", "127.0.0.1:0", "--refresh.interval", "1s",
-             "--refresh.confirm-delay", "100ms"], stdout=log, stderr=log)
-
-        def port():
-            log.seek(0)
-            match = re.search(r"msg=listening .*port=(\d+)", log.read())
-            return match and int(match.group(1))
-
-        wait_for(port, 15)
-        base = f"http://127.0.0.1:{port()}"
+        exporter = Exporter(args.exporter, os.path.join(workdir, "spec.yaml"), workdir)
 
         def status():
-            try:
-                with urllib.request.urlopen(base + "/api/v1/status", timeout=5) as r:
-                    data = json.loads(r.read())
-                return data if data["roles"] and data["roles"][0]["last_started"] else None
-            except OSError:
-                return None
+            data = exporter.status()
+            return data if data and data["roles"] and data["roles"][0]["last_started"] else None
 
-        data = wait_for(status, 15) or {"roles": [], "sources": [{}]}
+        data = wait_for(status, 15, "the records' history on /api/v1/status") or {
+            "roles": [], "sources": [{}]}
         roles = {r["role"]: r for r in data["roles"]}
         dup = roles.get("dup", {})
         finished = [r for r in records("dup") if r["state"] == "finished"]
@@ -223,8 +194,7 @@ def main():
               crash.get("last_failure"), crash)
         check("exporter: started, never finished, past max_runtime: hung",
               "hung" in roles.get("hang", {}).get("conditions", []), roles.get("hang"))
-        with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
-            metrics = r.read().decode()
+        metrics = exporter.metrics()
         check("metrics: prevented duplicates counted per role",
               'schedwatch_job_duplicate_runs_prevented_total{role="dup",source="host"} 1' in
               metrics, [l for l in metrics.splitlines() if "prevented" in l])
@@ -237,25 +207,17 @@ def main():
         check("metrics: the torn record counted once as bad_run_record",
               'schedwatch_source_errors_total{reason="bad_run_record",source="host"} 1' in
               metrics, [l for l in metrics.splitlines() if "errors_total" in l])
-        time.sleep(0)  # the counters above are cumulative: later refreshes must not recount
-        again = wait_for(lambda: int(re.search(r"schedwatch_exporter_last_cycle_timestamp_seconds "
-                                               r"(\d+)", urllib.request.urlopen(
-                                                   base + "/metrics", timeout=5).read().decode())
-                                     .group(1)) > int(re.search(
-                                         r"schedwatch_exporter_last_cycle_timestamp_seconds "
-                                         r"(\d+)", metrics).group(1)), 5)
-        with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
-            later = r.read().decode()
+        # The counters above are cumulative: later refreshes must not recount.
+        cycle = re.compile(r"schedwatch_exporter_last_cycle_timestamp_seconds (\d+)")
+        again = wait_for(lambda: int(cycle.search(exporter.metrics()).group(1)) >
+                         int(cycle.search(metrics).group(1)), 5, "a later refresh")
+        later = exporter.metrics()
         check("a later refresh counts neither again",
               again and 'prevented_total{role="dup",source="host"} 1' in later and
               'errors_total{reason="bad_run_record",source="host"} 1' in later)
     finally:
         if exporter:
-            exporter.terminate()
-            exporter.wait(timeout=10)
-        shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    sys.exit(1 if RESULTS["failed"] else 0)
+            exporter.stop()
 
 
 if __name__ == "__main__":

@@ -10,40 +10,23 @@ certificate, the min_interval floor, 304 answers on later refreshes, and that no
 Prints 'N passed, N failed'.
 """
 import argparse
-import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 
 from croniter import croniter
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from fake_github import FakeGitHub, Repo, make_run, make_server  # noqa: E402
+from schedwatch_test import (Exporter, check, make_ca, make_leaf, summary,  # noqa: E402
+                             temporary_directory, wait_for)
 
-RESULTS = {"passed": 0, "failed": 0}
 TOKENS = {"widgets": "ghp_widgetsTOKEN0123456789", "wrong": "ghp_wrongSECRET0123456789",
           "right": "ghp_rightSECRET0123456789", "env": "ghp_envTOKEN0123456789"}
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f" {detail}"))
-
-
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def previous_fires(cron, now, count):
@@ -52,19 +35,12 @@ def previous_fires(cron, now, count):
     return [int(it.get_prev()) for _ in range(count)]
 
 
-def make_ca(workdir):
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=workdir, check=True, capture_output=True)
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=schedwatch test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    with open(os.path.join(workdir, "server.ext"), "w") as out:
-        out.write("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext")
-    return [os.path.join(workdir, name) for name in ("ca.pem", "server.pem", "server.key")]
+def make_tls(workdir):
+    ca = make_ca(workdir, "ca")
+    cert, key = make_leaf(workdir, "server", "ca",
+                          "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+                          subject="/CN=127.0.0.1")
+    return ca, cert, key
 
 
 def build_state(now):
@@ -135,7 +111,7 @@ sources:
     repository: acme/widgets
     token_file: {workdir}/widgets-token
     api_url: https://127.0.0.1:{https_port}
-    ca_file: {workdir}/ca.pem
+    ca_file: {workdir}/ca.crt
     min_interval: 1s
   floor:
     type: github_actions
@@ -147,7 +123,7 @@ sources:
     repository: acme/env
     token_env: SCHEDWATCH_TEST_GH_TOKEN
     api_url: https://127.0.0.1:{https_port}
-    ca_file: {workdir}/ca.pem
+    ca_file: {workdir}/ca.crt
     branch: main
   limited:
     type: github_actions
@@ -189,56 +165,25 @@ jobs:
 """
 
 
-class Exporter:
-    def __init__(self, binary, spec, workdir, env):
-        self.log_path = os.path.join(workdir, "exporter.log")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(
-            [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms",
-             "--web.enable-lifecycle"],
-            stderr=self.log, stdout=self.log, env=env)
-        self.port = None
-        deadline = time.time() + 20
-        while time.time() < deadline and self.port is None:
-            time.sleep(0.05)
-            match = re.search(r"msg=listening .*port=(\d+)", self.logs())
-            self.port = int(match.group(1)) if match else None
-        if self.port is None:
-            raise RuntimeError("exporter did not start: " + self.logs())
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def logs(self):
-        with open(self.log_path) as log:
-            return log.read()
-
-    def status(self):
-        code, body = get(self.base + "/api/v1/status")
-        document = json.loads(body) if code == 200 else {"roles": [], "sources": []}
-        return ({r["role"]: r for r in document["roles"]},
-                {s["source"]: s for s in document["sources"]})
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=10)
-
-
-def wait_for(predicate, seconds=30):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
+def status(exporter):
+    """(roles by name, sources by name) from /api/v1/status; empty while it does not answer."""
+    document = exporter.status() or {"roles": [], "sources": []}
+    return ({r["role"]: r for r in document["roles"]},
+            {s["source"]: s for s in document["sources"]})
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-gh-")
+    with temporary_directory("schedwatch-gh-") as workdir:
+        run(args, workdir)
+    return summary()
+
+
+def run(args, workdir):
     now = int(time.time())
-    ca, cert, key = make_ca(workdir)
+    ca, cert, key = make_tls(workdir)
     state = build_state(now)
     https_server = make_server(state, cert, key)
     http_server = make_server(state)
@@ -250,17 +195,17 @@ def main():
     with open(spec, "w") as out:
         out.write(SPEC.format(workdir=workdir, https_port=https_server.server_address[1],
                               http_port=http_server.server_address[1]))
-    env = dict(os.environ, SCHEDWATCH_TEST_GH_TOKEN=TOKENS["env"])
-
-    exporter = Exporter(args.exporter, spec, workdir, env)
+    exporter = Exporter(args.exporter, spec, workdir, "--web.enable-lifecycle", interval="2s",
+                        confirm_delay="200ms", env={"SCHEDWATCH_TEST_GH_TOKEN": TOKENS["env"]})
     try:
         # Three real reads of the widgets repository (min_interval 1s, refresh every 2s), the
         # third one past its workflow listing (a read's first request is the repository's).
         check("three refreshes of acme/widgets",
               wait_for(lambda: len(state.requests("acme/widgets", "/repos/acme/widgets")) >= 3 and
-                       len(state.requests("acme/widgets", "/contents/.github/workflows")) >= 3),
+                       len(state.requests("acme/widgets", "/contents/.github/workflows")) >= 3,
+                       30, "three reads of acme/widgets"),
               exporter.logs())
-        roles, sources = exporter.status()
+        roles, sources = status(exporter)
 
         check("ci source is up", sources["ci"]["up"], sources.get("ci"))
         check("nightly is ok", roles["nightly"]["conditions"] == ["ok"], roles["nightly"])
@@ -317,7 +262,7 @@ def main():
               roles["untrusted-job"]["conditions"] == ["unknown"] and
               sources["untrusted"]["error"] != "", sources["untrusted"])
 
-        code, metrics = get(exporter.base + "/metrics")
+        metrics = exporter.metrics()
         check("schedwatch_source_up per source",
               'schedwatch_source_up{source="ci",type="github_actions"} 1' in metrics and
               'schedwatch_source_up{source="limited",type="github_actions"} 0' in metrics,
@@ -371,26 +316,27 @@ def main():
         repo.files[".github/workflows/nightly.yml"] = repo.files[
             ".github/workflows/nightly.yml"].replace("0 3 * * *", "15 3 * * *")
         check("edited file: drift on the next read",
-              wait_for(lambda: "drift" in exporter.status()[0]["nightly"]["conditions"]),
-              exporter.status()[0]["nightly"])
+              wait_for(lambda: "drift" in status(exporter)[0]["nightly"]["conditions"], 30,
+                       "drift of nightly"), status(exporter)[0]["nightly"])
 
         # Token rotation: the token file is re-read when it changes.
         with open(os.path.join(workdir, "secret-token"), "w") as out:
             out.write(TOKENS["right"] + "\n")
         check("rotated token file: source comes up",
-              wait_for(lambda: exporter.status()[1]["secret"]["up"]), exporter.status()[1])
+              wait_for(lambda: status(exporter)[1]["secret"]["up"], 30, "the secret source up"),
+              status(exporter)[1])
 
         # A reload builds new sources; they inherit the cached answers and their ETags, so the
         # first read after it costs 304s, not quota.
         reload_at = len(state.requests("acme/widgets"))
-        request = urllib.request.Request(exporter.base + "/-/reload", method="POST")
-        with urllib.request.urlopen(request, timeout=30) as response:
-            check("reload accepted", response.status == 200, response.status)
+        reply = exporter.post("/-/reload", timeout=30)
+        check("reload accepted", reply.status == 200, reply.status)
 
         def reads_since_reload():
             after = state.requests("acme/widgets")[reload_at:]
             return after, [i for i, e in enumerate(after) if e["path"] == "/repos/acme/widgets"]
-        check("the reloaded source reads again", wait_for(lambda: len(reads_since_reload()[1]) >= 2))
+        check("the reloaded source reads again", wait_for(
+            lambda: len(reads_since_reload()[1]) >= 2, 30, "two reads after the reload"))
         after, starts = reads_since_reload()
         first_read = after[starts[0]:starts[1]] if len(starts) >= 2 else []
         check("after a reload every request is conditional and answered 304",
@@ -398,8 +344,8 @@ def main():
               [(e["path"], e["status"]) for e in first_read])
 
         logs = exporter.logs()
-        pages = get(exporter.base + "/")[1] + get(exporter.base + "/api/v1/status")[1] + \
-            get(exporter.base + "/metrics")[1]
+        pages = exporter.get("/").text + exporter.get("/api/v1/status").text + \
+            exporter.metrics()
         check("no token in logs, status page, JSON or metrics",
               not any(token in logs or token in pages for token in TOKENS.values()))
         check("list failures logged with their reason",
@@ -410,9 +356,6 @@ def main():
         check("exporter exits cleanly on SIGTERM", code == 0, code)
         https_server.shutdown()
         http_server.shutdown()
-        shutil.rmtree(workdir, ignore_errors=True)
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":

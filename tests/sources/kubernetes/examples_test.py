@@ -14,12 +14,8 @@ import tempfile
 
 import yaml
 
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f" {detail}"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+from schedwatch_test import check, summary  # noqa: E402
 
 
 def main():
@@ -145,8 +141,7 @@ def main():
               and reconciler["RoleBinding"]["roleRef"]["name"]
               == reconciler["Role"]["metadata"]["name"])
 
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":

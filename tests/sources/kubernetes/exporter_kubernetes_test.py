@@ -10,38 +10,23 @@ never show. Finally an in-cluster exporter over IPv6 follows a rotated service-a
 Prints 'N passed, N failed'.
 """
 import argparse
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 import fake_apiserver  # noqa: E402
+from fake_apiserver import ApiServer  # noqa: E402
+from schedwatch_test import (Exporter, check, summary, temporary_directory,  # noqa: E402
+                             wait_for)
 
-RESULTS = {"passed": 0, "failed": 0}
 TOKEN = "e2e-secret-token-5f1d2c3b4a"
 ROTATED_TOKEN = "e2e-rotated-token-9a8b7c6d"
-
-
-def check(name, condition, detail=""):
-    RESULTS["passed" if condition else "failed"] += 1
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f" {detail}"))
-    return condition
-
-
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def stamp(seconds):
@@ -133,71 +118,9 @@ EXPECTED = {
 }
 
 
-class ApiServer:
-    def __init__(self, workdir, pki, config, host="127.0.0.1"):
-        self.config_path = os.path.join(workdir, f"apiserver-{host}.json")
-        self.port_file = os.path.join(workdir, f"apiserver-{host}.port")
-        self.configure(config)
-        self.process = subprocess.Popen(
-            [sys.executable, fake_apiserver.__file__, "serve", "--config", self.config_path,
-             "--port-file", self.port_file, "--tls-dir", pki, "--host", host,
-             "--request-log", os.path.join(workdir, f"requests-{host}.jsonl")])
-        deadline = time.time() + 20
-        while not os.path.exists(self.port_file) and time.time() < deadline:
-            time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-        self.url = f"https://{'[' + host + ']' if ':' in host else host}:{self.port}"
-
-    def configure(self, config):
-        temporary = self.config_path + ".tmp"
-        with open(temporary, "w") as out:
-            json.dump(config, out)
-        os.rename(temporary, self.config_path)
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
-class Exporter:
-    def __init__(self, binary, spec, workdir, name, env=None, extra=()):
-        self.log_path = os.path.join(workdir, f"exporter-{name}.log")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(
-            [binary, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
-             "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms", *extra],
-            stdout=self.log, stderr=self.log, env={**os.environ, **(env or {})})
-        deadline = time.time() + 20
-        self.port = None
-        while self.port is None and time.time() < deadline:
-            time.sleep(0.05)
-            match = re.search(r"msg=listening .*port=(\d+)", open(self.log_path).read())
-            self.port = int(match.group(1)) if match else None
-        if self.port is None:
-            raise RuntimeError("exporter did not start: " + open(self.log_path).read())
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def status(self):
-        code, body = get(self.base + "/api/v1/status")
-        return json.loads(body) if code == 200 else {"complete": False}
-
-    def wait_for(self, predicate, timeout=20):
-        """The first status (after a complete refresh) satisfying predicate, else the last."""
-        deadline = time.time() + timeout
-        status = {}
-        while time.time() < deadline:
-            status = self.status()
-            if status.get("complete") and predicate(status):
-                return status, True
-            time.sleep(0.2)
-        return status, False
-
-    def logs(self):
-        return open(self.log_path).read()
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=15)
+def serve(binary, spec, workdir, name, env=None, extra=()):
+    return Exporter(binary, spec, workdir, *extra, name=f"exporter-{name}", interval="2s",
+                    confirm_delay="200ms", env=env, stop_timeout=15)
 
 
 def roles(status):
@@ -250,8 +173,8 @@ clusters:
 
 
 def no_secret_anywhere(exporter, label):
-    texts = [exporter.logs(), get(exporter.base + "/metrics")[1],
-             get(exporter.base + "/api/v1/status")[1], get(exporter.base + "/")[1]]
+    texts = [exporter.logs(), exporter.metrics(), exporter.get("/api/v1/status").text,
+             exporter.get("/").text]
     leaked = [i for i, text in enumerate(texts) if TOKEN in text or ROTATED_TOKEN in text]
     check(f"{label}: the token appears in no log, metric, page or JSON", not leaked, leaked)
 
@@ -263,18 +186,18 @@ def only_unknown(status):
 def hostile_phase(exporter, server, name, config, error_pattern, good):
     """From a healthy state into a failing one and back."""
     server.configure(config)
-    status, ok = exporter.wait_for(lambda s: re.search(error_pattern, source(s).get("error", "")))
+    status, ok = exporter.wait_status(lambda s: re.search(error_pattern, source(s).get("error", "")))
     check(f"{name}: the source error says why", ok, source(status).get("error"))
     check(f"{name}: every role is unknown, none missing",
           not source(status)["up"] and only_unknown(status),
           {r: v["conditions"] for r, v in roles(status).items()})
-    text = get(exporter.base + "/metrics")[1]
+    text = exporter.metrics()
     check(f"{name}: schedwatch_source_up is 0",
           'schedwatch_source_up{source="prod",type="kubernetes"} 0' in text)
     check(f"{name}: no registered-object counts while unknown",
           'schedwatch_job_registered_objects{role="backup"' not in text)
     server.configure(good)
-    status, ok = exporter.wait_for(
+    status, ok = exporter.wait_status(
         lambda s: source(s).get("up") and roles(s)["backup"]["conditions"] == ["ok"])
     check(f"{name}: recovers when the API server answers again", ok, source(status))
 
@@ -284,7 +207,12 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-k8s-e2e-")
+    with temporary_directory("schedwatch-k8s-e2e-", keep_on_failure=True) as workdir:
+        run(args, workdir)
+    return summary()
+
+
+def run(args, workdir):
     pki = os.path.join(workdir, "pki")
     fake_apiserver.make_pki(pki)
     now = int(time.time())
@@ -295,7 +223,7 @@ def main():
         {"path": "/apis/batch/v1/namespaces/batch/jobs", "status": 500, "reason": "InternalError",
          "times": 1}]
     paged = dict(good, faults=faults)
-    server = ApiServer(workdir, pki, paged)
+    server = ApiServer(workdir, paged, tls_dir=pki)
     kubeconfig = os.path.join(workdir, "kubeconfig")
     write_kubeconfig(kubeconfig, server.url)
     spec = os.path.join(workdir, "spec.yaml")
@@ -307,9 +235,9 @@ def main():
                                 capture_output=True, text=True)
         check("the spec passes check", result.returncode == 0, result.stdout + result.stderr)
 
-        exporter = Exporter(args.exporter, spec, workdir, "kubeconfig")
+        exporter = serve(args.exporter, spec, workdir, "kubeconfig")
         exporters.append(exporter)
-        status, ok = exporter.wait_for(
+        status, ok = exporter.wait_status(
             lambda s: source(s).get("up") and "missing" in roles(s)["gone"]["conditions"])
         check("kubeconfig source is up and the first refresh completed", ok, source(status))
         by_role = roles(status)
@@ -339,15 +267,14 @@ def main():
         check("unowned: the CronJob whose role is not in the spec",
               source(status)["unowned_objects"] == 1, source(status))
 
-        text = get(exporter.base + "/metrics")[1]
+        text = exporter.metrics()
         check("metrics: schedwatch_source_up 1",
               'schedwatch_source_up{source="prod",type="kubernetes"} 1' in text)
         check("metrics: unowned objects 1",
               'schedwatch_source_unowned_objects{source="prod"} 1' in text)
         check("metrics: backup ok",
               'schedwatch_job_condition{role="backup",source="prod",condition="ok"} 1' in text)
-        requests = [json.loads(line) for line in open(os.path.join(
-            workdir, "requests-127.0.0.1.jsonl"))]
+        requests = server.requests()
         check("pages of 2 were requested",
               all(r["query"].get("limit") == "2" for r in requests), requests[:3])
         check("continue tokens were used", any("continue" in r["query"] for r in requests))
@@ -356,13 +283,13 @@ def main():
         # (an expired continue token, a 500) are what the source reports and counts.
         complete = dict(good, cronjobs=good["cronjobs"] + [cronjob("gone", "gone")], faults=[])
         server.configure(complete)
-        exporter.wait_for(lambda s: roles(s)["gone"]["conditions"] != ["missing"])
+        exporter.wait_status(lambda s: roles(s)["gone"]["conditions"] != ["missing"])
         server.configure(dict(complete, faults=faults))
-        status, ok = exporter.wait_for(lambda s: {"list_restarted", "server_error"} <= {
+        status, ok = exporter.wait_status(lambda s: {"list_restarted", "server_error"} <= {
             p["reason"] for p in source(s)["problems"]})
         check("an expired continue token and a 500 are recovered from", ok and source(status)[
             "up"] and roles(status)["backup"]["conditions"] == ["ok"], source(status))
-        text = get(exporter.base + "/metrics")[1]
+        text = exporter.metrics()
         for reason in ("list_restarted", "server_error", "malformed_object"):
             check(f"metrics: errors_total counts {reason}",
                   re.search(r'schedwatch_source_errors_total\{[^}]*reason="%s"[^}]*\} [1-9]'
@@ -372,13 +299,12 @@ def main():
         # are counted too, although the status shows the confirming read's problems.
         def errors(reason):
             found = re.search(r'schedwatch_source_errors_total\{[^}]*reason="%s"[^}]*\} (\d+)'
-                              % reason, get(exporter.base + "/metrics")[1])
+                              % reason, exporter.metrics())
             return int(found.group(1)) if found else 0
         before = {reason: errors(reason) for reason in ("server_error", "list_restarted")}
         server.configure(dict(good, faults=faults))
-        deadline = time.time() + 20
-        while time.time() < deadline and not all(errors(r) > n for r, n in before.items()):
-            time.sleep(0.3)
+        wait_for(lambda: all(errors(r) > n for r, n in before.items()), 20,
+                 "the confirming refresh's recovered errors to be counted")
         check("a confirming refresh still counts what its first read recovered from",
               all(errors(r) > n for r, n in before.items()),
               (before, {r: errors(r) for r in before}))
@@ -403,20 +329,19 @@ def main():
         write_kubeconfig(kubeconfig, server.url,
                          "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
                          "      command: aws\n")
-        status, ok = exporter.wait_for(lambda s: not source(s)["up"] and only_unknown(s))
+        status, ok = exporter.wait_status(lambda s: not source(s)["up"] and only_unknown(s))
         check("exec plugin: refused, roles unknown", ok and "exec credential plugins are not "
               "supported" in source(status).get("error", ""), source(status))
         with open(kubeconfig, "w") as out:
             out.write(original)
-        status, ok = exporter.wait_for(lambda s: source(s).get("up"))
+        status, ok = exporter.wait_status(lambda s: source(s).get("up"))
         check("a fixed kubeconfig is picked up without a restart", ok, source(status))
 
         write_kubeconfig(kubeconfig, server.url, trust="    insecure-skip-tls-verify: true\n")
-        deadline = time.time() + 15
-        while time.time() < deadline and "insecure-skip-tls-verify" not in exporter.logs():
-            time.sleep(0.2)
-        before = exporter.status().get("refreshed")  # the refresh that loaded it may be running
-        status, ok = exporter.wait_for(
+        wait_for(lambda: "insecure-skip-tls-verify" in exporter.logs(), 15,
+                 "the kubeconfig with insecure-skip-tls-verify to be loaded")
+        before = (exporter.status() or {}).get("refreshed")  # the refresh that loaded it may be running
+        status, ok = exporter.wait_status(
             lambda s: s.get("refreshed") != before and source(s).get("up"))
         check("insecure-skip-tls-verify is honoured with a warning", ok and re.search(
             r"level=warn .*TLS certificate verification is off", exporter.logs()), source(status))
@@ -429,25 +354,25 @@ def main():
         shutil.copy(os.path.join(pki, "ca.crt"), os.path.join(account, "ca.crt"))
         with open(os.path.join(account, "token"), "w") as out:
             out.write(TOKEN + "\n")
-        v6 = ApiServer(workdir, pki, good, host="::1")
+        v6 = ApiServer(workdir, good, tls_dir=pki, host="::1")
         in_cluster_spec = os.path.join(workdir, "in-cluster.yaml")
         write_spec(in_cluster_spec, "    type: kubernetes\n    in_cluster: true")
-        exporter = Exporter(args.exporter, in_cluster_spec, workdir, "in-cluster", env={
+        exporter = serve(args.exporter, in_cluster_spec, workdir, "in-cluster", env={
             "KUBERNETES_SERVICE_HOST": "::1", "KUBERNETES_SERVICE_PORT": str(v6.port),
             "SCHEDWATCH_SERVICE_ACCOUNT_DIR": account})
         exporters.append(exporter)
-        status, ok = exporter.wait_for(
+        status, ok = exporter.wait_status(
             lambda s: source(s).get("up") and roles(s)["backup"]["conditions"] == ["ok"])
         check("in-cluster over [::1]: backup ok", ok, source(status))
         v6.configure(dict(good, token=ROTATED_TOKEN))
         with open(os.path.join(account, "token.tmp"), "w") as out:
             out.write(ROTATED_TOKEN + "\n")
         os.rename(os.path.join(account, "token.tmp"), os.path.join(account, "token"))
-        time.sleep(2.5)
-        status, ok = exporter.wait_for(
+        wait_for(lambda: v6.requests()[-1]["authorization"] == f"Bearer {ROTATED_TOKEN}", 20,
+                 "a request with the rotated token", ignore=(ValueError, IndexError))
+        status, ok = exporter.wait_status(
             lambda s: source(s).get("up") and roles(s)["backup"]["conditions"] == ["ok"])
-        v6_requests = [json.loads(line) for line in open(os.path.join(workdir,
-                                                                       "requests-::1.jsonl"))]
+        v6_requests = v6.requests()
         check("in-cluster: the rotated token is read and sent", ok and
               v6_requests[-1]["authorization"] == f"Bearer {ROTATED_TOKEN}",
               (source(status), v6_requests[-1]["authorization"] == f"Bearer {TOKEN}"))
@@ -456,15 +381,9 @@ def main():
         v6.stop()
     finally:
         for exporter in exporters:
-            if exporter.process.poll() is None:
-                exporter.process.kill()
+            if exporter.alive():
+                exporter.kill()
         server.stop()
-        if RESULTS["failed"] == 0:
-            shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            print(f"kept {workdir} for inspection")
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":

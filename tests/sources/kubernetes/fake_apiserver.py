@@ -58,38 +58,60 @@ import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+from schedwatch_test import make_ca, make_leaf, replace_file, wait_for  # noqa: E402
+
 API_PREFIX = "/apis/batch/v1/"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
 
 
-def openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-
-
 def make_pki(directory):
-    os.makedirs(directory, exist_ok=True)
     if os.path.exists(os.path.join(directory, "client.crt")):
         return
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     for name in ("ca", "other-ca"):
-        openssl("req", "-x509", *ec, "-keyout", f"{name}.key", "-out", f"{name}.crt",
-                "-subj", f"/CN=schedwatch test {name}", "-days", "3650",
-                "-addext", "basicConstraints=critical,CA:TRUE",
-                "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)
-    extensions = {
-        "server": "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n"
-                  "extendedKeyUsage=serverAuth\n",
-        "client": "extendedKeyUsage=clientAuth\n",
-    }
-    for name, subject in (("server", "/CN=localhost"), ("client", "/CN=schedwatch-client")):
-        with open(os.path.join(directory, f"{name}.ext"), "w") as out:
-            out.write(extensions[name])
-        openssl("req", "-new", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                "-subj", subject, cwd=directory)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", f"{name}.crt", "-days", "3650",
-                "-extfile", f"{name}.ext", cwd=directory)
+        make_ca(directory, name, days=3650)
+    make_leaf(directory, "server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n"
+              "extendedKeyUsage=serverAuth\n", subject="/CN=localhost", days=3650)
+    make_leaf(directory, "client", "ca", "extendedKeyUsage=clientAuth\n",
+              subject="/CN=schedwatch-client", days=3650)
+
+
+class ApiServer:
+    """This server in a child process, for a test: its config in workdir/apiserver-HOST.json
+    (configure() replaces it), its requests logged to workdir/requests-HOST.jsonl. HTTPS with
+    the PKI in tls_dir, plain HTTP without one."""
+
+    def __init__(self, workdir, config, tls_dir=None, host="127.0.0.1"):
+        self.config_path = os.path.join(workdir, f"apiserver-{host}.json")
+        self.request_log = os.path.join(workdir, f"requests-{host}.jsonl")
+        port_file = os.path.join(workdir, f"apiserver-{host}.port")
+        self.configure(config)
+        self.process = subprocess.Popen(
+            ["/usr/bin/python3", os.path.abspath(__file__), "serve", "--config",
+             self.config_path, "--port-file", port_file, "--host", host, "--request-log",
+             self.request_log, *(["--tls-dir", tls_dir] if tls_dir else ["--plain"])])
+        if not wait_for(lambda: os.path.exists(port_file) or self.process.poll() is not None,
+                        20, "the fake API server's port file") or not os.path.exists(port_file):
+            self.stop()
+            raise RuntimeError("fake API server did not start")
+        with open(port_file) as port:
+            self.port = int(port.read())
+        self.url = (f"{'https' if tls_dir else 'http'}://"
+                    f"{'[' + host + ']' if ':' in host else host}:{self.port}")
+
+    def configure(self, config):
+        replace_file(self.config_path, json.dumps(config))
+        time.sleep(0.01)  # a new mtime for the next change
+
+    def requests(self):
+        if not os.path.exists(self.request_log):
+            return []
+        with open(self.request_log) as log:
+            return [json.loads(line) for line in log]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
 
 
 def status_body(code, reason, message, extra=None):

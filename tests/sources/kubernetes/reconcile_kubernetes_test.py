@@ -20,16 +20,19 @@ import re
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 import fake_apiserver  # noqa: E402
-from exporter_kubernetes_test import (RESULTS, TOKEN, ApiServer, Exporter, check,  # noqa: E402
-                                      cronjob, roles, write_kubeconfig)
+from exporter_kubernetes_test import TOKEN, cronjob, roles, serve, write_kubeconfig  # noqa: E402
+from fake_apiserver import ApiServer  # noqa: E402
+from schedwatch_test import (check, get, read_text, summary, temporary_directory,  # noqa: E402
+                             wait_for)
 
 import yaml  # noqa: E402  (python3-yaml: an independent reading of the templates)
+
 
 def template(role, name=None, labelled=True, version="3"):
     labels = f"    schedwatch.io/role: {role}\n" if labelled else "    team: ops\n"
@@ -236,13 +239,13 @@ def reconcile_phases(args, workdir, server):
     check("second apply creates nothing again",
           all(again[r] == names[r] for r in ["gone", "lost", "flaky", "raced"]), dict(again))
 
-    exporter = Exporter(args.exporter, spec, workdir, "after-reconcile",
-                        extra=["--ledger.file", ledger])
+    exporter = serve(args.exporter, spec, workdir, "after-reconcile",
+                     extra=["--ledger.file", ledger])
     try:
-        status, ok = exporter.wait_for(
+        status, ok = exporter.wait_status(
             lambda s: roles(s).get("gone", {}).get("conditions") == ["ok"])
         check("the exporter reports the created role ok", ok, roles(status).get("gone"))
-        metrics = urllib.request.urlopen(exporter.base + "/metrics", timeout=10).read().decode()
+        metrics = exporter.metrics()
         check("and its ledger entry matches the live CronJob",
               re.search(r'schedwatch_job_ledger_mismatch\{role="gone",[^}]*\} 0', metrics),
               [line for line in metrics.splitlines() if "ledger_mismatch" in line])
@@ -262,11 +265,10 @@ def subdirectory(workdir, name):
 def listed(server, role, pki):
     """The role's CronJobs as the API server lists them."""
     context = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
-    request = urllib.request.Request(
-        f"{server.url}/apis/batch/v1/namespaces/batch/cronjobs?labelSelector="
-        f"schedwatch.io/role%3D{role}", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=10, context=context) as response:
-        return [item["metadata"]["name"] for item in json.load(response)["items"]]
+    reply = get(f"{server.url}/apis/batch/v1/namespaces/batch/cronjobs?labelSelector="
+                f"schedwatch.io/role%3D{role}", headers={"Authorization": f"Bearer {TOKEN}"},
+                context=context)
+    return [item["metadata"]["name"] for item in reply.json()["items"]]
 
 
 def two_hosts_phase(args, workdir, server):
@@ -304,37 +306,33 @@ def on_start_phase(args, workdir, server):
     spec = write_spec(directory, [("backup", None), ("late", templates["late"])])
     ledger = os.path.join(directory, "ledger.json")
     lock = os.path.join(directory, "on-start.lock")
-    exporter = Exporter(args.exporter, spec, directory, "on-start",
-                        extra=["--reconcile.on-start", "--ledger.file", ledger,
+    exporter = serve(args.exporter, spec, directory, "on-start",
+                     extra=["--reconcile.on-start", "--ledger.file", ledger,
                                "--reconcile.lock-file", lock, "--web.enable-lifecycle"])
     try:
-        status, ok = exporter.wait_for(
+        status, ok = exporter.wait_status(
             lambda s: roles(s).get("late", {}).get("conditions") == ["ok"], timeout=30)
         check("on-start: the missing role is created and reported ok", ok,
               roles(status).get("late"))
-        deadline = time.time() + 20  # the row is logged once verification ends
-        while time.time() < deadline and "msg=reconcile role=late" not in exporter.logs():
-            time.sleep(0.2)
+        wait_for(lambda: "msg=reconcile role=late" in exporter.logs(), 20,
+                 "the reconcile row in the log (logged once verification ends)")
         check("on-start: the log has the row",
               re.search(r"msg=reconcile role=late .*action=created", exporter.logs()),
               exporter.logs())
         write_spec(directory, [("backup", None), ("late", templates["late"]),
                                ("later", templates["later"])])
-        request = urllib.request.Request(exporter.base + "/-/reload", method="POST")
-        check("on-start: reload accepted",
-              urllib.request.urlopen(request, timeout=10).status == 200)
-        status, ok = exporter.wait_for(
+        check("on-start: reload accepted", exporter.post("/-/reload").status == 200)
+        status, ok = exporter.wait_status(
             lambda s: roles(s).get("later", {}).get("conditions") == ["ok"], timeout=30)
         check("on-start: a role added by a reload is created too", ok, roles(status).get("later"))
         names = posted_names(workdir)
         check("on-start: each created once", names["late"] == 1 and names["later"] == 1,
               dict(names))
         # The role can show ok before the reconciler has verified it and written the ledger.
-        deadline = time.time() + 30
-        while time.time() < deadline and not {"late", "later"} <= ledger_roles(ledger):
-            time.sleep(0.2)
+        wait_for(lambda: {"late", "later"} <= ledger_roles(ledger), 30,
+                 "the ledger to record late and later")
         check("on-start: the ledger records both", {"late", "later"} <= ledger_roles(ledger),
-              open(ledger).read() if os.path.exists(ledger) else "no ledger")
+              read_text(ledger) if os.path.exists(ledger) else "no ledger")
         check("on-start: the token is in no log line", TOKEN not in exporter.logs())
         check("on-start: --reconcile.lock-file is the lock used", os.path.exists(lock))
     finally:
@@ -345,19 +343,24 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-k8s-reconcile-")
+    with temporary_directory("schedwatch-k8s-reconcile-") as workdir:
+        server = start_cluster(workdir)
+        try:
+            reconcile_phases(args, workdir, server)
+            two_hosts_phase(args, workdir, server)
+            on_start_phase(args, workdir, server)
+        finally:
+            server.stop()
+    return summary()
+
+
+def start_cluster(workdir):
+    """The API server with world() over TLS, and workdir/kubeconfig reaching it."""
     pki = os.path.join(workdir, "pki")
     fake_apiserver.make_pki(pki)
-    server = ApiServer(workdir, pki, world())
+    server = ApiServer(workdir, world(), tls_dir=pki)
     write_kubeconfig(os.path.join(workdir, "kubeconfig"), server.url)
-    try:
-        reconcile_phases(args, workdir, server)
-        two_hosts_phase(args, workdir, server)
-        on_start_phase(args, workdir, server)
-    finally:
-        server.stop()
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return server
 
 
 if __name__ == "__main__":

@@ -10,27 +10,32 @@ import argparse
 import os
 import re
 import sys
-import tempfile
 import threading
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fake_apiserver  # noqa: E402
-from exporter_kubernetes_test import (RESULTS, ApiServer, Exporter, check, roles,  # noqa: E402
-                                      write_kubeconfig)
-from reconcile_kubernetes_test import (listed, posted_names, subdirectory, world,  # noqa: E402
-                                       write_spec, write_templates)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from exporter_kubernetes_test import roles, serve  # noqa: E402
+from reconcile_kubernetes_test import (listed, posted_names, start_cluster,  # noqa: E402
+                                       subdirectory, write_spec, write_templates)
+from schedwatch_test import check, summary, temporary_directory, wait_for  # noqa: E402
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     args = parser.parse_args()
-    workdir = tempfile.mkdtemp(prefix="schedwatch-k8s-replicas-")
+    with temporary_directory("schedwatch-k8s-replicas-") as workdir:
+        server = start_cluster(workdir)
+        try:
+            run(args, workdir, server)
+        finally:
+            server.stop()
+    return summary()
+
+
+def run(args, workdir, server):
     pki = os.path.join(workdir, "pki")
-    fake_apiserver.make_pki(pki)
-    server = ApiServer(workdir, pki, world())
-    write_kubeconfig(os.path.join(workdir, "kubeconfig"), server.url)
     replicas = []
     try:
         directory = subdirectory(workdir, "replicas")
@@ -44,7 +49,7 @@ def main():
 
         def start(i):
             try:
-                replicas.append(Exporter(
+                replicas.append(serve(
                     args.exporter, spec, directory, f"replica-{i}",
                     extra=["--reconcile.on-start",
                            "--ledger.file", os.path.join(directory, f"ledger-{i}.json"),
@@ -58,18 +63,16 @@ def main():
         for thread in threads:
             thread.join(timeout=30)
         if not check("both replicas start", len(replicas) == 2 and not errors, errors):
-            return 1
+            return
         for i, replica in enumerate(replicas):
-            status, ok = replica.wait_for(
+            status, ok = replica.wait_status(
                 lambda s: roles(s).get("pair", {}).get("conditions") == ["ok"], timeout=40)
             check(f"replica {i}: the role is reported ok", ok, roles(status).get("pair"))
         check("one CronJob for the role", listed(server, "pair", pki) == ["pair"],
               listed(server, "pair", pki))
         # Both logs say what they did once verification ends.
-        deadline = time.time() + 20
-        while time.time() < deadline and not all(
-                "msg=reconcile role=pair" in r.logs() for r in replicas):
-            time.sleep(0.2)
+        wait_for(lambda: all("msg=reconcile role=pair" in r.logs() for r in replicas), 20,
+                 "both replicas' reconcile rows in their logs")
         created = sum(len(re.findall(r"msg=reconcile role=pair .*action=created", r.logs()))
                       for r in replicas)
         check("exactly one replica created it", created == 1,
@@ -79,9 +82,6 @@ def main():
     finally:
         for replica in replicas:
             replica.stop()
-        server.stop()
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
 
 
 if __name__ == "__main__":
