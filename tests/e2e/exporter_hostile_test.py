@@ -355,6 +355,21 @@ def listen_phase(args, workdir, spec):
                   and why in result.stderr, (result.returncode, result.stderr[-300:]))
 
 
+def requests_read_by_server(server_port, client_ports):
+    """Whether the server holds a connection from each client port with nothing left unread in
+    its receive queue (/proc/net/tcp: local and remote address, state, tx_queue:rx_queue)."""
+    read = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].split(":")[1], 16)
+            remote_port = int(fields[2].split(":")[1], 16)
+            rx_queue = int(fields[4].split(":")[1], 16)
+            if local_port == server_port and remote_port in client_ports and rx_queue == 0:
+                read.add(remote_port)
+    return read == client_ports
+
+
 def slow_pages_phase(args, workdir):
     """Status pages of 10,000 roles take about a second each to render: on the event threads,
     a few concurrent page requests would hold up /metrics. They render on their own thread."""
@@ -380,15 +395,28 @@ def slow_pages_phase(args, workdir):
             request(exporter.base + path, timeout=120)
             finished[name] = time.monotonic()
 
-        pages = [threading.Thread(target=fetch, args=(f"page{i}", path))
-                 for i, path in enumerate(["/api/v1/status", "/?limit=all", "/api/v1/status?x",
-                                           "/?limit=all&q=r1"])]
-        idle_fds = exporter.open_fds()
+        def read_page(name, connection):
+            with connection:
+                while connection.recv(65536):
+                    pass
+            finished[name] = time.monotonic()
+
+        # The page requests are sent whole before /metrics, and the scrape starts only once the
+        # server has read every one of them (their bytes left the kernel's receive queue).
+        connections = []
+        for path in ["/api/v1/status", "/?limit=all", "/api/v1/status?x", "/?limit=all&q=r1"]:
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=120)
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Connection: close\r\n\r\n".encode())
+            connections.append(connection)
+        client_ports = {connection.getsockname()[1] for connection in connections}
+        pages = [threading.Thread(target=read_page, args=(f"page{i}", connection))
+                 for i, connection in enumerate(connections)]
         for thread in pages:
             thread.start()
-        # The page requests reach the server first: it has accepted their connections.
-        wait_for(lambda: exporter.open_fds() >= idle_fds + len(pages), 15,
-                 "the page requests' connections")
+        check("the server has read the four page requests", wait_for(
+            lambda: requests_read_by_server(exporter.port, client_ports), 15,
+            "the server to read the page requests"))
         started = time.monotonic()
         fetch("metrics", "/metrics")
         metrics_seconds = finished["metrics"] - started
