@@ -130,10 +130,11 @@ def hostile_snapshots(binary, workdir):
         check("good snapshot: role ok",
               'schedwatch_job_condition{role="good",source="good",condition="ok"} 1' in metrics)
         # A few refreshes later, still up and answering.
-        before = re.search(r"schedwatch_exporter_last_cycle_timestamp_seconds (\S+)", metrics)
-        wait_for(lambda: re.search(r"schedwatch_exporter_last_cycle_timestamp_seconds (\S+)",
-                                   exporter.metrics()).group(1) != before.group(1), 10,
-                 "a later refresh")
+        heartbeat = re.compile(r"^schedwatch_exporter_last_cycle_timestamp_seconds (\S+)$", re.M)
+        before = heartbeat.search(metrics).group(1)
+        check("a later refresh completes", wait_for(
+            lambda: heartbeat.search(exporter.metrics()).group(1) != before, 10,
+            "a later refresh"))
         check("the exporter is still running", exporter.process.poll() is None)
         check("healthy", exporter.get("/-/healthy").status == 200)
         metrics = exporter.metrics()
