@@ -187,6 +187,11 @@ def run(args, workdir):
                              "2026-11-30T12:00:00Z", "--count", "1"], capture_output=True, text=True)
     check("check text output", "retry (source demo, file)" in result.stdout
           and "next         2026-11-30T21:10:00+09:00" in result.stdout, result.stdout[:400])
+    result = subprocess.run([args.exporter, "check", "--config.file", example, "--count", "0"],
+                            capture_output=True, text=True)
+    check("check --count 0: no fire times and no 'runs at boot only'",
+          result.returncode == 0 and "retry (source demo, file)" in result.stdout
+          and "next" not in result.stdout, result.stdout[:400])
     result = subprocess.run([args.exporter, "check", "--config.file", bad], capture_output=True,
                             text=True)
     check("check exits 2 on a bad spec with the message",
