@@ -20,6 +20,7 @@
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
 #include "schedwatch/schedule.h"
+#include "sources/problems.h"
 
 extern char** environ;
 
@@ -244,7 +245,8 @@ Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
 
 CrontabSource::CrontabSource(CrontabSourceOptions options)
     : options_(std::move(options)),
-      tail_(options_.root + options_.syslog, options_.max_backlog_bytes) {
+      tail_(options_.root + options_.syslog, options_.max_backlog_bytes),
+      log_problems_(options_.problems_per_reason) {
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
@@ -260,7 +262,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
   std::vector<CrontabEntry> entries;
   auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
     snapshot.problems.push_back(
-        {"crontab_ignored", fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)});
+        MakeProblem(Reason::kCrontabIgnored,
+                    fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)));
   };
   // A file cron skips for its name or user is reported only when it carries a marker.
   auto report_if_marked = [&](const std::string& real, const std::string& shown,
@@ -326,7 +329,7 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     ParsedCrontab parsed = ParseCrontab(*text, kind, user, &users);
     for (auto& problem : parsed.problems) {
       snapshot.problems.push_back(
-          {problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)});
+          MakeProblem(problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)));
     }
     if (!parsed.ignored_because.empty()) {
       ignored(shown, parsed.ignored_because);
@@ -349,7 +352,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     if (stat(real.c_str(), &info) != 0) {
       if (errno != ENOENT) return Error{fmt::format("cannot read {}: {}", path, Errno(errno))};
       ++missing;
-      snapshot.problems.push_back({"path_not_found", fmt::format("{} does not exist", path)});
+      snapshot.problems.push_back(
+          MakeProblem(Reason::kPathNotFound, fmt::format("{} does not exist", path)));
       continue;
     }
     if (!S_ISDIR(info.st_mode)) {
@@ -474,7 +478,7 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
       for (const auto& role : *roles) snapshot.history[role].Add({run.started, std::nullopt});
     }
   }
-  log_problems_.AppendTo(snapshot.problems, options_.problems_per_reason);
+  log_problems_.AppendTo(snapshot.problems);
   return snapshot;
 }
 

@@ -8,6 +8,7 @@
 #include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 namespace {
@@ -110,7 +111,7 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
   SourceSnapshot snapshot;
   auto problem = [&](YamlNode node, const std::string& message) {
     snapshot.problems.push_back(
-        {"malformed_object", fmt::format("line {}: {}", node.line(), message)});
+        MakeProblem(Reason::kMalformedObject, fmt::format("line {}: {}", node.line(), message)));
   };
   auto objects_section = Section(root, "objects", /*required=*/true);
   if (!objects_section) return Error{objects_section.error()};
