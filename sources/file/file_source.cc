@@ -91,6 +91,7 @@ class FileSource : public Source {
     if (!text) return Error{text.error()};
     auto snapshot = ParseSnapshot(*text, context.now);
     if (!snapshot) return Error{fmt::format("{}:{}", path_, snapshot.error())};
+    snapshot->problems = CapProblems(std::move(snapshot->problems));
     return snapshot;
   }
 
