@@ -130,12 +130,13 @@ Result<HttpResponse> ApiClient::Send(const ApiCall& call, Clock::TimePoint deadl
       error = fmt::format(
           "{}: {}", where,
           call.describe ? call.describe(redacted) : fmt::format("HTTP {}", response->status));
-      cause = RetryCause::kServerError;
-      if (response->status == 429) {
-        cause = RetryCause::kRateLimited;
-        auto asked = ParseRetryAfter(response->Header("retry-after"), clock_.UnixSeconds());
-        wait = std::min<Clock::Duration>(asked.value_or(policy_.default_retry_after),
-                                         policy_.max_retry_after);
+      cause = response->status == 429 ? RetryCause::kRateLimited : RetryCause::kServerError;
+      // As client-go: a Retry-After on a 429 or a 5xx is the wait; a 429 without one waits
+      // the default, a 5xx without one backs off.
+      auto asked = ParseRetryAfter(response->Header("retry-after"), clock_.UnixSeconds());
+      if (response->status == 429 && !asked) asked = policy_.default_retry_after;
+      if (asked) {
+        wait = std::min<Clock::Duration>(*asked, policy_.max_retry_after);
         if (clock_.Now() + wait >= deadline) {
           return fail(
               fmt::format("{} (Retry-After {} is beyond the timeout)", error, Seconds(wait)));

@@ -148,7 +148,17 @@ Result<std::string> GitHubActionsSource::LoadToken() {
 
 Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
   bool within_floor = last_read_at_ && context.now - *last_read_at_ < min_interval_;
-  if (within_floor && !confirm_pending_ && last_outcome_) return *last_outcome_;
+  if (within_floor && !confirm_pending_ && last_outcome_) {
+    // The same answer again, but the failures its retries got past happened once: not again.
+    Result<SourceSnapshot> again = *last_outcome_;
+    if (again) {
+      auto& problems = again->problems;
+      problems.erase(std::remove_if(problems.begin(), problems.end(),
+                                    [](const SourceProblem& problem) { return problem.recovered; }),
+                     problems.end());
+    }
+    return again;
+  }
   bool confirming = within_floor && confirm_pending_;
   confirm_pending_ = false;
 

@@ -115,20 +115,30 @@ TEST_F(ApiClientTest, RetryAfterSecondsIsHonoured) {
   EXPECT_EQ(recovered[0].cause, RetryCause::kRateLimited);
 }
 
-TEST_F(ApiClientTest, RetryAfterAsAnHttpDateIsHonoured) {
+TEST_F(ApiClientTest, RetryAfterAsAnHttpDateIsHonouredOnA5xxToo) {
   // 30 s after the fake clock's wall time, 2025-11-30T12:00:00Z.
-  fake_.answers = {{503, "", {{"retry-after", "Sun, 30 Nov 2025 12:00:30 GMT"}}}, {200, "", {}}};
   ASSERT_EQ(clock_.UnixSeconds(), 1764504000);
-  policy_.max_attempts = 2;
+  fake_.answers = {
+      {503, "", {{"retry-after", "Sun, 30 Nov 2025 12:00:30 GMT"}}}, {500, "", {}}, {200, "", {}}};
   auto client = Client();
   ASSERT_TRUE(Send(client).ok());
-  // A 5xx keeps its own backoff; Retry-After is the 429's.
-  EXPECT_EQ(clock_.sleeps(), std::vector<Clock::Duration>{milliseconds(200)});
+  // The 503's Retry-After, then the 500's own backoff (its second attempt's).
+  EXPECT_EQ(clock_.sleeps(), (std::vector<Clock::Duration>{seconds(30), milliseconds(400)}));
+}
 
-  fake_.answers = {{429, "", {{"retry-after", "Sun, 30 Nov 2025 12:00:30 GMT"}}}, {200, "", {}}};
-  auto limited = Client();
-  ASSERT_TRUE(Send(limited).ok());
-  EXPECT_EQ(clock_.sleeps().back(), seconds(30)) << "whole seconds of wall time";
+TEST_F(ApiClientTest, ARateLimitWithoutRetryAfterWaitsTheDefault) {
+  fake_.answers = {{429, "", {{"retry-after", "soon"}}}, {200, "", {}}};
+  auto client = Client();
+  ASSERT_TRUE(Send(client).ok());
+  EXPECT_EQ(clock_.sleeps(), std::vector<Clock::Duration>{seconds(1)});
+}
+
+TEST_F(ApiClientTest, RetryAfterIsCapped) {
+  policy_.max_retry_after = seconds(20);
+  fake_.answers = {{429, "", {{"retry-after", "3600"}}}, {200, "", {}}};
+  auto client = Client();
+  ASSERT_TRUE(Send(client, std::chrono::hours(2)).ok());
+  EXPECT_EQ(clock_.sleeps(), std::vector<Clock::Duration>{seconds(20)});
 }
 
 TEST_F(ApiClientTest, ARetryAfterBeyondTheDeadlineFailsAtOnce) {

@@ -420,6 +420,12 @@ TEST_F(GitHubSourceTest, ServerErrorsAreRetriedWithBackoffAndTheRecoveryCounted)
                                                                      std::chrono::seconds(2)}));
   EXPECT_EQ(source->last_read_stats().requests, static_cast<int>(fake_.requests.size()))
       << "the retries count as requests";
+  // Within min_interval the same outcome is given again, without the retries: they happened once.
+  std::size_t requests = fake_.requests.size();
+  auto again = List(*source, kNow + 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(fake_.requests.size(), requests) << "no request within min_interval";
+  EXPECT_TRUE(ProblemsOf(*again, "server_error").empty());
 }
 
 TEST_F(GitHubSourceTest, ConnectionFailuresAreRetriedButNotTlsFailures) {

@@ -53,7 +53,9 @@ struct RetryPolicy {
   std::chrono::milliseconds first_backoff{200};                     // doubled at each attempt...
   std::chrono::milliseconds max_backoff{std::chrono::seconds(10)};  // ...up to this
   bool retry_rate_limited = true;  // 429; false: the caller handles it (GitHub's quota)
-  std::chrono::seconds default_retry_after{1};  // a 429 without a readable Retry-After
+  // A Retry-After on a 429 or 5xx is the wait (at most max_retry_after); a 429 without one
+  // waits default_retry_after, a 5xx without one backs off.
+  std::chrono::seconds default_retry_after{1};
   std::chrono::seconds max_retry_after{600};
   std::chrono::milliseconds request_timeout{std::chrono::seconds(10)};  // each attempt
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
