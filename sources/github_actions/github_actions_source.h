@@ -37,7 +37,7 @@ namespace schedwatch {
 
 // Knobs that are not spec keys: the transport and conditional requests (tests, the bench).
 struct GitHubActionsTuning {
-  github::HttpSend send;             // empty: libcurl through HttpClient
+  github::HttpSend send;  // empty: libcurl through HttpClient
   bool conditional_requests = true;
   platform::Clock* clock = nullptr;  // of the retry backoffs; null: the real one
 };
