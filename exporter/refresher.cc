@@ -16,6 +16,7 @@
 #include "schedwatch/build_info.h"
 #include "schedwatch/platform/log.h"
 #include "schedwatch/timefmt.h"
+#include "sources/problems.h"
 #include "sources/run_record.h"
 
 namespace schedwatch {
@@ -311,7 +312,7 @@ void Refresher::RefreshOnce() {
     } else {
       status.error = outcome.snapshot.error();
       if (problems[status.name].empty())
-        problems[status.name].push_back({"list_failed", status.error});
+        problems[status.name].push_back(MakeProblem(Reason::kListFailed, status.error));
       Log(LogLevel::kWarn, "list failed", {{"source", status.name}, {"err", status.error}});
     }
     for (const auto& problem : outcome.recovered_in_first_read) {
@@ -355,8 +356,8 @@ void Refresher::RefreshOnce() {
         if (checkpoint) {
           observation.last_progress = *checkpoint;
         } else {
-          SourceProblem problem{"bad_checkpoint",
-                                fmt::format("role {}: {}", job.role, checkpoint.error())};
+          SourceProblem problem = MakeProblem(
+              Reason::kBadCheckpoint, fmt::format("role {}: {}", job.role, checkpoint.error()));
           for (auto& source : result.sources) {
             if (source.name == job.source) source.problems.push_back(problem);
           }

@@ -1,6 +1,7 @@
 // GitHub REST answers: the workflow list, the repository, a directory listing, a page of runs,
 // error bodies, and a Link header, all from the same text.
 #include "fuzz/fuzz_util.h"
+#include "schedwatch/platform/api_client.h"
 #include "sources/github_actions/github_mapping.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -15,11 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const ScheduledRun& run : page->runs) AddRun(history, run);
   }
   NextLink(text);
-  // The text as a header value too: Retry-After and the rate-limit headers are read as numbers.
+  // The text as a header value too: Retry-After (seconds or an HTTP-date) and the rate-limit
+  // headers (numbers).
   std::map<std::string, std::string> headers = {{"retry-after", std::string(text)},
                                                 {"x-ratelimit-remaining", "0"},
                                                 {"x-ratelimit-reset", std::string(text)}};
-  IntegerHeader(headers, "retry-after");
+  IntegerHeader(headers, "x-ratelimit-reset");
+  platform::ParseRetryAfter(text, fuzz::kNow);
   for (long status : {401L, 403L, 404L, 429L, 502L}) {
     ClassifyFailure(status, headers, text, fuzz::kNow, 60);
   }

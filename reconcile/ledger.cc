@@ -1,12 +1,9 @@
 #include "reconcile/ledger.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "schedwatch/platform/file.h"
@@ -46,20 +43,9 @@ Result<bool> WriteLedger(const std::string& path, const Ledger& ledger) {
     json["roles"][role] = {
         {"source", entry.source}, {"id", entry.id}, {"verified", entry.verified}};
   }
-  std::string temporary = fmt::format("{}.tmp.{}", path, getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << json.dump(2) << "\n";
-    if (!out.flush()) {
-      std::remove(temporary.c_str());
-      return Error{fmt::format("cannot write {}: {}", temporary, std::strerror(errno))};
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string error = std::strerror(errno);
-    std::remove(temporary.c_str());
-    return Error{fmt::format("cannot replace {}: {}", path, error)};
-  }
+  // fsynced and renamed over: a crash leaves the old ledger or the new one, never half of one.
+  auto written = platform::WriteFileAtomically(path, json.dump(2) + "\n", 0644);
+  if (!written) return Error{written.error()};
   return true;
 }
 

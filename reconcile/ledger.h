@@ -25,7 +25,7 @@ struct Ledger {
 
 // A missing file is an empty ledger.
 Result<Ledger> ReadLedger(const std::string& path);
-// Writes a temporary file beside `path` and renames it over, so readers never see half a file.
+// Writes atomically (platform::WriteFileAtomically): readers and crashes never see half a file.
 Result<bool> WriteLedger(const std::string& path, const Ledger& ledger);
 
 }  // namespace schedwatch

@@ -19,38 +19,25 @@
 #include "reconcile/ledger.h"
 #include "schedwatch/classify.h"
 #include "schedwatch/platform/file.h"
+#include "schedwatch/platform/file_lock.h"
 #include "schedwatch/platform/log.h"
 #include "schedwatch/timefmt.h"
 
 namespace schedwatch {
 namespace {
 
-// An exclusive lock on a file, so that two reconcilers never repair at the same time.
-class FileLock {
- public:
-  static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path,
-                                                   std::chrono::seconds wait,
-                                                   const std::atomic<bool>& cancelled) {
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-      return Error{fmt::format("cannot open the lock {}: {}", path, std::strerror(errno))};
-    auto deadline = std::chrono::steady_clock::now() + wait;
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (std::chrono::steady_clock::now() > deadline || cancelled.load()) {
-        close(fd);
-        return Error{cancelled.load() ? "shutting down"
-                                      : fmt::format("another reconcile holds {}", path)};
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return std::unique_ptr<FileLock>(new FileLock(fd));
+// Two reconcilers never repair at the same time: an exclusive lock on a file, waited for.
+Result<std::unique_ptr<platform::FileLock>> AcquireLock(const std::string& path,
+                                                        std::chrono::seconds wait,
+                                                        const std::atomic<bool>& cancelled) {
+  auto lock = platform::FileLock::Lock(path, 0600, wait, &cancelled);
+  if (!lock) return Error{"cannot take the lock: " + lock.error()};
+  if (!*lock) {
+    return Error{cancelled.load() ? "shutting down"
+                                  : fmt::format("another reconcile holds {}", path)};
   }
-  ~FileLock() { close(fd_); }  // closing releases the lock
-
- private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_;
-};
+  return lock;
+}
 
 using RoleIndex = std::unordered_map<std::string, std::vector<LiveObject>>;
 
@@ -250,7 +237,7 @@ class Reconciler {
     }
     if (ready.empty()) return;
 
-    auto lock = FileLock::Acquire(options_.lock_file, std::chrono::seconds(60), cancelled_);
+    auto lock = AcquireLock(options_.lock_file, std::chrono::seconds(60), cancelled_);
     if (!lock) {
       for (const auto& item : ready) rows[item.index].action = "skipped: " + lock.error();
       return;

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "run/record_writer.h"
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/timefmt.h"
 #include "sources/kubernetes/kube_objects.h"
 #include "sources/kubernetes/kubernetes_source.h"
@@ -33,35 +34,19 @@ FlockGuard::~FlockGuard() { Release(); }
 
 Result<GuardOutcome> FlockGuard::Acquire() {
   if (auto made = MakeDirectories(directory_, 0755); !made) return Error{made.error()};
-  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd_ < 0) return Error{fmt::format("cannot open {}: {}", path_, std::strerror(errno))};
-  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    int error = errno;
-    if (error != EWOULDBLOCK) {
-      close(fd_), fd_ = -1;
-      return Error{fmt::format("cannot lock {}: {}", path_, std::strerror(error))};
-    }
-    // The holder wrote who it is; a torn read only makes the name less exact.
-    char buffer[256];
-    ssize_t n = pread(fd_, buffer, sizeof buffer - 1, 0);
-    close(fd_), fd_ = -1;
-    std::string holder = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return GuardOutcome{false, holder};
-  }
+  auto attempt = platform::FileLock::TryLock(path_, 0644);
+  if (!attempt) return Error{attempt.error()};
+  if (!attempt->lock) return GuardOutcome{false, attempt->holder};
+  lock_ = std::move(attempt->lock);
   // For the copies that find it held: informative only, the lock itself is the flock.
-  if (ftruncate(fd_, 0) == 0) {
-    std::string line = identity_ + "\n";
-    (void)!pwrite(fd_, line.data(), line.size(), 0);
-  }
+  lock_->WriteNote(identity_ + "\n");
   return GuardOutcome{true, ""};
 }
 
 std::string FlockGuard::Release() {
-  if (fd_ >= 0) {
-    (void)!ftruncate(fd_, 0);
-    close(fd_);  // releases the lock; the file stays, so no race on unlink
-    fd_ = -1;
+  if (lock_) {
+    lock_->WriteNote("");
+    lock_.reset();  // releases the lock; the file stays, so no race on unlink
   }
   return "";
 }
@@ -184,10 +169,10 @@ Result<HttpResponse> LeaseGuard::Send(const std::string& method, const std::stri
   request.timeout = options_.request_timeout;
   request.connect_timeout = options_.request_timeout;
   request.max_body_bytes = 1u << 20;
-  request.headers = {{"Accept", "application/json"},
-                     {"User-Agent", "schedwatch_run/" SCHEDWATCH_VERSION}};
+  platform::ApiHeaders headers;
+  headers.product = "schedwatch_run";
+  request.headers = platform::DefaultHeaders(headers, *token);
   if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
-  if (!token->empty()) request.headers.emplace_back("Authorization", "Bearer " + *token);
   auto response = client_->Send(request);
   if (!response) return Error{RedactSecret(response.error(), *token)};
   return response;

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "schedwatch/platform/file_lock.h"
 #include "schedwatch/platform/http_client.h"
 #include "schedwatch/result.h"
 #include "sources/kubernetes/kube_config.h"
@@ -50,7 +51,7 @@ class FlockGuard : public Guard {
 
  private:
   std::string directory_, path_, identity_;
-  int fd_ = -1;
+  std::unique_ptr<platform::FileLock> lock_;
 };
 
 // What a Lease read from the API server says, judged at `now` (Unix seconds).

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "schedwatch/platform/file.h"
+
 namespace schedwatch::run {
 namespace {
 
@@ -38,37 +40,8 @@ Result<bool> WriteRunRecord(const std::string& directory, const RunRecord& recor
   if (auto made = MakeDirectories(directory, 0755); !made) return made;
   std::string name = RunRecordFileName(record);
   std::string final_path = directory + "/" + name;
-  std::string temporary = fmt::format("{}/.{}.{}.tmp", directory, name, getpid());
-  std::string text = RenderRunRecord(record);
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Error{fmt::format("cannot write {}: {}", temporary, Errno())};
-  std::size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string error = Errno();
-      close(fd), unlink(temporary.c_str());
-      return Error{fmt::format("cannot write {}: {}", temporary, error)};
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    std::string error = Errno();
-    unlink(temporary.c_str());
-    return Error{fmt::format("cannot write {}: {}", temporary, error)};
-  }
-  if (rename(temporary.c_str(), final_path.c_str()) != 0) {
-    std::string error = Errno();
-    unlink(temporary.c_str());
-    return Error{fmt::format("cannot rename to {}: {}", final_path, error)};
-  }
-  // The rename itself is durable once the directory is synced.
-  int dir = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    fsync(dir);
-    close(dir);
-  }
+  auto written = platform::WriteFileAtomically(final_path, RenderRunRecord(record), 0644);
+  if (!written) return Error{written.error()};
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedwatch/platform/file.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 namespace {
@@ -238,13 +239,15 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
                              RunRecordCache* cache) {
   RunRecordRead read;
   auto problem = [&](const std::string& name, const std::string& why) {
-    read.problems.push_back({"bad_run_record", fmt::format("{}/{}: {}", directory, name, why)});
+    read.problems.push_back(
+        MakeProblem(Reason::kBadRunRecord, fmt::format("{}/{}: {}", directory, name, why)));
   };
   DIR* dir = opendir(directory.c_str());
   if (dir == nullptr) {
     if (errno != ENOENT) {
       read.problems.push_back(
-          {"bad_run_record", fmt::format("cannot read {}: {}", directory, std::strerror(errno))});
+          MakeProblem(Reason::kBadRunRecord,
+                      fmt::format("cannot read {}: {}", directory, std::strerror(errno))));
     }
     if (cache) cache->files.clear();
     return read;

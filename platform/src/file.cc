@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -104,6 +105,71 @@ Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_byt
   auto text = ReadRegularFd(fd, path, max_bytes, cancelled, failure);
   close(fd);
   return text;
+}
+
+}  // namespace schedwatch::platform
+
+namespace schedwatch::platform {
+namespace {
+
+std::string Errno(int error) { return std::strerror(error); }
+
+// Writes all of `content`, through short writes and EINTR.
+bool WriteAll(int fd, std::string_view content) {
+  while (!content.empty()) {
+    ssize_t n = write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    content.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
+                                 unsigned int mode, Existing existing) {
+  // Unique per process and call: two threads writing the same path never share a temporary.
+  static std::atomic<unsigned long> sequence{0};
+  auto slash = path.rfind('/');
+  std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1));
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temporary = fmt::format("{}/.{}.{}.{}.tmp", directory, name, getpid(), ++sequence);
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Error{fmt::format("cannot write {}: {}", temporary, Errno(errno))};
+  bool written =
+      WriteAll(fd, content) && fchmod(fd, static_cast<mode_t>(mode)) == 0 && fsync(fd) == 0;
+  int error = errno;
+  if (close(fd) != 0 && written) written = false, error = errno;
+  if (!written) {
+    unlink(temporary.c_str());
+    return Error{fmt::format("cannot write {}: {}", temporary, Errno(error))};
+  }
+  bool created = true;
+  if (existing == Existing::kReplace) {
+    if (rename(temporary.c_str(), path.c_str()) != 0) {
+      error = errno;
+      unlink(temporary.c_str());
+      return Error{fmt::format("cannot replace {}: {}", path, Errno(error))};
+    }
+  } else {
+    // link() fails with EEXIST instead of replacing.
+    int linked = link(temporary.c_str(), path.c_str());
+    error = errno;
+    unlink(temporary.c_str());
+    if (linked != 0 && error != EEXIST) {
+      return Error{fmt::format("cannot create {}: {}", path, Errno(error))};
+    }
+    created = linked == 0;
+  }
+  // The new name is durable once the directory is synced.
+  int dir = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    fsync(dir);
+    close(dir);
+  }
+  return created;
 }
 
 }  // namespace schedwatch::platform

@@ -103,14 +103,14 @@ std::string_view TrimBlanks(std::string_view text) {
 void AddPending(long pid, CronRun run, const CronLogOptions& options, CronLogState& state,
                 CronLogBatch& batch) {
   if (state.pending.count(pid)) {
-    batch.problems.Add("unmatched_line", [&] {
+    batch.problems.Add(Reason::kUnmatchedLine, [&] {
       return fmt::format("CRON[{}] started a run before its previous one ended", pid);
     });
   } else if (state.pending.size() >= options.max_pending) {
     auto oldest = std::min_element(
         state.pending.begin(), state.pending.end(),
         [](const auto& a, const auto& b) { return a.second.started < b.second.started; });
-    batch.problems.Add("pending_overflow", [&] {
+    batch.problems.Add(Reason::kPendingOverflow, [&] {
       return fmt::format("more than {} runs without END; forgot the oldest", options.max_pending);
     });
     state.pending.erase(oldest);
@@ -119,34 +119,6 @@ void AddPending(long pid, CronRun run, const CronLogOptions& options, CronLogSta
 }
 
 }  // namespace
-
-void ProblemTally::Merge(const ProblemTally& other) {
-  for (const auto& [reason, entry] : other.entries_) {
-    auto [it, inserted] = entries_.emplace(reason, entry);
-    if (!inserted) it->second.count += entry.count;
-  }
-}
-
-std::size_t ProblemTally::Count(std::string_view reason) const {
-  auto it = entries_.find(reason);
-  return it == entries_.end() ? 0 : it->second.count;
-}
-
-std::size_t ProblemTally::Total() const {
-  std::size_t total = 0;
-  for (const auto& [reason, entry] : entries_) total += entry.count;
-  return total;
-}
-
-void ProblemTally::AppendTo(std::vector<SourceProblem>& out, std::size_t cap) const {
-  for (const auto& [reason, entry] : entries_) {
-    std::string message = entry.count == 1
-                              ? entry.first
-                              : fmt::format("{} lines like this one: {}", entry.count, entry.first);
-    out.push_back({reason, std::move(message)});
-    for (std::size_t i = 1; i < std::min(entry.count, cap); ++i) out.push_back({reason, ""});
-  }
-}
 
 void ApplyCronMessage(const CronMessage& message, const CronLogOptions& options,
                       CronLogState& state, CronLogBatch& batch) {
@@ -158,7 +130,7 @@ void ApplyCronMessage(const CronMessage& message, const CronLogOptions& options,
   std::size_t event_end = who_end == std::string_view::npos ? who_end : text.find(' ', who_end + 2);
   if (event_end == std::string_view::npos || text.size() < event_end + 3 ||
       text[event_end + 1] != '(' || text.back() != ')') {
-    batch.problems.Add("garbled_line", [&] { return "cron message " + Quote(message.text); });
+    batch.problems.Add(Reason::kGarbledLine, [&] { return "cron message " + Quote(message.text); });
     return;
   }
   std::string_view who = text.substr(1, who_end - 1);
@@ -173,7 +145,7 @@ void ApplyCronMessage(const CronMessage& message, const CronLogOptions& options,
     if (!SplitJobPid(detail, &run.job_pid, &command)) {
       run.command = std::string(TrimBlanks(detail));
       batch.started_only.push_back(std::move(run));
-      batch.problems.Add("cron_log_level", [] {
+      batch.problems.Add(Reason::kCronLogLevel, [] {
         return std::string(
             "CMD line without a job PID: run cron with -L 15 to see ends and "
             "failures");
@@ -195,17 +167,17 @@ void ApplyCronMessage(const CronMessage& message, const CronLogOptions& options,
                            ParsePid(detail.substr(12, detail.find(' ', 12) - 12), &job_pid);
   if (!has_pid) {
     if (end) {
-      batch.problems.Add("cron_log_level", [] {
+      batch.problems.Add(Reason::kCronLogLevel, [] {
         return std::string("END line without a job PID: run cron with -L 15");
       });
     } else {
-      batch.problems.Add("garbled_line", [&] { return "cron error " + Quote(message.text); });
+      batch.problems.Add(Reason::kGarbledLine, [&] { return "cron error " + Quote(message.text); });
     }
     return;
   }
   auto it = state.pending.find(message.pid);
   if (it == state.pending.end() || it->second.job_pid != job_pid) {
-    batch.problems.Add("unmatched_line", [&] {
+    batch.problems.Add(Reason::kUnmatchedLine, [&] {
       return fmt::format(
           "CRON[{}] {} for job {} with no CMD line before it (started before the "
           "log was read?)",
@@ -270,7 +242,7 @@ std::size_t ParseSyslog(std::string_view text, const CronLogOptions& options, Cr
     std::string_view line(start, length);
     if (length > options.max_line_bytes) {
       if (line.substr(0, 200).find(" CRON[") != std::string_view::npos) {
-        batch.problems.Add("garbled_line", [&] {
+        batch.problems.Add(Reason::kGarbledLine, [&] {
           return fmt::format("cron line longer than {} bytes skipped: {}", options.max_line_bytes,
                              Quote(line));
         });
@@ -299,7 +271,7 @@ std::size_t ParseSyslog(std::string_view text, const CronLogOptions& options, Cr
                     : ParseRsyslogTime(time_text);
     if (tag_end == std::string_view::npos || !ParsePid(tag.substr(5, tag_end - 5), &message.pid) ||
         !time) {
-      batch.problems.Add("garbled_line", [&] { return "cron line " + Quote(line); });
+      batch.problems.Add(Reason::kGarbledLine, [&] { return "cron line " + Quote(line); });
       continue;
     }
     message.time = *time;
@@ -318,7 +290,7 @@ std::size_t ParseJournalJson(std::string_view text, const CronLogOptions& option
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     if (line.size() > options.max_line_bytes) {
-      batch.problems.Add("garbled_line", [&] {
+      batch.problems.Add(Reason::kGarbledLine, [&] {
         return fmt::format("journal entry longer than {} bytes skipped", options.max_line_bytes);
       });
       continue;
@@ -339,7 +311,7 @@ std::size_t ParseJournalJson(std::string_view text, const CronLogOptions& option
       return bytes;
     };
     if (!entry.is_object()) {
-      batch.problems.Add("garbled_line", [&] { return "journal line " + Quote(line); });
+      batch.problems.Add(Reason::kGarbledLine, [&] { return "journal line " + Quote(line); });
       continue;
     }
     if (auto next = field("__CURSOR")) *cursor = *next;
@@ -356,7 +328,7 @@ std::size_t ParseJournalJson(std::string_view text, const CronLogOptions& option
     if (time_ok) microseconds = std::stoll(*realtime);
     if (!identifier || !message_text || !pid_text || !time_ok ||
         !ParsePid(*pid_text, &message.pid)) {
-      batch.problems.Add("garbled_line", [&] { return "journal entry " + Quote(line); });
+      batch.problems.Add(Reason::kGarbledLine, [&] { return "journal entry " + Quote(line); });
       continue;
     }
     message.time = microseconds / 1000000;

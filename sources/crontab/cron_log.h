@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sources/problems.h"
 #include "sources/source.h"
 
 namespace date {
@@ -49,35 +50,10 @@ struct CronLogState {
   bool in_long_line = false;                  // skipping the rest of an over-long line
 };
 
-// Problems counted by reason; only the first message of each reason is kept.
-class ProblemTally {
- public:
-  template <typename MakeMessage>
-  void Add(std::string_view reason, MakeMessage&& make_message) {
-    auto it = entries_.find(reason);
-    if (it == entries_.end())
-      it = entries_.emplace(std::string(reason), Entry{0, make_message()}).first;
-    ++it->second.count;
-  }
-  void Merge(const ProblemTally& other);
-  std::size_t Count(std::string_view reason) const;
-  std::size_t Total() const;
-  // Up to `cap` problems per reason; the first one's message says how many there were.
-  void AppendTo(std::vector<SourceProblem>& out, std::size_t cap) const;
-  void Clear() { entries_.clear(); }
-
- private:
-  struct Entry {
-    std::size_t count = 0;
-    std::string first;
-  };
-  std::map<std::string, Entry, std::less<>> entries_;
-};
-
 struct CronLogBatch {
   std::vector<CronRun> finished;      // runs whose END was read, in log order
   std::vector<CronRun> started_only;  // CMD lines without a job PID (cron without -L 8)
-  ProblemTally problems;
+  ProblemSink problems;
 };
 
 // One message of cron's child, from a syslog line or a journal entry.

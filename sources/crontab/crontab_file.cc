@@ -361,7 +361,7 @@ ParsedCrontab ParseCrontab(std::string_view text, CrontabKind kind, const std::s
   }
   if (int line = FirstInvalidUtf8Line(text)) {
     parsed.problems.push_back(
-        {line, "non_utf8_crontab",
+        {line, Reason::kNonUtf8Crontab,
          fmt::format("line {}: not valid UTF-8; read as bytes, as cron does", line)});
   }
 
@@ -372,7 +372,7 @@ ParsedCrontab ParseCrontab(std::string_view text, CrontabKind kind, const std::s
   std::optional<PendingMarker> pending;  // the marker on the previous line
   auto unmatched = [&parsed](const PendingMarker& above, const std::string& why) {
     parsed.problems.push_back(
-        {above.line, "marker_without_entry",
+        {above.line, Reason::kMarkerWithoutEntry,
          fmt::format("line {}: marker for role \"{}\" {}", above.line, above.marker.role, why)});
   };
   auto entry_found = [&](CrontabEntry& entry, int line, std::optional<PendingMarker> above) {
@@ -398,8 +398,8 @@ ParsedCrontab ParseCrontab(std::string_view text, CrontabKind kind, const std::s
         if (found->ok()) {
           pending = PendingMarker{found->value(), number};
         } else {
-          parsed.problems.push_back(
-              {number, "malformed_marker", fmt::format("line {}: {}", number, found->error())});
+          parsed.problems.push_back({number, Reason::kMalformedMarker,
+                                     fmt::format("line {}: {}", number, found->error())});
         }
         continue;
       }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "schedwatch/result.h"
+#include "sources/problems.h"
 
 namespace schedwatch::crontab {
 
@@ -62,7 +63,7 @@ struct CrontabEntry {
 
 struct CrontabProblem {
   int line = 0;
-  std::string reason;  // "malformed_marker", "marker_without_entry", "non_utf8_crontab"
+  Reason reason = Reason::kMalformedMarker;  // or kMarkerWithoutEntry, kNonUtf8Crontab
   std::string message;
 };
 

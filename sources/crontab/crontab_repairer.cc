@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "schedwatch/classify.h"
+#include "schedwatch/platform/file.h"
 #include "sources/crontab/crontab_file.h"
 #include "sources/repairer.h"
 
@@ -56,25 +57,10 @@ class CrontabRepairer : public Repairer {
 
   Result<Creation> Create(const JobSpec& job, const std::string& text) override {
     std::string target = fmt::format("{}/schedwatch-{}", directory_, job.role);
-    std::string temporary = fmt::format("{}/.schedwatch-{}.{}", directory_, job.role, getpid());
-    int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return Error{fmt::format("cannot create {}: {}", temporary, std::strerror(errno))};
-    bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                   fchmod(fd, 0644) == 0 && fsync(fd) == 0;
-    int saved_errno = errno;
-    close(fd);
-    if (!written) {
-      unlink(temporary.c_str());
-      return Error{fmt::format("cannot write {}: {}", temporary, std::strerror(saved_errno))};
-    }
-    // link() fails with EEXIST instead of replacing: an object someone else just created stays.
-    int linked = link(temporary.c_str(), target.c_str());
-    saved_errno = errno;
-    unlink(temporary.c_str());
-    if (linked != 0 && saved_errno == EEXIST) return Creation{target, true};
-    if (linked != 0) {
-      return Error{fmt::format("cannot create {}: {}", target, std::strerror(saved_errno))};
-    }
+    // Linked, never renamed, into place: an object someone else just created stays.
+    auto created = platform::WriteFileAtomically(target, text, 0644, platform::Existing::kKeep);
+    if (!created) return Error{created.error()};
+    if (!*created) return Creation{target, true};
     return Creation{target};
   }
 

@@ -4,11 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,9 +15,9 @@
 
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
+#include "schedwatch/platform/subprocess.h"
 #include "schedwatch/schedule.h"
-
-extern char** environ;
+#include "sources/problems.h"
 
 namespace schedwatch::crontab {
 namespace {
@@ -66,83 +62,6 @@ const date::time_zone* LocalZone() {
   } catch (const std::exception&) {
     return nullptr;  // UTC
   }
-}
-
-// Runs argv, handing its standard output to `consume` as it comes; fails on a non-zero exit.
-Result<bool> RunCommand(const std::vector<std::string>& argv,
-                        const std::function<std::size_t(std::string_view)>& consume,
-                        const std::atomic<bool>* cancelled) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Error{"pipe: " + Errno(errno)};
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]), close(out[1]);
-    return Error{"pipe: " + Errno(errno)};
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]), close(err[1]);
-  if (spawned != 0) {
-    close(out[0]), close(err[0]);
-    return Error{fmt::format("cannot run {}: {}", argv[0], Errno(spawned))};
-  }
-  std::string pending, errors;
-  bool out_open = true, err_open = true, killed = false, too_long = false;
-  char buffer[65536];
-  while (out_open || err_open) {
-    if (!killed && cancelled != nullptr && cancelled->load()) {
-      kill(pid, SIGKILL);
-      killed = true;
-    }
-    pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
-    if (poll(fds, 2, 100) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].revents == 0) continue;
-      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        (i == 0 ? out_open : err_open) = false;
-        continue;
-      }
-      if (i == 1) {
-        errors.append(buffer, std::min<std::size_t>(
-                                  n, kMaxErrorBytes - std::min(kMaxErrorBytes, errors.size())));
-        continue;
-      }
-      pending.append(buffer, static_cast<std::size_t>(n));
-      pending.erase(0, consume(pending));
-      if (pending.size() > kMaxCommandLineBytes && !killed) {
-        kill(pid, SIGKILL);
-        killed = true;
-        too_long = true;
-      }
-    }
-  }
-  close(out[0]), close(err[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (too_long) {
-    return Error{
-        fmt::format("{} wrote a line longer than {} MiB", argv[0], kMaxCommandLineBytes >> 20)};
-  }
-  if (killed) return Error{fmt::format("{} cancelled", argv[0])};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string first = errors.substr(0, errors.find('\n'));
-    return Error{fmt::format(
-        "{} failed ({}): {}", argv[0],
-        WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status)) : "killed",
-        SanitizeUtf8(first))};
-  }
-  return true;
 }
 
 }  // namespace
@@ -244,7 +163,8 @@ Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
 
 CrontabSource::CrontabSource(CrontabSourceOptions options)
     : options_(std::move(options)),
-      tail_(options_.root + options_.syslog, options_.max_backlog_bytes) {
+      tail_(options_.root + options_.syslog, options_.max_backlog_bytes),
+      log_problems_(options_.problems_per_reason) {
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
@@ -260,7 +180,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
   std::vector<CrontabEntry> entries;
   auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
     snapshot.problems.push_back(
-        {"crontab_ignored", fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)});
+        MakeProblem(Reason::kCrontabIgnored,
+                    fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)));
   };
   // A file cron skips for its name or user is reported only when it carries a marker.
   auto report_if_marked = [&](const std::string& real, const std::string& shown,
@@ -326,7 +247,7 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     ParsedCrontab parsed = ParseCrontab(*text, kind, user, &users);
     for (auto& problem : parsed.problems) {
       snapshot.problems.push_back(
-          {problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)});
+          MakeProblem(problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)));
     }
     if (!parsed.ignored_because.empty()) {
       ignored(shown, parsed.ignored_because);
@@ -349,7 +270,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     if (stat(real.c_str(), &info) != 0) {
       if (errno != ENOENT) return Error{fmt::format("cannot read {}: {}", path, Errno(errno))};
       ++missing;
-      snapshot.problems.push_back({"path_not_found", fmt::format("{} does not exist", path)});
+      snapshot.problems.push_back(
+          MakeProblem(Reason::kPathNotFound, fmt::format("{} does not exist", path)));
       continue;
     }
     if (!S_ISDIR(info.st_mode)) {
@@ -396,12 +318,16 @@ Result<bool> CrontabSource::ReadJournal(const ListContext& context, CronLogBatch
     argv.push_back("--root=" + options_.root);
   }
   if (!journal_cursor_.empty()) argv.push_back("--after-cursor=" + journal_cursor_);
-  return RunCommand(
+  platform::CommandOptions command;
+  command.max_line_bytes = kMaxCommandLineBytes;
+  command.max_error_bytes = kMaxErrorBytes;
+  command.clean_error = SanitizeUtf8;
+  return platform::RunCommand(
       argv,
       [&](std::string_view text) {
         return ParseJournalJson(text, log_options, log_state_, batch, &journal_cursor_);
       },
-      context.cancelled);
+      context.cancelled, command);
 }
 
 Result<bool> CrontabSource::ReadHistory(const ListContext& context, CronLogBatch& batch) {
@@ -474,7 +400,8 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
       for (const auto& role : *roles) snapshot.history[role].Add({run.started, std::nullopt});
     }
   }
-  log_problems_.AppendTo(snapshot.problems, options_.problems_per_reason);
+  log_problems_.AppendTo(snapshot.problems);
+  snapshot.problems = CapProblems(std::move(snapshot.problems), options_.problems_per_reason);
   return snapshot;
 }
 

@@ -95,7 +95,7 @@ class CrontabSource : public Source {
   CronLogState log_state_;
   std::string journal_cursor_;
   std::map<std::string, RunHistory> finished_;  // by role: runs that ended, starts of -L 1
-  ProblemTally log_problems_;                   // of the current refresh
+  ProblemSink log_problems_;                    // of the current refresh
   std::int64_t log_problems_now_ = -1;
 };
 

@@ -8,6 +8,7 @@
 #include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 namespace {
@@ -90,6 +91,7 @@ class FileSource : public Source {
     if (!text) return Error{text.error()};
     auto snapshot = ParseSnapshot(*text, context.now);
     if (!snapshot) return Error{fmt::format("{}:{}", path_, snapshot.error())};
+    snapshot->problems = CapProblems(std::move(snapshot->problems));
     return snapshot;
   }
 
@@ -110,7 +112,7 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
   SourceSnapshot snapshot;
   auto problem = [&](YamlNode node, const std::string& message) {
     snapshot.problems.push_back(
-        {"malformed_object", fmt::format("line {}: {}", node.line(), message)});
+        MakeProblem(Reason::kMalformedObject, fmt::format("line {}: {}", node.line(), message)));
   };
   auto objects_section = Section(root, "objects", /*required=*/true);
   if (!objects_section) return Error{objects_section.error()};

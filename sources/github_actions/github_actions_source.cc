@@ -12,6 +12,7 @@
 
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 namespace {
@@ -99,13 +100,11 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   if (!tuning.send) {
     TlsOptions tls;
     tls.ca_file = spec.Get("ca_file");
-    auto client = std::make_shared<HttpClient>(std::move(tls));
-    tuning.send = [client](const HttpRequest& request, const std::atomic<bool>* cancelled) {
-      return client->Send(request, cancelled);
-    };
+    tuning.send = platform::TransportOver(std::make_shared<HttpClient>(std::move(tls)));
   }
-  source->api_ =
-      std::make_unique<github::Api>(std::move(api_url), request_timeout, std::move(tuning.send));
+  source->api_ = std::make_unique<github::Api>(
+      std::move(api_url), request_timeout, std::move(tuning.send),
+      tuning.clock != nullptr ? *tuning.clock : platform::RealClock());
   for (const JobSpec* job : options.jobs) {
     source->jobs_.push_back(*job);
     source->jobs_.back().workflow = github::NormalizeWorkflowPath(job->workflow);
@@ -149,7 +148,17 @@ Result<std::string> GitHubActionsSource::LoadToken() {
 
 Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
   bool within_floor = last_read_at_ && context.now - *last_read_at_ < min_interval_;
-  if (within_floor && !confirm_pending_ && last_outcome_) return *last_outcome_;
+  if (within_floor && !confirm_pending_ && last_outcome_) {
+    // The same answer again, but the failures its retries got past happened once: not again.
+    Result<SourceSnapshot> again = *last_outcome_;
+    if (again) {
+      auto& problems = again->problems;
+      problems.erase(std::remove_if(problems.begin(), problems.end(),
+                                    [](const SourceProblem& problem) { return problem.recovered; }),
+                     problems.end());
+    }
+    return again;
+  }
   bool confirming = within_floor && confirm_pending_;
   confirm_pending_ = false;
 
@@ -188,6 +197,9 @@ Result<const GitHubActionsSource::Cached<T>*> GitHubActionsSource::Fetch(
   std::string etag =
       conditional_requests_ && cached != cache.end() ? cached->second.etag : std::string();
   auto answer = api_->Get(url, etag, accept, reading.context.now, reading.context.cancelled);
+  for (const auto& recovered : api_->TakeRecovered()) {
+    reading.snapshot.problems.push_back(RecoveredProblem(recovered));
+  }
   if (!answer) return Error{answer.error()};
   if (answer->status == 304) {
     if (cached == cache.end()) {
@@ -385,26 +397,27 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
     if (!files.count(job.workflow)) {
       auto file = WorkflowFile(reading, job.workflow, *branch);
       if (!file) return Error{file.error()};
-      auto problem = [&](const std::string& reason, const std::string& message) {
-        snapshot.problems.push_back({reason, job.workflow + ": " + message});
+      auto problem = [&](Reason reason, const std::string& message) {
+        snapshot.problems.push_back(MakeProblem(reason, job.workflow + ": " + message));
       };
       if (*file == nullptr) {
-        problem("file_not_found", fmt::format("not found on branch {}", *branch));
+        problem(Reason::kFileNotFound, fmt::format("not found on branch {}", *branch));
       } else if (!(*file)->file) {
-        problem("malformed_object", "not YAML: " + (*file)->error);
+        problem(Reason::kMalformedObject, "not YAML: " + (*file)->error);
       } else {
-        for (const auto& message : (*file)->file->problems) problem("malformed_object", message);
+        for (const auto& message : (*file)->file->problems)
+          problem(Reason::kMalformedObject, message);
       }
       files[job.workflow] = *file != nullptr && (*file)->file ? &*(*file)->file : nullptr;
     }
     // GitHub's own guard against overlapping runs is the workflow's `concurrency:` group.
     if (job.require_concurrency && files[job.workflow] != nullptr &&
         !files[job.workflow]->has_concurrency) {
-      snapshot.problems.push_back(
-          {"workflow_without_concurrency",
-           fmt::format("{}: no workflow-level concurrency: group, so two runs of role {} may "
-                       "overlap (add e.g. `concurrency: {{group: {}}}`)",
-                       job.workflow, job.role, job.role)});
+      snapshot.problems.push_back(MakeProblem(
+          Reason::kWorkflowWithoutConcurrency,
+          fmt::format("{}: no workflow-level concurrency: group, so two runs of role {} may "
+                      "overlap (add e.g. `concurrency: {{group: {}}}`)",
+                      job.workflow, job.role, job.role)));
     }
     for (const Workflow* workflow : matching->second) {
       if (!runs.count(workflow->id)) {
@@ -417,6 +430,7 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
     }
   }
   ForgetUnused(reading.used_urls);
+  reading.snapshot.problems = CapProblems(std::move(reading.snapshot.problems));
   return std::move(reading.snapshot);
 }
 

@@ -39,6 +39,7 @@ namespace schedwatch {
 struct GitHubActionsTuning {
   github::HttpSend send;  // empty: libcurl through HttpClient
   bool conditional_requests = true;
+  platform::Clock* clock = nullptr;  // of the retry backoffs; null: the real one
 };
 
 class GitHubActionsSource : public Source {

@@ -17,6 +17,22 @@ constexpr std::int64_t kMaxSecondaryBackoff = 3600;
 // The largest answers are pages of 100 workflows or 20 runs: well below this.
 constexpr std::size_t kMaxAnswerBytes = 64u << 20;
 
+platform::RetryPolicy RetryPolicy(std::chrono::milliseconds timeout) {
+  platform::RetryPolicy policy;
+  policy.max_attempts = 3;
+  policy.first_backoff = std::chrono::seconds(1);
+  policy.max_backoff = std::chrono::seconds(4);
+  policy.retry_rate_limited = false;  // GitHub's limits block every request: see Get
+  policy.request_timeout = timeout;
+  return policy;
+}
+
+platform::ApiHeaders Headers() {
+  platform::ApiHeaders headers;
+  headers.extra = {{"X-GitHub-Api-Version", std::string(kApiVersion)}};
+  return headers;
+}
+
 }  // namespace
 
 std::string UrlOrigin(const std::string& url) {
@@ -25,11 +41,12 @@ std::string UrlOrigin(const std::string& url) {
   return url.substr(0, url.find('/', scheme + 3));
 }
 
-Api::Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send)
+Api::Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send,
+         platform::Clock& clock)
     : base_url_(std::move(base_url)),
       origin_(UrlOrigin(base_url_)),
       timeout_(timeout),
-      send_(std::move(send)),
+      client_(std::move(send), RetryPolicy(timeout), Headers(), clock),
       secondary_backoff_(kFirstSecondaryBackoff) {}
 
 std::optional<std::int64_t> Api::BlockedUntil(std::int64_t now) const {
@@ -59,18 +76,24 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   }
   if (auto until = BlockedUntil(now)) return Error{BlockedMessage(*until)};
 
-  HttpRequest request;
-  request.url = url;
-  request.timeout = timeout_;
-  request.max_body_bytes = kMaxAnswerBytes;
-  request.headers = {{"Accept", std::string(accept)},
-                     {"X-GitHub-Api-Version", std::string(kApiVersion)},
-                     {"User-Agent", "schedwatch/" SCHEDWATCH_VERSION}};
-  if (!token_.empty()) request.headers.emplace_back("Authorization", "Bearer " + token_);
-  if (!etag.empty()) request.headers.emplace_back("If-None-Match", etag);
-  ++stats_.requests;
-  auto response = send_(request, cancelled);
-  if (!response) return Error{RedactSecret(response.error(), token_)};
+  platform::ApiCall call;
+  call.url = url;
+  call.max_body_bytes = kMaxAnswerBytes;
+  call.accept = accept;
+  if (!etag.empty()) call.headers.emplace_back("If-None-Match", etag);
+  call.describe = [&](const HttpResponse& response) {
+    std::string message =
+        ClassifyFailure(response.status, response.headers, response.body, now, secondary_backoff_)
+            .message;
+    return fmt::format("HTTP {}{}", response.status, message.empty() ? "" : ": " + message);
+  };
+  int before = client_.requests();
+  // Each attempt has the whole timeout; the backoffs between them come on top.
+  auto deadline = client_.clock().Now() + timeout_ * client_.policy().max_attempts +
+                  client_.policy().max_backoff * 2;
+  auto response = client_.Send(call, deadline, cancelled);
+  stats_.requests += client_.requests() - before;
+  if (!response) return Error{response.error()};
   NoteQuota(*response);
 
   long status = response->status;
@@ -87,9 +110,9 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
 
   // Redacted before ClassifyFailure shortens GitHub's message: a cut token no longer matches.
   ApiFailure failure =
-      ClassifyFailure(status, response->headers, RedactSecret(std::move(response->body), token_),
-                      now, secondary_backoff_);
-  std::string detail = RedactSecret(failure.message, token_);
+      ClassifyFailure(status, response->headers, client_.Redact(std::move(response->body)), now,
+                      secondary_backoff_);
+  std::string detail = client_.Redact(failure.message);
   std::string said = detail.empty() ? std::string() : ": " + detail;
   switch (failure.kind) {
     case ApiFailure::Kind::kRateLimited:

@@ -1,5 +1,6 @@
-// The GitHub REST calls of the github_actions source: headers, conditional requests, rate limits
-// and error wording. The token is sent only to the API's own origin and never appears in
+// The GitHub REST calls of the github_actions source: conditional requests, rate limits and
+// error wording, over the platform's API client (headers, retries of transport failures and
+// 5xx, redaction). The token is sent only to the API's own origin and never appears in
 // messages.
 #pragma once
 
@@ -10,15 +11,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/platform/http_client.h"
 #include "schedwatch/result.h"
 
 namespace schedwatch::github {
 
 // The transport: HttpClient::Send in production, a fake in unit tests.
-using HttpSend =
-    std::function<Result<HttpResponse>(const HttpRequest&, const std::atomic<bool>* cancelled)>;
+using HttpSend = platform::HttpTransport;
 
 inline constexpr std::string_view kJsonMediaType = "application/vnd.github+json";
 inline constexpr std::string_view kRawMediaType = "application/vnd.github.raw+json";
@@ -39,13 +41,16 @@ struct ApiAnswer {
 
 class Api {
  public:
-  Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send);
+  // `timeout` bounds each attempt; `clock` times the backoffs between attempts.
+  Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send,
+      platform::Clock& clock = platform::RealClock());
 
   const std::string& base_url() const { return base_url_; }
-  void SetToken(std::string token) { token_ = std::move(token); }
+  void SetToken(std::string token) { client_.SetToken(std::move(token)); }
 
-  // GET `url` (absolute, on the API's origin); `etag` non-empty sends If-None-Match. Any other
-  // status than 200, 304 and 404 is an Error naming the path and the reason. A rate-limit answer
+  // GET `url` (absolute, on the API's origin); `etag` non-empty sends If-None-Match. Transport
+  // failures and 5xx are retried (3 attempts); any other status than 200, 304 and 404 is an
+  // Error naming the path and the reason. A rate-limit answer
   // (403/429 with x-ratelimit-remaining: 0, retry-after, or a rate-limit message) blocks every
   // request until it lifts; so does a response that leaves no primary quota.
   Result<ApiAnswer> Get(const std::string& url, const std::string& etag, std::string_view accept,
@@ -57,6 +62,8 @@ class Api {
   std::string BlockedMessage(std::int64_t until) const;
 
   RequestStats& stats() { return stats_; }
+  // Failures a retry got past since the last call.
+  std::vector<platform::RecoveredFailure> TakeRecovered() { return client_.TakeRecovered(); }
 
  private:
   void NoteQuota(const HttpResponse& response);
@@ -64,8 +71,7 @@ class Api {
   std::string base_url_;
   std::string origin_;  // scheme://host[:port] of base_url_
   std::chrono::milliseconds timeout_;
-  HttpSend send_;
-  std::string token_;
+  platform::ApiClient client_;
   std::optional<std::int64_t> remaining_, reset_;
   std::optional<std::int64_t> blocked_until_;
   std::int64_t secondary_backoff_;

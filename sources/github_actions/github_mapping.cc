@@ -6,9 +6,11 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/schedule.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/problems.h"
 
 namespace schedwatch::github {
 namespace {
@@ -108,10 +110,10 @@ Result<WorkflowPage> ParseWorkflowPage(std::string_view body) {
     auto path = item.is_object() ? StringField(item, "path") : std::nullopt;
     auto state = item.is_object() ? StringField(item, "state") : std::nullopt;
     if (id == nullptr || !id->is_number_integer() || !path || !state) {
-      page.problems.push_back(
-          {"malformed_object",
-           fmt::format("workflows[{}]: expected an object with integer id, string path and state",
-                       i)});
+      page.problems.push_back(MakeProblem(
+          Reason::kMalformedObject,
+          fmt::format("workflows[{}]: expected an object with integer id, string path and state",
+                      i)));
       continue;
     }
     workflow.id = id->get<std::int64_t>();
@@ -229,8 +231,8 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
   for (std::size_t i = 0; i < (*items)->size(); ++i) {
     const Json& item = (**items)[i];
     auto problem = [&](const std::string& message) {
-      page.problems.push_back(
-          {"malformed_object", fmt::format("{}: workflow_runs[{}]: {}", what, i, message)});
+      page.problems.push_back(MakeProblem(
+          Reason::kMalformedObject, fmt::format("{}: workflow_runs[{}]: {}", what, i, message)));
     };
     if (!item.is_object()) {
       problem("not an object");
@@ -351,12 +353,14 @@ ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>
   if (status == 401) {
     failure.kind = ApiFailure::Kind::kUnauthorized;
   } else if (status == 403 || status == 429) {
-    auto retry_after = IntegerHeader(headers, "retry-after");
+    auto header = headers.find("retry-after");
+    auto retry_after =
+        header == headers.end() ? std::nullopt : platform::ParseRetryAfter(header->second, now);
     auto reset = IntegerHeader(headers, "x-ratelimit-reset");
     failure.kind = ApiFailure::Kind::kRateLimited;
     failure.secondary = lower.find("secondary") != std::string::npos;
     if (retry_after) {
-      failure.retry_at = now + *retry_after;
+      failure.retry_at = now + retry_after->count();
     } else if (IntegerHeader(headers, "x-ratelimit-remaining") == 0 && !failure.secondary) {
       failure.retry_at = reset ? std::max(*reset, now) : now + secondary_backoff;
     } else if (lower.find("rate limit") != std::string::npos || status == 429) {

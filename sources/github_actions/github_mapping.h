@@ -95,7 +95,7 @@ void AddRun(RunHistory& history, const ScheduledRun& run);
 // The rel="next" URL of a Link header, or empty.
 std::string NextLink(std::string_view link_header);
 
-// A header holding a non-negative integer (x-ratelimit-remaining, retry-after); nullopt when
+// A header holding a non-negative integer (x-ratelimit-remaining); nullopt when
 // absent or not a number. `headers` keys are lower case.
 std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
                                           const std::string& name);
@@ -109,7 +109,8 @@ struct ApiFailure {
   bool secondary = false;  // a secondary (abuse) limit, which backs off exponentially
   std::string message;     // GitHub's `message`, shortened; may be empty
 };
-// `headers` keys are lower case. `now` anchors retry-after; `secondary_backoff` is used for a
+// `headers` keys are lower case. `now` anchors retry-after (seconds or an HTTP-date, read by
+// platform::ParseRetryAfter); `secondary_backoff` is used for a
 // secondary limit that names no retry-after.
 ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,
                            std::string_view body, std::int64_t now, std::int64_t secondary_backoff);

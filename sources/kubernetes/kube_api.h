@@ -1,6 +1,7 @@
-// Paginated GETs of Kubernetes list endpoints: limit/continue, an expired continue token (410)
-// restarts the list, 429 waits for Retry-After, 5xx, transport failures and malformed pages are
-// retried; all bounded by attempts, restarts and one deadline, and cancellable between pages.
+// Paginated GETs of Kubernetes list endpoints: limit/continue, and an expired continue token
+// (410) restarts the list. Retries (429 with Retry-After, 5xx, transport failures, malformed
+// pages), the deadline and cancellation are the API client's (platform/api_client.h); a list
+// is bounded by restarts too.
 #pragma once
 
 #include <atomic>
@@ -10,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schedwatch/platform/http_client.h"
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/result.h"
 #include "sources/source.h"
 
@@ -18,23 +19,17 @@ namespace schedwatch::kubernetes {
 
 struct ListOptions {
   int page_size = 500;
-  int max_attempts = 3;  // per page
   int max_restarts = 3;  // per list, for expired continue tokens
-  std::chrono::milliseconds request_timeout{std::chrono::seconds(5)};
-  std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
-  std::chrono::milliseconds first_backoff{std::chrono::milliseconds(200)};
 };
 
-// A Retry-After header's delta seconds (the API server never sends the HTTP-date form); 1 s
-// when missing or unreadable, at most 600 s.
-std::chrono::seconds RetryAfter(const std::string& header);
+// How the Kubernetes API is retried: 3 attempts per request, from 200 ms doubling.
+platform::RetryPolicy DefaultRetryPolicy();
 
 class ApiLister {
  public:
-  using Clock = std::chrono::steady_clock;
-  // `token` may be empty (client certificates); it is sent, never reported.
-  ApiLister(HttpClient& client, std::string server, std::string token, ListOptions options,
-            Clock::time_point deadline, const std::atomic<bool>* cancelled);
+  // `client` carries the token and the retry policy; `server` is "https://host:port".
+  ApiLister(platform::ApiClient& client, std::string server, ListOptions options,
+            platform::Clock::TimePoint deadline, const std::atomic<bool>* cancelled);
 
   // Gets every page of `path` (`query` is extra, already encoded). `on_page` parses one page,
   // keeps its items and returns its continue token ("" on the last page); an Error from it
@@ -46,19 +41,16 @@ class ApiLister {
 
   // Failures that were recovered (retried, restarted): worth counting, not failing for.
   const std::vector<SourceProblem>& problems() const { return problems_; }
-  int requests() const { return requests_; }
 
  private:
-  Result<bool> Wait(Clock::duration duration);
+  void TakeRecovered();
 
-  HttpClient& client_;
+  platform::ApiClient& client_;
   std::string server_;
-  std::string token_;
   ListOptions options_;
-  Clock::time_point deadline_;
+  platform::Clock::TimePoint deadline_;
   const std::atomic<bool>* cancelled_;
   std::vector<SourceProblem> problems_;
-  int requests_ = 0;
 };
 
 }  // namespace schedwatch::kubernetes

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "schedwatch/timefmt.h"
+#include "sources/problems.h"
 
 namespace schedwatch::kubernetes {
 namespace {
@@ -284,7 +285,7 @@ class Item {
                              : fmt::format("{}: {} {}", name, field, what);
   }
   bool ok() const { return problem_.empty(); }
-  SourceProblem problem() const { return {"malformed_object", problem_}; }
+  SourceProblem problem() const { return MakeProblem(Reason::kMalformedObject, problem_); }
 
  private:
   std::string Name() const {

@@ -8,10 +8,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "schedwatch/classify.h"
-#include "schedwatch/platform/http_client.h"
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/yaml_tree.h"
 #include "sources/kubernetes/kube_api.h"
 #include "sources/kubernetes/kube_objects.h"
@@ -25,7 +24,6 @@ using Json = nlohmann::json;
 
 // Job names are the CronJob's name plus 11 characters, and must stay within 63.
 constexpr std::size_t kMaxCronJobName = 52;
-constexpr int kCreateAttempts = 3;
 constexpr std::chrono::seconds kDefaultCreateTimeout{30};
 constexpr std::chrono::seconds kRequestTimeout{10};
 constexpr std::chrono::milliseconds kFirstBackoff{500};
@@ -240,72 +238,55 @@ class KubernetesRepairer : public Repairer {
     if (!access_) {
       auto access = LoadAccess(settings_);
       if (!access) return Error{access.error()};
-      client_ = std::make_unique<HttpClient>(access->tls);
+      client_ = std::make_unique<platform::ApiClient>(RealTransport(access->tls), RetryPolicy());
       access_ = std::move(*access);
     }
     auto token = BearerToken(*access_);
     if (!token) return Error{token.error()};
-    auto created = Post(*manifest, *token);
-    if (!created) return Error{RedactSecret(created.error(), *token)};
-    return created;
+    client_->SetToken(*token);
+    return Post(*manifest);
   }
 
  private:
-  // POSTs the CronJob, retrying what may pass (transport failures, 429, 5xx) within the timeout.
-  Result<Creation> Post(const CronJobTemplate& manifest, const std::string& token) {
-    using Clock = std::chrono::steady_clock;
+  static platform::RetryPolicy RetryPolicy() {
+    platform::RetryPolicy policy = DefaultRetryPolicy();
+    policy.first_backoff = kFirstBackoff;
+    policy.request_timeout = kRequestTimeout;
+    policy.connect_timeout = kRequestTimeout;
+    return policy;
+  }
+
+  // POSTs the CronJob; the API client retries what may pass (transport failures, 429, 5xx)
+  // within the timeout.
+  Result<Creation> Post(const CronJobTemplate& manifest) {
     const std::string path =
         fmt::format("/apis/batch/v1/namespaces/{}/cronjobs", UrlEncode(manifest.namespace_name));
     const std::string what = fmt::format("cronjob {}/{}", manifest.namespace_name, manifest.name);
-    HttpRequest request;
-    request.method = "POST";
-    request.url = access_->server + path + "?fieldManager=schedwatch";
-    request.headers = {{"Content-Type", "application/json"},
-                       {"Accept", "application/json"},
-                       {"User-Agent", "schedwatch/" SCHEDWATCH_VERSION}};
-    if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
-    request.body = manifest.json;
-    auto deadline = Clock::now() + settings_.timeout.value_or(kDefaultCreateTimeout);
-    std::string last_error;
-    for (int attempt = 1; attempt <= kCreateAttempts; ++attempt) {
-      auto remaining =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (remaining <= std::chrono::milliseconds(0)) break;
-      request.timeout = std::min<std::chrono::milliseconds>(remaining, kRequestTimeout);
-      request.connect_timeout = request.timeout;
-      std::chrono::milliseconds backoff = kFirstBackoff * (1 << (attempt - 1));
-      HttpFailure failure;
-      auto response = client_->Send(request, nullptr, &failure);
-      if (!response) {
-        if (failure == HttpFailure::kTls || failure == HttpFailure::kTooLarge) {
-          return Error{response.error()};
-        }
-        last_error = response.error();
-      } else if (response->status >= 200 && response->status < 300) {
-        return Creation{what};
-      } else if (response->status == 409 && StatusReason(response->body) == "AlreadyExists") {
-        // Someone else's, or ours when an earlier attempt's answer was lost: reconcile re-lists.
-        return Creation{what, /*already_exists=*/true};
-      } else if (response->status == 429 || response->status >= 500) {
-        last_error =
-            fmt::format("POST {}: {}", path,
-                        DescribeApiError(response->status, RedactSecret(response->body, token)));
-        if (response->status == 429) backoff = RetryAfter(response->Header("retry-after"));
-      } else {
-        return Error{
-            fmt::format("POST {}: {}", path,
-                        DescribeApiError(response->status, RedactSecret(response->body, token),
-                                         "create on cronjobs"))};
-      }
-      if (attempt == kCreateAttempts || Clock::now() + backoff >= deadline) break;
-      std::this_thread::sleep_for(backoff);
+    platform::ApiCall call;
+    call.method = "POST";
+    call.url = access_->server + path + "?fieldManager=schedwatch";
+    call.headers = {{"Content-Type", "application/json"}};
+    call.body = manifest.json;
+    call.describe = [](const HttpResponse& response) {
+      return DescribeApiError(response.status, response.body);
+    };
+    auto& clock = client_->clock();
+    auto response = client_->Send(
+        call, clock.Now() + settings_.timeout.value_or(kDefaultCreateTimeout), nullptr);
+    if (!response) return Error{response.error()};
+    if (response->status >= 200 && response->status < 300) return Creation{what};
+    if (response->status == 409 && StatusReason(response->body) == "AlreadyExists") {
+      // Someone else's, or ours when an earlier attempt's answer was lost: reconcile re-lists.
+      return Creation{what, /*already_exists=*/true};
     }
-    return Error{fmt::format("{} (gave up)", last_error.empty() ? "no time left" : last_error)};
+    return Error{fmt::format(
+        "POST {}: {}", path,
+        DescribeApiError(response->status, client_->Redact(response->body), "create on cronjobs"))};
   }
 
   Settings settings_;
   std::optional<ClusterAccess> access_;
-  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<platform::ApiClient> client_;
 };
 
 }  // namespace

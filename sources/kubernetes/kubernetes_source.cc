@@ -15,6 +15,7 @@
 #include "sources/kubernetes/kube_api.h"
 #include "sources/kubernetes/kube_config.h"
 #include "sources/kubernetes/kube_objects.h"
+#include "sources/problems.h"
 
 namespace schedwatch::kubernetes {
 namespace {
@@ -79,21 +80,26 @@ struct FileStamp {
 
 class KubernetesSource : public Source {
  public:
-  explicit KubernetesSource(Settings settings) : settings_(std::move(settings)) {
+  KubernetesSource(Settings settings, Tuning tuning)
+      : settings_(std::move(settings)),
+        transport_(tuning.transport ? std::move(tuning.transport) : RealTransport),
+        clock_(tuning.clock != nullptr ? *tuning.clock : platform::RealClock()) {
     options_.page_size = settings_.page_size;
     timeout_ = settings_.timeout.value_or(kBackstopTimeout);
+    policy_ = DefaultRetryPolicy();
     // Half the budget per request, so that one timed-out request still leaves time to retry.
-    options_.request_timeout =
+    policy_.request_timeout =
         settings_.timeout
             ? std::max(timeout_ / 2, std::min(timeout_, std::chrono::milliseconds(1000)))
             : std::chrono::milliseconds(kDefaultRequestTimeout);
   }
 
   Result<SourceSnapshot> List(const ListContext& context) override {
-    auto deadline = ApiLister::Clock::now() + timeout_;
+    auto deadline = clock_.Now() + timeout_;
     auto token = Connect();
     if (!token) return Error{token.error()};
-    ApiLister lister(*client_, access_->server, *token, options_, deadline, context.cancelled);
+    client_->SetToken(*token);
+    ApiLister lister(*client_, access_->server, options_, deadline, context.cancelled);
     auto snapshot = ListWith(lister);
     if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
     for (auto& problem : snapshot->problems)
@@ -141,7 +147,8 @@ class KubernetesSource : public Source {
     }
     Log(LogLevel::kInfo, "kubernetes connection configured",
         {{"source", settings_.source_name}, {"server", access.server}, {"from", access.origin}});
-    client_ = std::make_unique<HttpClient>(access.tls);
+    client_ = std::make_unique<platform::ApiClient>(transport_(access.tls), policy_,
+                                                    platform::ApiHeaders(), clock_);
     access_ = std::move(access);
   }
 
@@ -166,6 +173,7 @@ class KubernetesSource : public Source {
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
     snapshot.problems = lister.problems();
     snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
+    snapshot.problems = CapProblems(std::move(snapshot.problems));
     return snapshot;
   }
 
@@ -180,11 +188,14 @@ class KubernetesSource : public Source {
   }
 
   Settings settings_;
+  TransportFactory transport_;
+  platform::Clock& clock_;
   std::chrono::milliseconds timeout_;
   ListOptions options_;
+  platform::RetryPolicy policy_;
   std::optional<ClusterAccess> access_;
   FileStamp kubeconfig_stamp_;
-  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<platform::ApiClient> client_;
 };
 
 }  // namespace
@@ -229,8 +240,19 @@ Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_var
   return settings;
 }
 
-Result<std::unique_ptr<Source>> MakeSource(Settings settings) {
-  return std::unique_ptr<Source>(std::make_unique<KubernetesSource>(std::move(settings)));
+Result<std::unique_ptr<Source>> MakeTunedSource(const SourceOptions& options, Tuning tuning) {
+  auto settings = ReadSettings(*options.spec, std::getenv("KUBECONFIG"), std::getenv("HOME"));
+  if (!settings) return Error{settings.error()};
+  return MakeSource(std::move(*settings), std::move(tuning));
+}
+
+platform::HttpTransport RealTransport(const TlsOptions& tls) {
+  return platform::TransportOver(std::make_shared<HttpClient>(tls));
+}
+
+Result<std::unique_ptr<Source>> MakeSource(Settings settings, Tuning tuning) {
+  return std::unique_ptr<Source>(
+      std::make_unique<KubernetesSource>(std::move(settings), std::move(tuning)));
 }
 
 Result<ClusterAccess> LoadAccess(const Settings& settings) {
@@ -251,10 +273,7 @@ Result<std::string> BearerToken(const ClusterAccess& access) {
 namespace schedwatch {
 
 Result<std::unique_ptr<Source>> MakeKubernetesSource(const SourceOptions& options) {
-  auto settings =
-      kubernetes::ReadSettings(*options.spec, std::getenv("KUBECONFIG"), std::getenv("HOME"));
-  if (!settings) return Error{settings.error()};
-  return kubernetes::MakeSource(std::move(*settings));
+  return kubernetes::MakeTunedSource(options, {});
 }
 
 }  // namespace schedwatch

@@ -14,11 +14,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "schedwatch/platform/api_client.h"
 #include "sources/kubernetes/kube_config.h"
 #include "sources/source.h"
 
@@ -39,7 +41,20 @@ struct Settings {
 Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_variable,
                               const char* home);
 
-Result<std::unique_ptr<Source>> MakeSource(Settings settings);
+// The transport for a cluster's TLS settings: libcurl through HttpClient in production, an
+// in-process fake API server in unit tests (which see the TlsOptions the kubeconfig gave).
+using TransportFactory = std::function<platform::HttpTransport(const TlsOptions& tls)>;
+platform::HttpTransport RealTransport(const TlsOptions& tls);
+
+// Knobs that are not spec keys: the transport and the clock of the retry backoffs (tests).
+struct Tuning {
+  TransportFactory transport;        // empty: RealTransport
+  platform::Clock* clock = nullptr;  // null: the real one
+};
+
+Result<std::unique_ptr<Source>> MakeSource(Settings settings, Tuning tuning = {});
+// The source of a spec block, with `tuning`.
+Result<std::unique_ptr<Source>> MakeTunedSource(const SourceOptions& options, Tuning tuning);
 
 // How to reach the cluster of `settings`: its kubeconfig context, or the pod's service account.
 Result<ClusterAccess> LoadAccess(const Settings& settings);

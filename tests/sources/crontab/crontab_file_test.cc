@@ -27,7 +27,7 @@ const CrontabEntry* FindRole(const ParsedCrontab& parsed, const std::string& rol
 
 std::vector<std::string> Reasons(const ParsedCrontab& parsed) {
   std::vector<std::string> reasons;
-  for (const auto& problem : parsed.problems) reasons.push_back(problem.reason);
+  for (const auto& problem : parsed.problems) reasons.emplace_back(ReasonName(problem.reason));
   return reasons;
 }
 

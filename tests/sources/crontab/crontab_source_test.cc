@@ -134,6 +134,19 @@ TEST_F(CrontabSourceTest, LiveListFollowsCronsFileRules) {
           "not run it"));
 }
 
+// Only the log's problems used to be capped: 4 ignored crontabs with a cap of 2 listed all 4.
+TEST_F(CrontabSourceTest, ProblemsOfEveryKindAreCappedPerReason) {
+  CrontabSourceOptions options = Options();
+  options.problems_per_reason = 2;
+  CrontabSource source(options);
+  auto snapshot = List(source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  std::vector<std::string> problems = Problems(*snapshot);
+  ASSERT_EQ(problems.size(), 2u) << ::testing::PrintToString(problems);
+  EXPECT_EQ(problems[0].rfind("crontab_ignored: 4 problems like this one (2 listed): ", 0), 0u)
+      << problems[0];
+}
+
 TEST_F(CrontabSourceTest, UserCrontabModeAndOwner) {
   chmod((root_ / "var/spool/cron/crontabs/alice").c_str(), 0640);
   CrontabSource source(Options());

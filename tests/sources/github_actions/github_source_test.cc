@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "schedwatch/platform/clock.h"
 #include "schedwatch/timefmt.h"
 #include "sources/github_actions/github_actions_source.h"
 #include "tests/test_util.h"
@@ -44,12 +45,29 @@ struct FakeGitHub {
     std::map<std::string, std::string> headers;
   };
   std::map<std::string, Route> routes;
+  // Answers given first, one per request, before `routes` answers; a status of 0 is a
+  // transport failure of kind `failure`.
+  std::map<std::string, std::vector<Route>> first;
+  HttpFailure failure = HttpFailure::kConnect;
   std::vector<HttpRequest> requests;
 
   github::HttpSend Send() {
-    return [this](const HttpRequest& request, const std::atomic<bool>*) -> Result<HttpResponse> {
+    return [this](const HttpRequest& request, const std::atomic<bool>*,
+                  HttpFailure* why) -> Result<HttpResponse> {
       requests.push_back(request);
       HttpResponse response;
+      if (auto queued = first.find(request.url); queued != first.end() && !queued->second.empty()) {
+        Route route = queued->second.front();
+        queued->second.erase(queued->second.begin());
+        if (route.status == 0) {
+          *why = failure;
+          return Error{"GET " + UrlPathForMessages(request.url) + ": connection refused"};
+        }
+        response.status = route.status;
+        response.body = route.body;
+        response.headers = route.headers;
+        return response;
+      }
       auto it = routes.find(request.url);
       if (it == routes.end()) {
         response.status = 404;
@@ -133,7 +151,7 @@ sources:
     SourceOptions options;
     options.spec = &spec_->sources.at("ci");
     for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
-    auto source = GitHubActionsSource::Create(options, {fake_.Send(), conditional});
+    auto source = GitHubActionsSource::Create(options, {fake_.Send(), conditional, &clock_});
     EXPECT_TRUE(source.ok()) << source.error();
     return std::move(*source);
   }
@@ -151,6 +169,7 @@ sources:
 
   TempDir dir_;
   FakeGitHub fake_;
+  platform::FakeClock clock_;  // the retry backoffs take no time
   std::unique_ptr<Spec> spec_;
   std::atomic<bool> cancelled_{false};
 };
@@ -344,7 +363,9 @@ TEST_F(GitHubSourceTest, UnauthorizedAndNotFoundAreErrorsWithoutTheToken) {
   fake_.routes[kRepo] = {500, R"({"message":"Bearer ghp_secretTOKEN rejected"})", {}};
   auto echoed = List(*source, kNow + 2);
   ASSERT_FALSE(echoed.ok());
-  EXPECT_EQ(echoed.error(), "GET /repos/acme/widgets: HTTP 500: Bearer [redacted] rejected");
+  EXPECT_EQ(echoed.error(),
+            "GET /repos/acme/widgets: HTTP 500: Bearer [redacted] rejected (gave up after 3 "
+            "attempts)");
 }
 
 TEST_F(GitHubSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsCut) {
@@ -368,7 +389,71 @@ TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {
   fake_.routes[kCleanupRuns + "&per_page=20"] = {502, "<html>Bad gateway</html>", {}};
   auto snapshot = List(*source, kNow);
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_EQ(snapshot.error(), "GET /repos/acme/widgets/actions/workflows/61234999/runs: HTTP 502");
+  EXPECT_EQ(snapshot.error(),
+            "GET /repos/acme/widgets/actions/workflows/61234999/runs: HTTP 502 (gave up after 3 "
+            "attempts)");
+}
+
+std::vector<const SourceProblem*> ProblemsOf(const SourceSnapshot& snapshot,
+                                             const std::string& reason) {
+  std::vector<const SourceProblem*> found;
+  for (const auto& problem : snapshot.problems) {
+    if (problem.reason == reason) found.push_back(&problem);
+  }
+  return found;
+}
+
+// GitHub's 5xx used to be an error at once: a read failed on one passing 503.
+TEST_F(GitHubSourceTest, ServerErrorsAreRetriedWithBackoffAndTheRecoveryCounted) {
+  auto source = Make();
+  fake_.first[kRepo] = {{503, R"({"message":"Service unavailable"})", {}}, {502, "", {}}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 2u);
+  auto retried = ProblemsOf(*snapshot, "server_error");
+  ASSERT_EQ(retried.size(), 2u);
+  EXPECT_TRUE(retried[0]->recovered);
+  EXPECT_EQ(retried[0]->message,
+            "GET /repos/acme/widgets: HTTP 503: Service unavailable; retrying");
+  EXPECT_EQ(retried[1]->message, "GET /repos/acme/widgets: HTTP 502; retrying");
+  EXPECT_EQ(clock_.sleeps(), (std::vector<platform::Clock::Duration>{std::chrono::seconds(1),
+                                                                     std::chrono::seconds(2)}));
+  EXPECT_EQ(source->last_read_stats().requests, static_cast<int>(fake_.requests.size()))
+      << "the retries count as requests";
+  // Within min_interval the same outcome is given again, without the retries: they happened once.
+  std::size_t requests = fake_.requests.size();
+  auto again = List(*source, kNow + 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(fake_.requests.size(), requests) << "no request within min_interval";
+  EXPECT_TRUE(ProblemsOf(*again, "server_error").empty());
+}
+
+TEST_F(GitHubSourceTest, ConnectionFailuresAreRetriedButNotTlsFailures) {
+  auto source = Make("    min_interval: 1s\n");
+  fake_.first[kRepo] = {{0, "", {}}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  auto retried = ProblemsOf(*snapshot, "transport_error");
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_EQ(retried[0]->message, "GET /repos/acme/widgets: connection refused; retrying");
+
+  fake_.failure = HttpFailure::kTls;
+  fake_.first[kRepo] = {{0, "", {}}, {0, "", {}}};
+  std::size_t before = fake_.requests.size();
+  auto tls = List(*source, kNow + 2);
+  ASSERT_FALSE(tls.ok());
+  EXPECT_EQ(tls.error(), "GET /repos/acme/widgets: connection refused");
+  EXPECT_EQ(fake_.requests.size(), before + 1) << "a TLS failure is not retried";
+}
+
+TEST_F(GitHubSourceTest, CancellationDuringABackoffEndsTheReadAtOnce) {
+  auto source = Make();
+  fake_.first[kRepo] = {{503, "", {}}};
+  clock_.set_on_sleep([this](platform::Clock::Duration) { cancelled_ = true; });
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(), "GET /repos/acme/widgets: cancelled");
+  EXPECT_EQ(fake_.requests.size(), 1u) << "no request after the cancelled backoff";
 }
 
 TEST_F(GitHubSourceTest, GarbledAnswerIsAnError) {

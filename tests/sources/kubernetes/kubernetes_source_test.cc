@@ -1,6 +1,7 @@
-// The kubernetes source against a loopback API server over real TLS (fake_apiserver.py):
-// pagination, expired continue tokens, auth failures, retries, timeouts, cancellation and the
-// connection settings, end to end through Source::List.
+// The kubernetes source through its transport seam, against an in-process API server
+// (fake_transport.h) and a fake clock: pagination, expired continue tokens, auth failures,
+// retries, timeouts, cancellation and the connection settings, through Source::List. Real TLS
+// is the end-to-end tests' (exporter_kubernetes_test.py) and the HTTP client's.
 #include "sources/kubernetes/kubernetes_source.h"
 
 #include <gtest/gtest.h>
@@ -8,9 +9,10 @@
 #include <atomic>
 #include <thread>
 
+#include "schedwatch/platform/clock.h"
 #include "schedwatch/timefmt.h"
 #include "sources/kubernetes/kube_config.h"
-#include "tests/sources/kubernetes/fake_server.h"
+#include "tests/sources/kubernetes/fake_transport.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
@@ -18,9 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using testing::FakeApiServer;
+using testing::FakeKubernetes;
 using testing::ReadFile;
-using testing::SharedPki;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -46,23 +47,28 @@ std::size_t Count(const std::vector<std::string>& values, const std::string& val
   return static_cast<std::size_t>(std::count(values.begin(), values.end(), value));
 }
 
+// PEM texts only as far as the transport seam: nothing here speaks TLS.
+constexpr const char* kCaPem = "fake CA PEM\n";
+constexpr const char* kCaPemBase64 = "ZmFrZSBDQSBQRU0K";
+constexpr const char* kClientCertPem = "fake client certificate PEM\n";
+constexpr const char* kClientCertPemBase64 = "ZmFrZSBjbGllbnQgY2VydGlmaWNhdGUgUEVNCg==";
+constexpr const char* kClientKeyPem = "fake client key PEM\n";
+constexpr const char* kClientKeyPemBase64 = "ZmFrZSBjbGllbnQga2V5IFBFTQo=";
+
 class KubernetesSourceTest : public ::testing::Test {
  protected:
-  void Serve(const Json& config, FakeApiServer::Options options = {}) {
-    server_ = std::make_unique<FakeApiServer>(directory_.path() / "server", config, options);
-  }
+  void Serve(const Json& config) { server_ = std::make_unique<FakeKubernetes>(config, &clock_); }
 
   // A kubeconfig for the server: the CA by path (relative, as kubeconfigs often have it).
   std::string Kubeconfig(const std::string& user = std::string("      token: ") + kToken + "\n",
                          const std::string& cluster = "") {
-    fs::copy_file(SharedPki() / "ca.crt", directory_.path() / "ca.crt",
-                  fs::copy_options::overwrite_existing);
+    WriteFile(directory_.path() / "ca.crt", kCaPem);
     std::string path = (directory_.path() / "kubeconfig").string();
     WriteFile(path,
               "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
               "contexts:\n- name: test\n  context: {cluster: fake, user: watcher}\n"
               "clusters:\n- name: fake\n  cluster:\n    server: " +
-                  server_->url() + "\n" +
+                  std::string(FakeKubernetes::kUrl) + "\n" +
                   (cluster.empty() ? "    certificate-authority: ca.crt\n" : cluster) +
                   "users:\n- name: watcher\n  user:\n" + user);
     return path;
@@ -74,7 +80,11 @@ class KubernetesSourceTest : public ::testing::Test {
     spec_.settings = std::move(settings);
     SourceOptions options;
     options.spec = &spec_;
-    auto source = MakeKubernetesSource(options);
+    // The server may be replaced between reads: the seam asks for the current one.
+    Tuning tuning;
+    tuning.transport = [this](const TlsOptions& tls) { return server_->Factory()(tls); };
+    tuning.clock = &clock_;
+    auto source = MakeTunedSource(options, std::move(tuning));
     EXPECT_TRUE(source.ok()) << source.error();
     return source.ok() ? std::move(*source) : nullptr;
   }
@@ -99,7 +109,8 @@ class KubernetesSourceTest : public ::testing::Test {
   }
 
   TempDir directory_;
-  std::unique_ptr<FakeApiServer> server_;
+  platform::FakeClock clock_;  // backoffs and slow answers take no time
+  std::unique_ptr<FakeKubernetes> server_;
   SourceSpec spec_;
 };
 
@@ -364,10 +375,9 @@ TEST_F(KubernetesSourceTest, RateLimitingHonoursRetryAfter) {
                       {"headers", {{"Retry-After", "1"}}},
                       {"times", 1}}};
   Serve(world);
-  auto start = std::chrono::steady_clock::now();
   auto snapshot = List(*MakeWithKubeconfig());
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(950));
+  EXPECT_EQ(clock_.sleeps(), std::vector<platform::Clock::Duration>{std::chrono::seconds(1)});
   EXPECT_EQ(Count(Reasons(*snapshot), "rate_limited"), 1u);
 }
 
@@ -378,10 +388,9 @@ TEST_F(KubernetesSourceTest, RetryAfterBeyondTheTimeoutFailsAtOnce) {
                       {"message", "slow down"},
                       {"headers", {{"Retry-After", "30"}}}}};
   Serve(world);
-  auto start = std::chrono::steady_clock::now();
   auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"3"}}}));
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(clock_.sleeps().empty());
   EXPECT_EQ(snapshot.error(),
             "GET /apis/batch/v1/cronjobs: HTTP 429 TooManyRequests: slow down (Retry-After 30s "
             "is beyond the timeout)");
@@ -391,43 +400,50 @@ TEST_F(KubernetesSourceTest, ASlowAnswerPastTheTimeoutFails) {
   Json world = World();
   world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"delay", 6}}};
   Serve(world);
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock_.Now();
   auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"2"}}}));
-  auto elapsed = std::chrono::steady_clock::now() - start;
+  auto elapsed = clock_.Now() - start;
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_LT(elapsed, std::chrono::milliseconds(3500));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(2500));
   EXPECT_NE(snapshot.error().find("timed out"), std::string::npos) << snapshot.error();
 }
 
 TEST_F(KubernetesSourceTest, CancellationStopsBetweenPages) {
-  Json world = World();
-  world["faults"] = {{{"continue", true}, {"delay", 0.4}}};
-  Serve(world);
+  Serve(World());
   auto source = MakeWithKubeconfig({{"page_size", {"1"}}});
   std::atomic<bool> cancelled{false};
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
-    cancelled = true;
+  server_->OnRequest([&](std::size_t count) {
+    if (count == 2) cancelled = true;  // the refresh gives up while the second page is read
   });
-  auto start = std::chrono::steady_clock::now();
   auto snapshot = List(*source, &cancelled);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  canceller.join();
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_NE(snapshot.error().find("cancelled"), std::string::npos) << snapshot.error();
-  EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
-  EXPECT_LT(Paths().size(), 5u);
+  EXPECT_EQ(snapshot.error(), "GET /apis/batch/v1/cronjobs: cancelled");
+  EXPECT_EQ(Paths().size(), 2u);
+}
+
+TEST_F(KubernetesSourceTest, CancellationDuringABackoffEndsTheReadAtOnce) {
+  Json world = World();
+  world["faults"] = {{{"status", 503}, {"reason", "ServiceUnavailable"}, {"times", 1}}};
+  Serve(world);
+  auto source = MakeWithKubeconfig();
+  std::atomic<bool> cancelled{false};
+  clock_.set_on_sleep([&](platform::Clock::Duration) { cancelled = true; });
+  auto snapshot = List(*source, &cancelled);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(), "GET /apis/batch/v1/cronjobs: cancelled");
+  EXPECT_EQ(Paths().size(), 1u);
 }
 
 TEST_F(KubernetesSourceTest, UnreachableServerFailsAfterBoundedRetries) {
-  Serve(World());
-  std::string kubeconfig = Kubeconfig();
-  server_.reset();  // nobody listens on that port any more
-  auto source = Make({{"kubeconfig", {kubeconfig}}, {"timeout", {"5"}}});
-  auto start = std::chrono::steady_clock::now();
+  Json world = World();
+  world["unreachable"] = true;
+  Serve(world);
+  auto source = Make({{"kubeconfig", {Kubeconfig()}}, {"timeout", {"5"}}});
   auto snapshot = List(*source);
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(Paths().size(), 3u);
+  EXPECT_EQ(clock_.sleeps(), (std::vector<platform::Clock::Duration>{
+                                 std::chrono::milliseconds(200), std::chrono::milliseconds(400)}));
   EXPECT_NE(snapshot.error().find("(gave up after 3 attempts)"), std::string::npos)
       << snapshot.error();
 }
@@ -435,41 +451,41 @@ TEST_F(KubernetesSourceTest, UnreachableServerFailsAfterBoundedRetries) {
 TEST_F(KubernetesSourceTest, ClientCertificateAndCaDataFromTheKubeconfig) {
   Json world = World();
   world.erase("token");
-  world["client_cn"] = "schedwatch-client";
+  world["client_cert_pem"] = kClientCertPem;
   Serve(world);
-  auto base64 = [](const fs::path& file) {
-    std::string command = "base64 -w0 '" + file.string() + "'";
-    std::string out;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-    pclose(pipe);
-    return out;
-  };
-  std::string user = "    client-certificate-data: " + base64(SharedPki() / "client.crt") +
-                     "\n    client-key-data: " + base64(SharedPki() / "client.key") + "\n";
-  std::string cluster = "    certificate-authority-data: " + base64(SharedPki() / "ca.crt") + "\n";
+  std::string user = std::string("    client-certificate-data: ") + kClientCertPemBase64 +
+                     "\n    client-key-data: " + kClientKeyPemBase64 + "\n";
+  std::string cluster = std::string("    certificate-authority-data: ") + kCaPemBase64 + "\n";
   auto source = Make({{"kubeconfig", {Kubeconfig(user, cluster)}}});
   auto snapshot = List(*source);
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   EXPECT_EQ(snapshot->objects.size(), 4u);
-  EXPECT_EQ(server_->Requests()[0]["client_cn"], "schedwatch-client");
+  ASSERT_EQ(server_->Tls().size(), 1u);
+  const TlsOptions tls = server_->Tls()[0];
+  EXPECT_EQ(tls.ca_pem, kCaPem);
+  EXPECT_EQ(tls.client_cert_pem, kClientCertPem);
+  EXPECT_EQ(tls.client_key_pem, kClientKeyPem);
+  EXPECT_FALSE(tls.insecure_skip_verify);
   EXPECT_EQ(server_->Requests()[0]["authorization"], "");
 }
 
 TEST_F(KubernetesSourceTest, TheServerIsVerifiedUnlessTheKubeconfigSaysOtherwise) {
   Serve(World());
-  fs::copy_file(SharedPki() / "other-ca.crt", directory_.path() / "other.crt");
+  WriteFile(directory_.path() / "other.crt", "another CA\n");
   std::string token = std::string("    token: ") + kToken + "\n";
-  auto wrong_ca =
-      List(*Make({{"kubeconfig", {Kubeconfig(token, "    certificate-authority: other.crt\n")}}}));
-  ASSERT_FALSE(wrong_ca.ok());
-  EXPECT_NE(wrong_ca.error().find("certificate"), std::string::npos) << wrong_ca.error();
-  EXPECT_EQ(Paths().size(), 0u) << "no request reached the server";
+  ASSERT_TRUE(
+      List(*Make({{"kubeconfig", {Kubeconfig(token, "    certificate-authority: other.crt\n")}}}))
+          .ok());
+  ASSERT_EQ(server_->Tls().size(), 1u);
+  EXPECT_EQ(server_->Tls()[0].ca_file, (directory_.path() / "other.crt").string())
+      << "relative to the kubeconfig";
+  EXPECT_FALSE(server_->Tls()[0].insecure_skip_verify);
 
   auto insecure =
       List(*Make({{"kubeconfig", {Kubeconfig(token, "    insecure-skip-tls-verify: true\n")}}}));
   ASSERT_TRUE(insecure.ok()) << insecure.error();
+  ASSERT_EQ(server_->Tls().size(), 2u);
+  EXPECT_TRUE(server_->Tls()[1].insecure_skip_verify);
 }
 
 TEST_F(KubernetesSourceTest, TheTokenFileIsReadAtEveryListAndTheKubeconfigWhenItChanges) {
@@ -498,15 +514,14 @@ TEST_F(KubernetesSourceTest, TheTokenFileIsReadAtEveryListAndTheKubeconfigWhenIt
 }
 
 TEST_F(KubernetesSourceTest, InClusterOverIpv6WithTheServiceAccountDirectory) {
-  Json world = World();
-  Serve(world, {"::1", false});
+  Serve(World());
   fs::path account = directory_.path() / "serviceaccount";
   fs::create_directories(account);
-  fs::copy_file(SharedPki() / "ca.crt", account / "ca.crt");
+  WriteFile(account / "ca.crt", kCaPem);
   WriteFile(account / "token", std::string(kToken) + "\n");
   WriteFile(account / "namespace", "monitoring\n");
   setenv("KUBERNETES_SERVICE_HOST", "::1", 1);
-  setenv("KUBERNETES_SERVICE_PORT", std::to_string(server_->port()).c_str(), 1);
+  setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
   setenv(kServiceAccountDirVariable, account.c_str(), 1);
   auto source = Make({{"in_cluster", {"true"}}});
   auto snapshot = List(*source);
@@ -515,6 +530,28 @@ TEST_F(KubernetesSourceTest, InClusterOverIpv6WithTheServiceAccountDirectory) {
   unsetenv(kServiceAccountDirVariable);
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   EXPECT_EQ(snapshot->objects.size(), 4u);
+  EXPECT_EQ(server_->Requests()[0]["host"], "https://[::1]:6443");
+  EXPECT_EQ(server_->Requests()[0]["authorization"], std::string("Bearer ") + kToken);
+  EXPECT_EQ(server_->Tls()[0].ca_file, (account / "ca.crt").string());
+}
+
+TEST_F(KubernetesSourceTest, ProblemsAreCappedPerReason) {
+  Json world = World();
+  for (int i = 0; i < 150; ++i) {
+    world["cronjobs"].push_back({{"metadata",
+                                  {{"name", fmt::format("broken-{:03}", i)},
+                                   {"namespace", "zz"},
+                                   {"uid", fmt::format("uid-broken-{}", i)},
+                                   {"labels", {{"schedwatch.io/role", "broken"}}}}},
+                                 {"spec", {{"schedule", 7}}}});
+  }
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  auto reasons = Reasons(*snapshot);
+  EXPECT_EQ(Count(reasons, "malformed_object"), 100u) << "158 malformed, 100 listed";
+  EXPECT_EQ(snapshot->problems[0].message.rfind("158 problems like this one (100 listed): ", 0), 0u)
+      << snapshot->problems[0].message;
 }
 
 TEST_F(KubernetesSourceTest, InClusterOutsideAPodIsAClearError) {

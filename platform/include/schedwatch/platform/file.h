@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "schedwatch/result.h"
 
@@ -34,6 +35,17 @@ Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_byt
 Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t max_bytes,
                                   const std::atomic<bool>* cancelled = nullptr,
                                   ReadFailure* failure = nullptr);
+
+// How WriteFileAtomically treats a file already at the path.
+enum class Existing { kReplace, kKeep };
+
+// Writes `content` to a new temporary file beside `path` (same directory, so the rename is
+// atomic; its name starts with a dot), fsyncs it, then renames it over `path` (kKeep: links
+// it, so a file someone else created meanwhile stays, and false is returned), and fsyncs the
+// directory so that the new name survives a crash. Readers see the old file or the new one,
+// never half of one. `mode` is exact (not masked by the umask). Errors name the path.
+Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
+                                 unsigned int mode = 0644, Existing existing = Existing::kReplace);
 
 // "a FIFO", "a directory", "a character device", ... for messages; "a regular file" too.
 std::string DescribeFileType(unsigned int st_mode);

@@ -1,0 +1,285 @@
+// An in-process stand-in for the Kubernetes API server's list endpoints (batch/v1 CronJobs and
+// Jobs), behind the kubernetes source's transport seam: the C++ unit tests run without
+// sockets, TLS or sleeps. It speaks the subset of fake_apiserver.py's config that lists need
+// (that script stays the peer of the real-TLS end-to-end tests):
+//   {"token": "t",                    the bearer token accepted; absent: none needed
+//    "client_cert_pem": "...",        a client certificate (TlsOptions) accepted instead
+//    "unreachable": true,             every request fails to connect
+//    "cronjobs": [...], "jobs": [...],
+//    "faults": [{"path": "...", "continue": true, "times": 1,
+//                "delay": 3.0,        seconds the answer takes (on the fake clock); past the
+//                                     request's timeout it is a timeout
+//                "status": 403, "reason": "Forbidden", "message": "...", "headers": {...},
+//                "raw": "{not json"}]}
+// Lists honour limit, continue (410 Expired for a token of an older config) and an existence
+// labelSelector.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "schedwatch/platform/clock.h"
+#include "sources/kubernetes/kubernetes_source.h"
+
+namespace schedwatch::testing {
+
+class FakeKubernetes {
+ public:
+  using Json = nlohmann::json;
+  static constexpr const char* kUrl = "https://kube.test:6443";
+
+  explicit FakeKubernetes(Json config, platform::FakeClock* clock = nullptr) : clock_(clock) {
+    SetConfig(std::move(config));
+  }
+
+  // Replaces the world and the faults; continue tokens of the old world expire.
+  void SetConfig(Json config) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    config_ = std::move(config);
+    ++generation_;
+    for (const char* kind : {"cronjobs", "jobs"}) {
+      auto& items = items_[kind];
+      items.clear();
+      if (config_.contains(kind)) items = config_[kind].get<std::vector<Json>>();
+      std::stable_sort(items.begin(), items.end(),
+                       [](const Json& a, const Json& b) { return SortKey(a) < SortKey(b); });
+    }
+  }
+
+  // The source's transport seam: every TlsOptions it was given is kept.
+  kubernetes::TransportFactory Factory() {
+    return [this](const TlsOptions& tls) -> platform::HttpTransport {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tls_.push_back(tls);
+      }
+      return [this, tls](const HttpRequest& request, const std::atomic<bool>*,
+                         HttpFailure* failure) { return Answer(request, tls, failure); };
+    };
+  }
+
+  // Every request: {"host", "path", "query": {...}, "authorization", "accept"}.
+  std::vector<Json> Requests() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_;
+  }
+  std::vector<TlsOptions> Tls() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tls_;
+  }
+  // Runs after each request is recorded (a test may cancel the read there).
+  void OnRequest(std::function<void(std::size_t count)> hook) { on_request_ = std::move(hook); }
+
+ private:
+  static std::pair<std::string, std::string> SortKey(const Json& item) {
+    auto field = [&item](const char* name) {
+      if (!item.is_object() || !item.contains("metadata") || !item["metadata"].is_object())
+        return std::string();
+      const Json& metadata = item["metadata"];
+      return metadata.contains(name) && metadata[name].is_string()
+                 ? metadata[name].get<std::string>()
+                 : std::string();
+    };
+    return {field("namespace"), field("name")};
+  }
+
+  static std::string Decode(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '%' && i + 2 < text.size()) {
+        out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      } else {
+        out += text[i];
+      }
+    }
+    return out;
+  }
+
+  static Json Status(long code, const std::string& reason, const std::string& message) {
+    Json body = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", Json::object()},
+                 {"status", "Failure"}, {"message", message}, {"reason", reason},
+                 {"code", code}};
+    if (code == 410) body["metadata"]["continue"] = "bm90LXVzZWQ=";
+    return body;
+  }
+
+  static HttpResponse Respond(long status, std::string body,
+                              const std::map<std::string, std::string>& headers = {}) {
+    HttpResponse response;
+    response.status = status;
+    response.body = std::move(body);
+    response.headers["content-type"] = "application/json";
+    for (const auto& [name, value] : headers) {
+      std::string lower = name;
+      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+      response.headers[lower] = value;
+    }
+    return response;
+  }
+
+  Result<HttpResponse> Answer(const HttpRequest& request, const TlsOptions& tls,
+                              HttpFailure* failure) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    *failure = HttpFailure::kNone;
+    std::string url = request.url;
+    std::string host = url.substr(0, url.find('/', url.find("://") + 3));
+    std::string rest = url.substr(host.size());
+    std::string path = rest.substr(0, rest.find('?'));
+    std::map<std::string, std::string> query;
+    if (auto mark = rest.find('?'); mark != std::string::npos) {
+      std::string_view text = std::string_view(rest).substr(mark + 1);
+      while (!text.empty()) {
+        std::string_view pair = text.substr(0, text.find('&'));
+        text.remove_prefix(std::min(text.size(), pair.size() + 1));
+        auto equals = pair.find('=');
+        query[std::string(pair.substr(0, equals))] =
+            equals == std::string_view::npos ? "" : Decode(pair.substr(equals + 1));
+      }
+    }
+    std::string authorization, accept;
+    for (const auto& [name, value] : request.headers) {
+      if (name == "Authorization") authorization = value;
+      if (name == "Accept") accept = value;
+    }
+    requests_.push_back({{"host", host},
+                         {"path", path},
+                         {"query", query},
+                         {"authorization", authorization},
+                         {"accept", accept}});
+    std::size_t count = requests_.size();
+    auto hook = on_request_;
+    lock.unlock();
+    if (hook) hook(count);
+    lock.lock();
+
+    const std::string where = request.method + " " + path;
+    if (config_.value("unreachable", false)) {
+      *failure = HttpFailure::kConnect;
+      return Error{where + ": Failed to connect to kube.test port 6443: Connection refused"};
+    }
+    bool authenticated = (!config_.contains("token") && !config_.contains("client_cert_pem")) ||
+                         (config_.contains("token") &&
+                          authorization == "Bearer " + config_["token"].get<std::string>()) ||
+                         (config_.contains("client_cert_pem") &&
+                          tls.client_cert_pem == config_["client_cert_pem"].get<std::string>());
+    if (!authenticated) return Respond(401, Status(401, "Unauthorized", "Unauthorized").dump());
+
+    if (Json* fault = TakeFault(path, query.count("continue") > 0)) {
+      if (fault->contains("delay")) {
+        auto delay =
+            std::chrono::milliseconds(static_cast<long>((*fault)["delay"].get<double>() * 1000));
+        if (delay > request.timeout) {
+          if (clock_ != nullptr) clock_->Advance(request.timeout);
+          *failure = HttpFailure::kTimeout;
+          return Error{fmt::format("{}: Operation timed out after {} milliseconds", where,
+                                   request.timeout.count())};
+        }
+        if (clock_ != nullptr) clock_->Advance(delay);
+      }
+      std::map<std::string, std::string> headers;
+      if (fault->contains("headers")) headers = (*fault)["headers"].get<decltype(headers)>();
+      if (fault->contains("raw")) {
+        return Respond(fault->value("status", 200L), (*fault)["raw"].get<std::string>(), headers);
+      }
+      if (fault->contains("status")) {
+        long code = (*fault)["status"].get<long>();
+        return Respond(
+            code,
+            Status(code, fault->value("reason", "InternalError"),
+                   fault->value("message", "an error on the server has prevented the request"))
+                .dump(),
+            headers);
+      }
+    }
+    return List(path, query);
+  }
+
+  Json* TakeFault(const std::string& path, bool has_continue) {
+    if (!config_.contains("faults")) return nullptr;
+    for (Json& fault : config_["faults"]) {
+      if (fault.contains("path") && fault["path"] != path) continue;
+      if (fault.contains("continue") && fault["continue"].get<bool>() != has_continue) continue;
+      if (fault.contains("times")) {
+        if (fault["times"].get<int>() <= 0) continue;
+        fault["times"] = fault["times"].get<int>() - 1;
+      }
+      return &fault;
+    }
+    return nullptr;
+  }
+
+  HttpResponse List(const std::string& path, const std::map<std::string, std::string>& query) {
+    const std::string prefix = "/apis/batch/v1/";
+    std::string namespace_name, kind = path.substr(std::min(path.size(), prefix.size()));
+    if (kind.rfind("namespaces/", 0) == 0) {
+      auto slash = kind.find('/', 11);
+      namespace_name = kind.substr(11, slash - 11);
+      kind = slash == std::string::npos ? "" : kind.substr(slash + 1);
+    }
+    if (path.rfind(prefix, 0) != 0 || (kind != "cronjobs" && kind != "jobs")) {
+      return Respond(
+          404, Status(404, "NotFound", "the server could not find the requested resource").dump());
+    }
+    std::string selector = query.count("labelSelector") ? query.at("labelSelector") : "";
+    std::vector<const Json*> items;
+    for (const Json& item : items_[kind]) {
+      const Json* metadata =
+          item.is_object() && item.contains("metadata") ? &item["metadata"] : nullptr;
+      if (!namespace_name.empty() &&
+          (metadata == nullptr || metadata->value("namespace", "") != namespace_name)) {
+        continue;
+      }
+      if (!selector.empty() &&
+          (metadata == nullptr || !metadata->is_object() || !metadata->contains("labels") ||
+           !(*metadata)["labels"].is_object() || !(*metadata)["labels"].contains(selector))) {
+        continue;
+      }
+      items.push_back(&item);
+    }
+    std::size_t start = 0;
+    if (query.count("continue")) {
+      const std::string& token = query.at("continue");
+      auto dot = token.find('.');
+      if (dot == std::string::npos) {
+        return Respond(400, Status(400, "BadRequest", "invalid continue").dump());
+      }
+      if (std::stoi(token.substr(0, dot)) != generation_) {
+        return Respond(410, Status(410, "Expired",
+                                   "The provided continue parameter is too old to display a "
+                                   "consistent list result.")
+                                .dump());
+      }
+      start = std::stoul(token.substr(dot + 1));
+    }
+    std::size_t limit = query.count("limit") ? std::stoul(query.at("limit")) : 0;
+    std::size_t end = limit == 0 ? items.size() : std::min(items.size(), start + limit);
+    Json body = {{"kind", kind == "cronjobs" ? "CronJobList" : "JobList"},
+                 {"apiVersion", "batch/v1"},
+                 {"metadata", {{"resourceVersion", std::to_string(884213 + generation_)}}},
+                 {"items", Json::array()}};
+    for (std::size_t i = start; i < end; ++i) body["items"].push_back(*items[i]);
+    if (end < items.size()) {
+      body["metadata"]["continue"] = fmt::format("{}.{}", generation_, end);
+    }
+    return Respond(200, body.dump());
+  }
+
+  mutable std::mutex mutex_;
+  platform::FakeClock* clock_;
+  Json config_;
+  int generation_ = 0;
+  std::map<std::string, std::vector<Json>> items_;
+  std::vector<Json> requests_;
+  std::vector<TlsOptions> tls_;
+  std::function<void(std::size_t)> on_request_;
+};
+
+}  // namespace schedwatch::testing
