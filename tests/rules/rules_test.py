@@ -15,7 +15,8 @@ CHECK is one of:
   amtool     amtool check-config on the snippet, on the snippet merged into a full config and on
              examples/alertmanager.yml (which must contain the snippet); routing of Watchdog
   bad_spec   a bad spec or bad arguments exit 2; a bad spec prints exactly what
-             `schedwatch_exporter check` prints
+             `schedwatch_exporter check` prints, which is every problem its "# error:" lines
+             name
   dashboard  dashboard.json parses and has the datasource variable, the state table and a panel
              per source
 
@@ -315,6 +316,19 @@ def check_amtool(args, c, tmp):
                      result.stdout + result.stderr)
 
 
+def expected_errors(spec):
+    """The "# error: MESSAGE" lines that open an invalid spec, one per problem, file named."""
+    if not os.path.exists(spec):
+        return []
+    expected = []
+    with open(spec, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("# error: "):
+                break
+            expected.append(line[len("# error: "):].rstrip("\n").replace("{file}", spec))
+    return expected
+
+
 def check_bad_spec(args, c, tmp):
     invalid = sorted(glob.glob(os.path.join(args.source_dir, "tests", "config", "invalid-*.yml")))
     c.check(bool(invalid), "tests/config has invalid specs")
@@ -330,6 +344,11 @@ def check_bad_spec(args, c, tmp):
         c.check(rulegen.stderr == check.stderr and rulegen.stderr.strip(),
                 f"{name}: rulegen prints what check prints",
                 f"rulegen: {rulegen.stderr}check:   {check.stderr}")
+        expected = expected_errors(spec)
+        if expected:
+            c.check(check.stderr == "".join(line + "\n" for line in expected),
+                    f"{name}: check prints its {len(expected)} problem(s) with their positions",
+                    f"expected: {expected}\ngot: {check.stderr}")
     c.check(not os.path.exists(os.path.join(tmp, "out")), "nothing is written for a bad spec")
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     out = os.path.join(tmp, "args")
