@@ -290,7 +290,10 @@ jobs:
   WriteFile(spec, "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs: [{role: x}]\n");
   auto reloaded = refresher->Reload();
   ASSERT_FALSE(reloaded.ok());
-  EXPECT_EQ(reloaded.error(), spec.string() + ":3:8: jobs[0].source: missing required key");
+  EXPECT_EQ(reloaded.error(), spec.string() + ":3:8: jobs[0].source: missing required key\n" +
+                                  spec.string() + ":3:8: jobs[0].schedule: missing required key\n" +
+                                  spec.string() +
+                                  ":3:8: jobs[0].spec_version: missing required key");
   refresher->RefreshOnce();
   auto published = refresher->Current();
   EXPECT_EQ(published->result.roles.size(), 1u);
