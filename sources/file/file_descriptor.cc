@@ -24,6 +24,8 @@ class FileDescriptor : public SourceDescriptor {
     return file == nullptr ? "its snapshot" : "snapshot " + file->path;
   }
 
+  bool reports_complete_history() const override { return true; }
+
   // The snapshot is written by whatever scheduler feeds it; its schedules read as Debian cron's.
   CronDialect dialect() const override { return CronDialect::kDebianCron; }
 };

@@ -89,6 +89,10 @@ class SourceDescriptor {
   // Where a run of this source's jobs is seen, for people ("cron log /var/log/syslog").
   virtual std::string RunHistoryOrigin(const SourceSettings& settings) const = 0;
 
+  // True when every read reports the whole run history (a snapshot file), so that runs a read
+  // no longer shows are gone, not merely forgotten by the scheduler.
+  virtual bool reports_complete_history() const { return false; }
+
   // How this type's scheduler reads a schedule.
   virtual CronDialect dialect() const = 0;
   virtual DstPolicy dst_policy() const { return DstPolicy::kWallClock; }
