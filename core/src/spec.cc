@@ -111,8 +111,13 @@ class Decoder {
       for (const auto& key : descriptor->job_keys()) {
         if (std::find(job_keys_.begin(), job_keys_.end(), key.name) == job_keys_.end()) {
           job_keys_.push_back(key.name);
-          typed_job_keys_.emplace(key.name, descriptor);
+          typed_job_keys_.emplace_back(key.name, &key);
         }
+      }
+      // Asked once here, not for every field of every job.
+      for (const auto& key : CommonJobKeys()) {
+        std::string why = descriptor->RefuseJobKey(key);
+        if (!why.empty()) refused_job_keys_[descriptor].emplace_back(key, std::move(why));
       }
       if (descriptor->allows_reboot()) reboot_types_.insert(type);
     }
@@ -341,14 +346,16 @@ class Decoder {
 
   SourceSpec DecodeSource(YamlNode node, const std::string& name, const FieldPath& path);
   void DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& defaults, Spec& spec);
-  std::optional<JobSpec> DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults,
-                                   const Spec& spec);
+  bool DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults, const Spec& spec,
+                 JobSpec& job);
 
   std::string file_;
   std::string directory_;
   const SourceCatalog& catalog_;
   std::vector<std::string> job_keys_;  // the common ones, then each type's
-  std::map<std::string, const SourceDescriptor*, std::less<>> typed_job_keys_;
+  std::vector<std::pair<std::string, const JobKey*>> typed_job_keys_;  // of some type only
+  std::map<const SourceDescriptor*, std::vector<std::pair<std::string, std::string>>>
+      refused_job_keys_;  // common job keys a type refuses, with why
   std::set<std::string> reboot_types_;
   bool sources_unusable_ = false;
   std::set<std::string, std::less<>> broken_sources_;  // jobs naming them are not checked
@@ -490,11 +497,14 @@ void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& d
   spec.jobs.reserve(node.size());
   for (std::size_t i = 0; i < node.size(); ++i) {
     FieldPath job_path = path.Index(i);
-    std::optional<JobSpec> job;
-    Guard([&] { job = DecodeJob(node.item(i), job_path, defaults, spec); });
-    if (!job) continue;
-    spec.jobs.push_back(std::move(*job));
-    const JobSpec& added = spec.jobs.back();
+    // Decoded in place: a JobSpec is large, and there may be 100,000.
+    JobSpec& added = spec.jobs.emplace_back();
+    bool decoded = false;
+    Guard([&] { decoded = DecodeJob(node.item(i), job_path, defaults, spec, added); });
+    if (!decoded) {
+      spec.jobs.pop_back();
+      continue;
+    }
     auto [first, inserted] = roles.emplace(added.role, added.line);
     if (!inserted) {
       Report(node.item(i), job_path.Key("role"),
@@ -505,10 +515,9 @@ void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& d
   }
 }
 
-std::optional<JobSpec> Decoder::DecodeJob(YamlNode node, const FieldPath& path,
-                                          const Defaults& defaults, const Spec& spec) {
+bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults,
+                        const Spec& spec, JobSpec& job) {
   Fields fields = Check(node, path, job_keys_, {"role", "source", "schedule", "spec_version"});
-  JobSpec job;
   job.line = node.line();
   Guard([&] {
     job.role = Scalar(fields.At("role"), path.Key("role"));
@@ -523,7 +532,7 @@ std::optional<JobSpec> Decoder::DecodeJob(YamlNode node, const FieldPath& path,
   auto source = spec.sources.find(job.source);
   if (source == spec.sources.end()) {
     // A source that is itself wrong was reported already; its jobs are checked once it is not.
-    if (sources_unusable_ || broken_sources_.count(job.source)) return std::nullopt;
+    if (sources_unusable_ || broken_sources_.count(job.source)) return false;
     std::vector<std::string> names;
     for (const auto& entry : spec.sources) names.push_back(entry.first);
     for (const auto& name : broken_sources_) names.push_back(name);
@@ -570,23 +579,26 @@ std::optional<JobSpec> Decoder::DecodeJob(YamlNode node, const FieldPath& path,
   job.max_runtime = defaults.max_runtime;
   job.missed_starts = defaults.missed_starts;
   job.alert_for = defaults.alert_for;
+  auto refusals = refused_job_keys_.find(&descriptor);
   std::vector<std::string_view> refused;
   for (const auto& [key, value] : fields.entries()) {
     FieldPath field = path.Key(key);
-    if (std::string why = descriptor.RefuseJobKey(key); !why.empty()) {
-      Report(value, field, why);
-      refused.push_back(key);
-      continue;
+    if (refusals != refused_job_keys_.end()) {
+      auto why = std::find_if(refusals->second.begin(), refusals->second.end(),
+                              [&, &key = key](const auto& entry) { return entry.first == key; });
+      if (why != refusals->second.end()) {
+        Report(value, field, why->second);
+        refused.push_back(key);
+        continue;
+      }
     }
-    if (auto typed = typed_job_keys_.find(key); typed != typed_job_keys_.end()) {
+    auto typed = std::find_if(typed_job_keys_.begin(), typed_job_keys_.end(),
+                              [&, &key = key](const auto& entry) { return entry.first == key; });
+    if (typed != typed_job_keys_.end()) {
       const auto& own = descriptor.job_keys();
       bool mine = std::any_of(own.begin(), own.end(),
                               [&, &key = key](const JobKey& entry) { return entry.name == key; });
-      if (!mine) {
-        for (const auto& entry : typed->second->job_keys()) {
-          if (entry.name == key) Report(value, field, entry.elsewhere);
-        }
-      }
+      if (!mine) Report(value, field, typed->second->elsewhere);
       continue;
     }
     Guard([&, &key = key, &value = value] {
@@ -640,14 +652,14 @@ std::optional<JobSpec> Decoder::DecodeJob(YamlNode node, const FieldPath& path,
                                       : fmt::format("missing required key ({})", key.missing_hint));
     }
   }
-  if (!scheduled) return std::nullopt;
+  if (!scheduled) return false;
   job.period = job.schedule.Period(kPeriodReference);
   if (!job.period && !job.schedule.expression().is_reboot()) {
     Fail(schedule_node, path.Key("schedule"),
          fmt::format("\"{}\" never fires", job.schedule.expression().text()));
   }
   if (!job.stale_after && job.period) job.stale_after = 2 * *job.period + job.max_runtime;
-  return job;
+  return true;
 }
 
 }  // namespace
