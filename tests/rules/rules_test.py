@@ -15,8 +15,8 @@ CHECK is one of:
   amtool     amtool check-config on the snippet, on the snippet merged into a full config and on
              examples/alertmanager.yml (which must contain the snippet); routing of Watchdog
   bad_spec   a bad spec or bad arguments exit 2; a bad spec prints exactly what
-             `schedwatch_exporter check` prints, which is every problem its "# error:" lines
-             name
+             `schedwatch_exporter check` (and serve) prints, which is every problem its
+             "# error:" lines name
   dashboard  dashboard.json parses and has the datasource variable, the state table and a panel
              per source
 
@@ -329,6 +329,17 @@ def expected_errors(spec):
     return expected
 
 
+def serve_bad_spec(args, spec):
+    """`schedwatch_exporter` serving `spec` on a free port; None if it is still serving."""
+    try:
+        return subprocess.run([args.exporter, "--config.file", spec,
+                               "--web.listen-address", "127.0.0.1:0"],
+                              capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def check_bad_spec(args, c, tmp):
     invalid = sorted(glob.glob(os.path.join(args.source_dir, "tests", "config", "invalid-*.yml")))
     c.check(bool(invalid), "tests/config has invalid specs")
@@ -344,6 +355,12 @@ def check_bad_spec(args, c, tmp):
         c.check(rulegen.stderr == check.stderr and rulegen.stderr.strip(),
                 f"{name}: rulegen prints what check prints",
                 f"rulegen: {rulegen.stderr}check:   {check.stderr}")
+        # What check and rulegen refuse, serve refuses with the same words.
+        serve = serve_bad_spec(args, spec)
+        c.check(serve is not None and serve.returncode == 2 and serve.stderr == check.stderr,
+                f"{name}: serve exits 2 and prints what check prints",
+                "still serving after 10 s" if serve is None
+                else f"serve {serve.returncode}: {serve.stderr}")
         expected = expected_errors(spec)
         if expected:
             c.check(check.stderr == "".join(line + "\n" for line in expected),
