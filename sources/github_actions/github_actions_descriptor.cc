@@ -31,7 +31,7 @@ class GitHubActionsDescriptor : public SourceDescriptor {
     }
     settings->token_file = reader.Path("token_file").value_or("");
     settings->token_env = reader.String("token_env").value_or("");
-    if (reader.Has("token_file") && reader.Has("token_env")) {
+    if (!settings->token_file.empty() && !settings->token_env.empty()) {
       reader.Problem("token_env", "token_file and token_env exclude each other");
     }
     if (auto api_url = reader.String("api_url")) {

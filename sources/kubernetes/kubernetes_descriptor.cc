@@ -24,7 +24,7 @@ class KubernetesDescriptor : public SourceDescriptor {
     settings->kubeconfig = reader.Path("kubeconfig").value_or("");
     settings->context = reader.String("context").value_or("");
     settings->in_cluster = reader.Bool("in_cluster").value_or(false);
-    if (settings->in_cluster && (reader.Has("kubeconfig") || reader.Has("context"))) {
+    if (settings->in_cluster && (!settings->kubeconfig.empty() || !settings->context.empty())) {
       reader.Problem("in_cluster", "true cannot be combined with kubeconfig or context");
     }
     auto namespaces = reader.List("namespaces").value_or(std::vector<std::string>{});
