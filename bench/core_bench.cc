@@ -12,6 +12,7 @@
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/catalog.h"
 
 namespace {
 
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
              Seconds(parse_start));
   document = Error{"released"};
   auto start = Clock::now();
-  auto spec = ParseSpec(text, "bench.yaml");
+  auto spec = ParseSpec(text, "bench.yaml", BuiltInCatalog());
   double load = Seconds(start);
   if (!spec) {
     fmt::print("spec error: {}\n", spec.error());

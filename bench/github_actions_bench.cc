@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "sources/catalog.h"
 #include "sources/github_actions/github_actions_source.h"
 
 extern char** environ;
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "the fake GitHub server did not start\n");
     return 1;
   }
-  auto spec = schedwatch::ParseSpec(SpecText(server.port, workflows), "/tmp/bench-spec.yaml");
+  auto spec = schedwatch::ParseSpec(SpecText(server.port, workflows), "/tmp/bench-spec.yaml",
+                                    schedwatch::BuiltInCatalog());
   if (!spec) {
     fmt::print(stderr, "{}\n", spec.error());
     return 1;

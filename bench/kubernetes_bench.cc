@@ -12,6 +12,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
+#include "sources/catalog.h"
 #include "sources/kubernetes/kubernetes_source.h"
 #include "sources/source.h"
 #include "tests/sources/kubernetes/fake_server.h"
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     spec_text += fmt::format(
         "  - {{role: role-{}, source: prod, schedule: \"0 * * * *\", spec_version: \"1\"}}\n", i);
   }
-  auto spec = ParseSpec(spec_text, (directory / "spec.yaml").string());
+  auto spec = ParseSpec(spec_text, (directory / "spec.yaml").string(), BuiltInCatalog());
   if (!spec) {
     std::cerr << spec.error() << "\n";
     return 1;

@@ -12,6 +12,7 @@
 
 #include "rulegen/alerts.h"
 #include "rulegen/rulegen.h"
+#include "sources/catalog.h"
 
 namespace {
 
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
 
   auto start = Clock::now();
   double cpu_start = CpuSeconds();
-  auto spec = ParseSpec(text, "bench-spec.yaml");
+  auto spec = ParseSpec(text, "bench-spec.yaml", BuiltInCatalog());
   if (!spec) {
     fmt::print(stderr, "{}\n", spec.error());
     return 1;

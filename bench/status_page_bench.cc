@@ -10,6 +10,7 @@
 
 #include "exporter/run_history.h"
 #include "exporter/status_page.h"
+#include "sources/catalog.h"
 
 using namespace schedwatch;
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
         "\"1\"}}\n",
         i, schedules[i % 5]);
   }
-  auto spec = ParseSpec(text, "spec.yaml");
+  auto spec = ParseSpec(text, "spec.yaml", BuiltInCatalog());
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return 1;

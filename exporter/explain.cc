@@ -6,6 +6,7 @@
 
 #include "schedwatch/duration.h"
 #include "schedwatch/timefmt.h"
+#include "sources/catalog.h"
 
 namespace schedwatch {
 namespace {
@@ -202,14 +203,9 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
 std::string RunOriginText(const SourceSpec* source, RunOrigin origin) {
   if (origin == RunOrigin::kRunner) return "the job's run record";
   if (source == nullptr) return "its source";
-  if (source->type == "crontab") {
-    if (source->Get("history") == "journal") return "cron's messages in the journal";
-    return "cron log " + source->Get("root") + source->Get("syslog", "/var/log/syslog");
-  }
-  if (source->type == "kubernetes") return "Jobs of its CronJob";
-  if (source->type == "github_actions") return "scheduled workflow runs";
-  if (source->type == "file") return "snapshot " + source->Get("path");
-  return "source " + source->name;
+  const SourceDescriptor* descriptor = BuiltInCatalog().Find(source->type);
+  if (descriptor == nullptr || source->settings == nullptr) return "source " + source->name;
+  return descriptor->RunHistoryOrigin(*source->settings);
 }
 
 int SeverityRank(const RoleStatus& status) {

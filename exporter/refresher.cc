@@ -17,6 +17,7 @@
 #include "schedwatch/platform/log.h"
 #include "schedwatch/timefmt.h"
 #include "sources/problems.h"
+#include "sources/catalog.h"
 #include "sources/run_record.h"
 
 namespace schedwatch {
@@ -195,9 +196,9 @@ Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<cons
     if (!source) return Error{fmt::format("source {}: {}", name, source.error())};
     runner->name = name;
     runner->type = source_spec.type;
-    std::string timeout = source_spec.Get("timeout");
-    runner->timeout = timeout.empty() ? options_.source_timeout
-                                      : std::chrono::milliseconds(std::stoll(timeout) * 1000);
+    runner->timeout = source_spec.settings && source_spec.settings->timeout
+                          ? std::chrono::milliseconds(*source_spec.settings->timeout)
+                          : options_.source_timeout;
     runner->source = std::move(*source);
     config->runners.push_back(std::move(runner));
   }
@@ -587,7 +588,7 @@ Result<bool> Refresher::Reload() {
   // Parsing and building touch no source, so this never waits for a read; a refresh that is
   // waiting for one picks the new spec up when it starts next.
   std::lock_guard<std::mutex> reload_lock(reload_mutex_);
-  auto spec = LoadSpecFile(options_.config_file);
+  auto spec = LoadSpecFile(options_.config_file, BuiltInCatalog());
   Result<std::shared_ptr<Config>> config = Error{""};
   if (spec) config = Build(std::make_shared<const Spec>(std::move(*spec)));
   if (!spec || !config) {

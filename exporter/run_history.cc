@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include "sources/catalog.h"
+
 namespace schedwatch {
 namespace {
 
@@ -67,7 +69,9 @@ void RunHistoryStore::Update(RefreshResult& result) {
       std::vector<Run> read = std::move(role.status.history.runs);
       role.status.history.runs = {};
       static const RoleRuns kNone;
-      RoleRuns merged = MergeRuns(slot ? *slot : kNone, read, role.job->source_type == "file");
+      const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
+      bool complete = type != nullptr && type->reports_complete_history();
+      RoleRuns merged = MergeRuns(slot ? *slot : kNone, read, complete);
       if (merged.empty()) {
         slot.reset();
       } else if (!slot || *slot != merged) {

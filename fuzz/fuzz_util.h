@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "schedwatch/spec.h"
+#include "sources/catalog.h"
 
 namespace schedwatch::fuzz {
 
@@ -26,7 +27,7 @@ inline JobSpec MakeJob(const std::string& source, const std::string& role,
                             ", source: s, schedule: \"" + schedule +
                             "\", timezone: Europe/Berlin, spec_version: \"3\"" +
                             (extra.empty() ? "" : ", " + extra) + "}\n",
-                        "/fuzz/spec.yaml");
+                        "/fuzz/spec.yaml", BuiltInCatalog());
   if (!spec) std::abort();  // the fuzz target itself is wrong
   return spec->jobs.at(0);
 }

@@ -12,6 +12,7 @@
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/spec.h"
+#include "sources/catalog.h"
 
 namespace {
 
@@ -129,7 +130,7 @@ int main(int argc, char** argv) {
   }
   options.mode = mode == "joined" ? rulegen::Mode::kJoined : rulegen::Mode::kPerRole;
 
-  auto spec = LoadSpecFile(config_file);
+  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;

@@ -1,30 +1,38 @@
 #include <fmt/format.h>
 
-#include "sources/crontab/crontab_source.h"
-#include "sources/file/file_source.h"
-#include "sources/github_actions/github_actions_source.h"
-#include "sources/kubernetes/kubernetes_source.h"
+#include <map>
+
+#include "sources/module.h"
 #include "sources/source.h"
 
 namespace schedwatch {
 
-const std::map<std::string, SourceFactory>& SourceFactories() {
-  static const auto* factories = new std::map<std::string, SourceFactory>{
-      {"crontab", crontab::MakeCrontabSource},
-      {"file", MakeFileSource},
-      {"kubernetes", MakeKubernetesSource},
-      {"github_actions", MakeGitHubActionsSource},
-  };
-  return *factories;
+#define SCHEDWATCH_SOURCE_TYPE(name) \
+  namespace name {                   \
+  SourceModule Module();             \
+  }
+#include "sources/source_types.def"
+#undef SCHEDWATCH_SOURCE_TYPE
+
+const SourceModule* FindSourceModule(std::string_view type) {
+  static const auto* modules = [] {
+    auto* built_in = new std::map<std::string, SourceModule, std::less<>>;
+#define SCHEDWATCH_SOURCE_TYPE(name) built_in->emplace(#name, name::Module());
+#include "sources/source_types.def"
+#undef SCHEDWATCH_SOURCE_TYPE
+    return built_in;
+  }();
+  auto it = modules->find(type);
+  return it == modules->end() ? nullptr : &it->second;
 }
 
 Result<std::unique_ptr<Source>> MakeSource(const SourceOptions& options) {
-  auto it = SourceFactories().find(options.spec->type);
-  if (it == SourceFactories().end()) {
+  const SourceModule* module = FindSourceModule(options.spec->type);
+  if (module == nullptr) {
     return Error{
         fmt::format("source type \"{}\" is not built into this exporter", options.spec->type)};
   }
-  return it->second(options);
+  return module->make_source(options);
 }
 
 }  // namespace schedwatch

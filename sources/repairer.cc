@@ -2,13 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "sources/module.h"
+
 namespace schedwatch {
 
 Result<std::unique_ptr<Repairer>> MakeRepairer(const SourceSpec& source) {
-  if (source.type == "crontab") return MakeCrontabRepairer(source);
-  if (source.type == "kubernetes") return MakeKubernetesRepairer(source);
-  if (source.type == "github_actions") {
-    return Error{"not repairable: a workflow is a commit to the repository"};
+  const SourceModule* module = FindSourceModule(source.type);
+  if (module != nullptr && module->make_repairer) return module->make_repairer(source);
+  if (module != nullptr && !module->not_repairable.empty()) {
+    return Error{fmt::format("not repairable: {}", module->not_repairable)};
   }
   return Error{fmt::format("not repairable: reconcile cannot create {} objects", source.type)};
 }

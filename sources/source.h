@@ -1,6 +1,6 @@
 // The one small interface every scheduler source implements, and the registry of source types.
 // A source lists what its scheduler holds now; it never classifies. Adding a scheduler: a folder
-// under sources/, one Register line in source_registry.cc, its keys in core/src/spec_sources.cc.
+// under sources/ with its descriptor and module, and one line in sources/source_types.def.
 #pragma once
 
 #include <atomic>
@@ -64,9 +64,6 @@ struct SourceOptions {
 };
 
 using SourceFactory = std::function<Result<std::unique_ptr<Source>>(const SourceOptions&)>;
-
-// type -> factory; filled by source_registry.cc.
-const std::map<std::string, SourceFactory>& SourceFactories();
 
 Result<std::unique_ptr<Source>> MakeSource(const SourceOptions& options);
 

@@ -7,20 +7,19 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "schedwatch/duration.h"
 #include "schedwatch/platform/file.h"
 #include "schedwatch/selector.h"
 #include "schedwatch/yaml_tree.h"
-#include "spec_sources.h"
 
 namespace schedwatch {
 namespace {
 
-// Thrown inside the decoder only; ParseSpec turns it into an Error.
-struct SpecProblem {
-  std::string message;
-};
+// Thrown inside the decoder only, after the problem was recorded: what it was decoding (a
+// field, a job, a source) cannot go on, the rest of the spec can.
+struct Abandon {};
 
 struct Defaults {
   std::string timezone = "UTC";
@@ -30,6 +29,15 @@ struct Defaults {
   std::int64_t alert_for = 5 * 60;
   std::set<std::string> set;  // keys the spec's defaults block sets
 };
+
+// The keys every job may have; the source types add their own.
+const std::vector<std::string>& CommonJobKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "role",        "source",      "schedule",       "timezone",  "spec_version",
+      "start_grace", "max_runtime", "missed_starts",  "alert_for", "stale_after",
+      "progress",    "template",    "success_metric", "runs_dir"};
+  return *keys;
+}
 
 bool IsName(std::string_view text, bool allow_dot) {
   if (text.empty() || text.size() > 63 || !std::isalnum(static_cast<unsigned char>(text[0]))) {
@@ -52,11 +60,11 @@ std::string JoinKeys(const Names& keys) {
 }
 
 // A field path such as jobs[2].progress.file, spelled out only when an error needs it.
-class Path {
+class FieldPath {
  public:
-  Path() = default;
-  Path Key(std::string_view key) const { return Path(this, key, 0); }
-  Path Index(std::size_t index) const { return Path(this, {}, index); }
+  FieldPath() = default;
+  FieldPath Key(std::string_view key) const { return FieldPath(this, key, 0); }
+  FieldPath Index(std::size_t index) const { return FieldPath(this, {}, index); }
   std::string str() const {
     if (parent_ == nullptr) return std::string(key_);
     std::string head = parent_->str();
@@ -65,9 +73,9 @@ class Path {
   }
 
  private:
-  Path(const Path* parent, std::string_view key, std::size_t index)
+  FieldPath(const FieldPath* parent, std::string_view key, std::size_t index)
       : parent_(parent), key_(key), index_(index) {}
-  const Path* parent_ = nullptr;
+  const FieldPath* parent_ = nullptr;
   std::string_view key_;
   std::size_t index_ = 0;
 };
@@ -83,76 +91,152 @@ class Fields {
   }
   YamlNode At(std::string_view key) const { return *Find(key); }  // for required keys
   const std::vector<std::pair<std::string_view, YamlNode>>& entries() const { return entries_; }
+  YamlNode node() const { return node_; }
 
  private:
   friend class Decoder;
+  explicit Fields(YamlNode node) : node_(node) {}
+  YamlNode node_;
   std::vector<std::pair<std::string_view, YamlNode>> entries_;
 };
 
 class Decoder {
  public:
-  explicit Decoder(std::string file) : file_(std::move(file)) {
+  Decoder(std::string file, const SourceCatalog& catalog)
+      : file_(std::move(file)), catalog_(catalog) {
     auto slash = file_.rfind('/');
     directory_ = slash == std::string::npos ? "" : file_.substr(0, slash + 1);
+    job_keys_ = CommonJobKeys();
+    for (const auto& [type, descriptor] : catalog_.descriptors()) {
+      for (const auto& key : descriptor->job_keys()) {
+        if (std::find(job_keys_.begin(), job_keys_.end(), key.name) == job_keys_.end()) {
+          job_keys_.push_back(key.name);
+          typed_job_keys_.emplace_back(key.name, &key);
+        }
+      }
+      // Asked once here, not for every field of every job.
+      for (const auto& key : CommonJobKeys()) {
+        std::string why = descriptor->RefuseJobKey(key);
+        if (!why.empty()) refused_job_keys_[descriptor].emplace_back(key, std::move(why));
+      }
+      if (descriptor->allows_reboot()) reboot_types_.insert(type);
+    }
   }
 
   Spec Decode(YamlNode root) {
-    Path top_path;
+    Spec spec;
+    spec.file = file_;
+    try {
+      DecodeTop(root, spec);
+    } catch (const Abandon&) {
+    }
+    return spec;
+  }
+
+  // Every problem, one per line in file order; empty when there was none.
+  std::string Problems() {
+    std::stable_sort(problems_.begin(), problems_.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    });
+    std::string out;
+    for (const auto& problem : problems_) {
+      if (!out.empty()) out += '\n';
+      out += problem.message;
+    }
+    if (dropped_ > 0) out += fmt::format("\n{}: {} more problems not shown", file_, dropped_);
+    return out;
+  }
+
+ private:
+  friend class FieldsReader;
+
+  void DecodeTop(YamlNode root, Spec& spec) {
+    FieldPath top_path;
     if (root.IsNull()) {
       Fail(root, top_path, "the file is empty; expected a mapping with version, sources and jobs");
     }
     Fields top = Check(root, top_path, {"version", "defaults", "sources", "jobs"},
                        {"version", "sources", "jobs"});
-    Spec spec;
-    spec.file = file_;
-    YamlNode version = top.At("version");
-    if (Scalar(version, top_path.Key("version")) != "1") {
-      Fail(version, top_path.Key("version"),
-           fmt::format("unsupported format version {}; this build reads 1", version.Describe()));
-    }
+    Guard([&] {
+      YamlNode version = top.At("version");
+      if (Scalar(version, top_path.Key("version")) != "1") {
+        Report(
+            version, top_path.Key("version"),
+            fmt::format("unsupported format version {}; this build reads 1", version.Describe()));
+      }
+    });
     Defaults defaults;
-    if (auto node = top.Find("defaults"))
-      defaults = DecodeDefaults(*node, top_path.Key("defaults"));
+    if (auto node = top.Find("defaults")) {
+      Guard([&] { defaults = DecodeDefaults(*node, top_path.Key("defaults")); });
+    }
     DecodeSources(top.At("sources"), top_path.Key("sources"), spec);
     DecodeJobs(top.At("jobs"), top_path.Key("jobs"), defaults, spec);
-    return spec;
   }
 
- private:
-  [[noreturn]] void Fail(YamlNode node, const Path& path, const std::string& message) {
+  // Runs `decode`; a problem it gives up on is already recorded.
+  template <typename Decode>
+  static bool Guard(Decode decode) {
+    try {
+      decode();
+      return true;
+    } catch (const Abandon&) {
+      return false;
+    }
+  }
+
+  void Report(YamlNode node, const FieldPath& path, std::string_view message) {
+    if (problems_.size() >= kMaxSpecProblems) {
+      ++dropped_;
+      return;
+    }
     std::string field = path.str();
-    throw SpecProblem{fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), field,
-                                  field.empty() ? "" : ": ", message)};
+    problems_.push_back({node.line(), node.column(),
+                         fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), field,
+                                     field.empty() ? "" : ": ", message)});
   }
 
-  Fields Check(YamlNode node, const Path& path, std::initializer_list<std::string_view> known,
+  [[noreturn]] void Fail(YamlNode node, const FieldPath& path, std::string_view message) {
+    Report(node, path, message);
+    throw Abandon{};
+  }
+
+  Fields Check(YamlNode node, const FieldPath& path, std::initializer_list<std::string_view> known,
                std::initializer_list<std::string_view> required) {
     std::vector<std::string> names(known.begin(), known.end());
     return Check(node, path, names, std::vector<std::string>(required.begin(), required.end()));
   }
 
-  Fields Check(YamlNode node, const Path& path, const std::vector<std::string>& known,
-               const std::vector<std::string>& required) {
+  // Reports every unknown, duplicate and missing key. Gives up on the mapping when a required
+  // key is missing and `give_up_on_missing` (its decoder reads them unchecked).
+  Fields Check(YamlNode node, const FieldPath& path, const std::vector<std::string>& known,
+               const std::vector<std::string>& required, bool give_up_on_missing = true) {
     Expect(node, YamlNode::Kind::kMapping, path);
-    Fields fields;
+    Fields fields(node);
     fields.entries_.reserve(node.size());
     for (std::size_t i = 0; i < node.size(); ++i) {
       YamlNode key = node.key(i);
       Expect(key, YamlNode::Kind::kScalar, path);
       std::string_view name = key.scalar();
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        Fail(key, path.Key(name), fmt::format("unknown key (known keys: {})", JoinKeys(known)));
+        Report(key, path.Key(name), fmt::format("unknown key (known keys: {})", JoinKeys(known)));
+      } else if (fields.Find(name)) {
+        Report(key, path.Key(name), "duplicate key");
+      } else {
+        fields.entries_.emplace_back(name, node.value(i));
       }
-      if (fields.Find(name)) Fail(key, path.Key(name), "duplicate key");
-      fields.entries_.emplace_back(name, node.value(i));
     }
+    bool missing = false;
     for (const auto& name : required) {
-      if (!fields.Find(name)) Fail(node, path.Key(name), "missing required key");
+      if (!fields.Find(name)) {
+        Report(node, path.Key(name), "missing required key");
+        missing = true;
+      }
     }
+    if (missing && give_up_on_missing) throw Abandon{};
     return fields;
   }
 
-  void Expect(YamlNode node, YamlNode::Kind kind, const Path& path) {
+  void Expect(YamlNode node, YamlNode::Kind kind, const FieldPath& path) {
     if (node.kind() == kind) return;
     const char* wanted = kind == YamlNode::Kind::kMapping    ? "a mapping"
                          : kind == YamlNode::Kind::kSequence ? "a list"
@@ -160,40 +244,45 @@ class Decoder {
     Fail(node, path, fmt::format("expected {}, got {}", wanted, node.Describe()));
   }
 
-  std::string Scalar(YamlNode node, const Path& path) {
+  std::string Scalar(YamlNode node, const FieldPath& path) {
     Expect(node, YamlNode::Kind::kScalar, path);
     return std::string(node.scalar());
   }
 
-  std::int64_t Duration(YamlNode node, const Path& path,
+  std::int64_t Duration(YamlNode node, const FieldPath& path,
                         std::int64_t max_seconds = kMaxDurationSeconds) {
     auto parsed = ParseDuration(Scalar(node, path), max_seconds);
     if (!parsed) Fail(node, path, parsed.error());
     return *parsed;
   }
 
-  std::int64_t PositiveDuration(YamlNode node, const Path& path,
+  std::int64_t PositiveDuration(YamlNode node, const FieldPath& path,
                                 std::int64_t max_seconds = kMaxDurationSeconds) {
     std::int64_t seconds = Duration(node, path, max_seconds);
     if (seconds <= 0) Fail(node, path, "must be longer than 0s");
     return seconds;
   }
 
-  int PositiveInt(YamlNode node, const Path& path, int max) {
+  std::int64_t WholeNumber(YamlNode node, const FieldPath& path, std::int64_t min,
+                           std::int64_t max) {
     std::string text = Scalar(node, path);
-    int value = 0;
+    std::int64_t value = 0;
     bool digits =
-        !text.empty() && text.size() < 9 &&
+        !text.empty() && text.size() < 18 &&
         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (digits) value = std::stoi(text);
-    if (!digits || value < 1 || value > max) {
+    if (digits) value = std::stoll(text);
+    if (!digits || value < min || value > max) {
       Fail(node, path,
-           fmt::format("expected a whole number from 1 to {}, got {}", max, node.Describe()));
+           fmt::format("expected a whole number from {} to {}, got {}", min, max, node.Describe()));
     }
     return value;
   }
 
-  std::string Zone(YamlNode node, const Path& path) {
+  int PositiveInt(YamlNode node, const FieldPath& path, int max) {
+    return static_cast<int>(WholeNumber(node, path, 1, max));
+  }
+
+  std::string Zone(YamlNode node, const FieldPath& path) {
     std::string name = Scalar(node, path);
     if (FindZone(name) == nullptr) {
       Fail(node, path,
@@ -208,200 +297,311 @@ class Decoder {
     return directory_ + path;
   }
 
-  Defaults DecodeDefaults(YamlNode node, const Path& path) {
+  Defaults DecodeDefaults(YamlNode node, const FieldPath& path) {
     Defaults defaults;
     Fields fields = Check(
         node, path, {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for"}, {});
     for (const auto& [key, value] : fields.entries()) {
-      Path field = path.Key(key);
+      FieldPath field = path.Key(key);
       defaults.set.insert(std::string(key));
-      if (key == "timezone") defaults.timezone = Zone(value, field);
-      if (key == "start_grace") defaults.start_grace = Duration(value, field);
-      if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, field);
-      if (key == "missed_starts") defaults.missed_starts = PositiveInt(value, field, 1000);
-      if (key == "alert_for") defaults.alert_for = Duration(value, field);
+      Guard([&, &key = key, &value = value] {
+        if (key == "timezone") defaults.timezone = Zone(value, field);
+        if (key == "start_grace") defaults.start_grace = Duration(value, field);
+        if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, field);
+        if (key == "missed_starts") defaults.missed_starts = PositiveInt(value, field, 1000);
+        if (key == "alert_for") defaults.alert_for = Duration(value, field);
+      });
     }
     return defaults;
   }
 
-  void DecodeSources(YamlNode node, const Path& path, Spec& spec) {
-    Expect(node, YamlNode::Kind::kMapping, path);
-    if (node.size() == 0) Fail(node, path, "at least one source is needed");
+  void DecodeSources(YamlNode node, const FieldPath& path, Spec& spec) {
+    bool usable = Guard([&] {
+      Expect(node, YamlNode::Kind::kMapping, path);
+      if (node.size() == 0) Fail(node, path, "at least one source is needed");
+    });
+    if (!usable) {
+      sources_unusable_ = true;  // the jobs' references cannot be checked
+      return;
+    }
     for (std::size_t i = 0; i < node.size(); ++i) {
-      std::string name = Scalar(node.key(i), path);
-      Path source_path = path.Key(node.key(i).scalar());
-      if (!IsName(name, true)) {
-        Fail(node.key(i), source_path,
-             "a source name must start with a letter or digit and contain only letters, digits, "
-             "'.', '-' and '_' (at most 63 characters)");
-      }
-      if (spec.sources.count(name)) Fail(node.key(i), source_path, "duplicate source");
-      spec.sources.emplace(name, DecodeSource(node.value(i), name, source_path));
-    }
-  }
-
-  SourceSpec DecodeSource(YamlNode node, const std::string& name, const Path& path) {
-    Expect(node, YamlNode::Kind::kMapping, path);
-    SourceSpec source;
-    source.name = name;
-    source.line = node.line();
-    // The type decides which keys are known, so read it first.
-    std::optional<YamlNode> type_node;
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      if (node.key(i).IsScalar() && node.key(i).scalar() == "type") type_node = node.value(i);
-    }
-    if (!type_node) Fail(node, path.Key("type"), "missing required key");
-    source.type = Scalar(*type_node, path.Key("type"));
-    const auto& table = SourceKeyTable();
-    auto type = table.find(source.type);
-    if (type == table.end()) {
-      Fail(*type_node, path.Key("type"),
-           fmt::format("unknown source type \"{}\" (known types: {})", source.type,
-                       JoinKeys(SourceTypes())));
-    }
-    std::vector<std::string> known{"type"}, required;
-    for (const auto& key : type->second) {
-      known.push_back(key.name);
-      if (key.required) required.push_back(key.name);
-    }
-    Fields fields = Check(node, path, known, required);
-    for (const auto& key : type->second) {
-      auto value = fields.Find(key.name);
-      if (!value) continue;
-      Path field = path.Key(key.name);
-      std::vector<std::string>& values = source.settings[key.name];
-      switch (key.kind) {
-        case SourceKey::kList:
-        case SourceKey::kPathList:
-          if (value->IsScalar()) {
-            values.push_back(Scalar(*value, field));
-          } else {
-            Expect(*value, YamlNode::Kind::kSequence, field);
-            for (std::size_t i = 0; i < value->size(); ++i) {
-              values.push_back(Scalar(value->item(i), field.Index(i)));
-            }
-          }
-          break;
-        case SourceKey::kDuration:  // timeouts and intervals of the exporter's own loop
-          values.push_back(std::to_string(PositiveDuration(*value, field, kMaxWaitSeconds)));
-          break;
-        case SourceKey::kBool: {
-          std::string text = Scalar(*value, field);
-          if (text != "true" && text != "false") {
-            Fail(*value, field, fmt::format("expected true or false, got {}", value->Describe()));
-          }
-          values.push_back(text);
-          break;
+      Guard([&] {
+        std::string name = Scalar(node.key(i), path);
+        FieldPath source_path = path.Key(node.key(i).scalar());
+        if (!IsName(name, true)) {
+          broken_sources_.insert(name);
+          Fail(node.key(i), source_path,
+               "a source name must start with a letter or digit and contain only letters, "
+               "digits, '.', '-' and '_' (at most 63 characters)");
         }
-        default:
-          values.push_back(Scalar(*value, field));
-      }
-      if (key.kind == SourceKey::kPath || key.kind == SourceKey::kPathList) {
-        for (auto& path_value : values) path_value = ResolvePath(path_value);
-      }
-    }
-    if (source.type == "github_actions") {
-      std::string repository = source.Get("repository");
-      auto slash = repository.find('/');
-      if (slash == std::string::npos || slash == 0 || slash + 1 == repository.size() ||
-          repository.find('/', slash + 1) != std::string::npos) {
-        Fail(fields.At("repository"), path.Key("repository"),
-             fmt::format("expected owner/name, got \"{}\"", repository));
-      }
-    }
-    if (auto it = source.settings.find("runs_dir");
-        it != source.settings.end() && (it->second.empty() || it->second.front().empty())) {
-      Fail(fields.At("runs_dir"), path.Key("runs_dir"), "empty");
-    }
-    if (source.type == "crontab") {
-      std::string history = source.Get("history", "syslog");
-      if (history != "syslog" && history != "journal") {
-        Fail(fields.At("history"), path.Key("history"),
-             fmt::format("expected syslog or journal, got \"{}\"", history));
-      }
-    }
-    return source;
-  }
-
-  void DecodeJobs(YamlNode node, const Path& path, const Defaults& defaults, Spec& spec) {
-    Expect(node, YamlNode::Kind::kSequence, path);
-    std::set<std::string_view> roles;
-    spec.jobs.reserve(node.size());
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      Path job_path = path.Index(i);
-      spec.jobs.push_back(DecodeJob(node.item(i), job_path, defaults, spec));
-      const JobSpec& job = spec.jobs.back();
-      if (!roles.insert(job.role).second) {
-        Fail(node.item(i), job_path.Key("role"),
-             fmt::format("duplicate role \"{}\" (first defined on line {})", job.role,
-                         spec.FindJob(job.role)->line));
-      }
+        if (spec.sources.count(name) || broken_sources_.count(name)) {
+          Fail(node.key(i), source_path, "duplicate source");
+        }
+        broken_sources_.insert(name);  // until it is decoded
+        spec.sources.emplace(name, DecodeSource(node.value(i), name, source_path));
+        broken_sources_.erase(name);
+      });
     }
   }
 
-  JobSpec DecodeJob(YamlNode node, const Path& path, const Defaults& defaults, const Spec& spec) {
-    Fields fields =
-        Check(node, path,
-              {"role", "source", "schedule", "timezone", "spec_version", "start_grace",
-               "max_runtime", "missed_starts", "alert_for", "stale_after", "progress", "template",
-               "workflow", "success_metric", "runs_dir", "require_concurrency"},
-              {"role", "source", "schedule", "spec_version"});
-    JobSpec job;
-    job.line = node.line();
+  SourceSpec DecodeSource(YamlNode node, const std::string& name, const FieldPath& path);
+  void DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& defaults, Spec& spec);
+  bool DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults, const Spec& spec,
+                 JobSpec& job);
+
+  std::string file_;
+  std::string directory_;
+  const SourceCatalog& catalog_;
+  std::vector<std::string> job_keys_;  // the common ones, then each type's
+  std::vector<std::pair<std::string, const JobKey*>> typed_job_keys_;  // of some type only
+  std::map<const SourceDescriptor*, std::vector<std::pair<std::string, std::string>>>
+      refused_job_keys_;  // common job keys a type refuses, with why
+  std::set<std::string> reboot_types_;
+  bool sources_unusable_ = false;
+  std::set<std::string, std::less<>> broken_sources_;  // jobs naming them are not checked
+  struct Problem {
+    int line, column;
+    std::string message;
+  };
+  std::vector<Problem> problems_;
+  std::size_t dropped_ = 0;
+};
+
+// A descriptor's view of one mapping: its source block, or a job's keys.
+class FieldsReader : public SettingsReader {
+ public:
+  FieldsReader(Decoder& decoder, const Fields& fields, const FieldPath& path)
+      : decoder_(decoder), fields_(fields), path_(path) {}
+
+  bool Has(std::string_view key) const override { return fields_.Find(key).has_value(); }
+
+  std::optional<std::string> String(std::string_view key) override {
+    return Get<std::string>(
+        key, [&](YamlNode value, const FieldPath& field) { return decoder_.Scalar(value, field); });
+  }
+
+  std::optional<std::string> Path(std::string_view key) override {
+    auto text = String(key);
+    if (text) *text = decoder_.ResolvePath(*text);
+    return text;
+  }
+
+  std::optional<std::vector<std::string>> List(std::string_view key) override {
+    return Get<std::vector<std::string>>(key, [&](YamlNode value, const FieldPath& field) {
+      std::vector<std::string> values;
+      if (value.IsScalar()) {
+        values.push_back(decoder_.Scalar(value, field));
+      } else {
+        decoder_.Expect(value, YamlNode::Kind::kSequence, field);
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          values.push_back(decoder_.Scalar(value.item(i), field.Index(i)));
+        }
+      }
+      return values;
+    });
+  }
+
+  std::optional<std::vector<std::string>> PathList(std::string_view key) override {
+    auto values = List(key);
+    if (values) {
+      for (auto& value : *values) value = decoder_.ResolvePath(value);
+    }
+    return values;
+  }
+
+  std::optional<bool> Bool(std::string_view key) override {
+    return Get<bool>(key, [&](YamlNode value, const FieldPath& field) {
+      std::string text = decoder_.Scalar(value, field);
+      if (text != "true" && text != "false") {
+        decoder_.Fail(value, field,
+                      fmt::format("expected true or false, got {}", value.Describe()));
+      }
+      return text == "true";
+    });
+  }
+
+  std::optional<std::int64_t> Integer(std::string_view key, std::int64_t min,
+                                      std::int64_t max) override {
+    return Get<std::int64_t>(key, [&](YamlNode value, const FieldPath& field) {
+      return decoder_.WholeNumber(value, field, min, max);
+    });
+  }
+
+  std::optional<std::chrono::seconds> Wait(std::string_view key) override {
+    return Get<std::chrono::seconds>(key, [&](YamlNode value, const FieldPath& field) {
+      return std::chrono::seconds(decoder_.PositiveDuration(value, field, kMaxWaitSeconds));
+    });
+  }
+
+  void Problem(std::string_view key, std::string_view message) override {
+    auto value = fields_.Find(key);
+    decoder_.Report(value ? *value : fields_.node(), path_.Key(key), message);
+  }
+
+  void ItemProblem(std::string_view key, std::size_t index, std::string_view message) override {
+    auto value = fields_.Find(key);
+    if (!value || !value->IsSequence() || index >= value->size()) return Problem(key, message);
+    FieldPath field = path_.Key(key);
+    decoder_.Report(value->item(index), field.Index(index), message);
+  }
+
+ private:
+  template <typename T, typename Read>
+  std::optional<T> Get(std::string_view key, Read read) {
+    auto value = fields_.Find(key);
+    if (!value) return std::nullopt;
+    std::optional<T> out;
+    Decoder::Guard([&] { out = read(*value, path_.Key(key)); });
+    return out;
+  }
+
+  Decoder& decoder_;
+  const Fields& fields_;
+  const FieldPath& path_;
+};
+
+SourceSpec Decoder::DecodeSource(YamlNode node, const std::string& name, const FieldPath& path) {
+  Expect(node, YamlNode::Kind::kMapping, path);
+  SourceSpec source;
+  source.name = name;
+  source.line = node.line();
+  // The type decides which keys are known, so read it first.
+  std::optional<YamlNode> type_node;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    if (node.key(i).IsScalar() && node.key(i).scalar() == "type") type_node = node.value(i);
+  }
+  if (!type_node) Fail(node, path.Key("type"), "missing required key");
+  source.type = Scalar(*type_node, path.Key("type"));
+  const SourceDescriptor* descriptor = catalog_.Find(source.type);
+  if (descriptor == nullptr) {
+    Fail(*type_node, path.Key("type"),
+         fmt::format("unknown source type \"{}\" (known types: {})", source.type,
+                     JoinKeys(catalog_.Types())));
+  }
+  std::vector<std::string> known{"type"}, required;
+  for (const auto& key : descriptor->settings_keys()) {
+    known.push_back(key.name);
+    if (key.required) required.push_back(key.name);
+  }
+  // A missing setting is one more problem; the descriptor still checks the others.
+  Fields fields = Check(node, path, known, required, /*give_up_on_missing=*/false);
+  FieldsReader reader(*this, fields, path);
+  source.settings = descriptor->DecodeSettings(reader);
+  return source;
+}
+
+void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& defaults,
+                         Spec& spec) {
+  if (!Guard([&] { Expect(node, YamlNode::Kind::kSequence, path); })) return;
+  std::map<std::string_view, int> roles;  // role -> line of its first job
+  spec.jobs.reserve(node.size());
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    FieldPath job_path = path.Index(i);
+    // Decoded in place: a JobSpec is large, and there may be 100,000.
+    JobSpec& added = spec.jobs.emplace_back();
+    bool decoded = false;
+    Guard([&] { decoded = DecodeJob(node.item(i), job_path, defaults, spec, added); });
+    if (!decoded) {
+      spec.jobs.pop_back();
+      continue;
+    }
+    auto [first, inserted] = roles.emplace(added.role, added.line);
+    if (!inserted) {
+      Report(node.item(i), job_path.Key("role"),
+             fmt::format("duplicate role \"{}\" (first defined on line {})", added.role,
+                         first->second));
+      spec.jobs.pop_back();
+    }
+  }
+}
+
+bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults,
+                        const Spec& spec, JobSpec& job) {
+  Fields fields = Check(node, path, job_keys_, {"role", "source", "schedule", "spec_version"});
+  job.line = node.line();
+  Guard([&] {
     job.role = Scalar(fields.At("role"), path.Key("role"));
     if (!IsName(job.role, false)) {
-      Fail(fields.At("role"), path.Key("role"),
-           fmt::format("role \"{}\" must start with a letter or digit and contain only letters, "
-                       "digits, '-' and '_' (at most 63 characters)",
-                       job.role));
+      Report(fields.At("role"), path.Key("role"),
+             fmt::format("role \"{}\" must start with a letter or digit and contain only "
+                         "letters, digits, '-' and '_' (at most 63 characters)",
+                         job.role));
     }
-    job.source = Scalar(fields.At("source"), path.Key("source"));
-    auto source = spec.sources.find(job.source);
-    if (source == spec.sources.end()) {
-      std::vector<std::string> names;
-      for (const auto& entry : spec.sources) names.push_back(entry.first);
-      Fail(fields.At("source"), path.Key("source"),
-           fmt::format("unknown source \"{}\" (defined sources: {})", job.source, JoinKeys(names)));
-    }
-    job.source_type = source->second.type;
+  });
+  job.source = Scalar(fields.At("source"), path.Key("source"));
+  auto source = spec.sources.find(job.source);
+  if (source == spec.sources.end()) {
+    // A source that is itself wrong was reported already; its jobs are checked once it is not.
+    if (sources_unusable_ || broken_sources_.count(job.source)) return false;
+    std::vector<std::string> names;
+    for (const auto& entry : spec.sources) names.push_back(entry.first);
+    for (const auto& name : broken_sources_) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    Fail(fields.At("source"), path.Key("source"),
+         fmt::format("unknown source \"{}\" (defined sources: {})", job.source, JoinKeys(names)));
+  }
+  const SourceDescriptor& descriptor = *catalog_.Find(source->second.type);
+  job.source_type = source->second.type;
+  Guard([&] {
     job.spec_version = Scalar(fields.At("spec_version"), path.Key("spec_version"));
     if (job.spec_version.empty())
-      Fail(fields.At("spec_version"), path.Key("spec_version"), "empty");
+      Report(fields.At("spec_version"), path.Key("spec_version"), "empty");
+  });
 
-    auto origin = [&defaults](const char* key) {
-      return defaults.set.count(key) ? ValueOrigin::kDefaults : ValueOrigin::kBuiltIn;
-    };
-    job.origins.timezone = origin("timezone");
-    job.origins.start_grace = origin("start_grace");
-    job.origins.max_runtime = origin("max_runtime");
-    job.origins.missed_starts = origin("missed_starts");
-    job.origins.alert_for = origin("alert_for");
-    job.timezone = defaults.timezone;
-    if (auto zone = fields.Find("timezone")) {
-      job.timezone = Zone(*zone, path.Key("timezone"));
-      job.origins.timezone = ValueOrigin::kJob;
-    }
-    bool crontab = job.source_type == "crontab";
-    CronDialect dialect = crontab                               ? CronDialect::kDebianCron
-                          : job.source_type == "kubernetes"     ? CronDialect::kKubernetes
-                          : job.source_type == "github_actions" ? CronDialect::kGitHubActions
-                                                                : CronDialect::kDebianCron;
-    YamlNode schedule_node = fields.At("schedule");
-    auto expression = CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), dialect);
+  auto origin = [&defaults](const char* key) {
+    return defaults.set.count(key) ? ValueOrigin::kDefaults : ValueOrigin::kBuiltIn;
+  };
+  job.origins.timezone = origin("timezone");
+  job.origins.start_grace = origin("start_grace");
+  job.origins.max_runtime = origin("max_runtime");
+  job.origins.missed_starts = origin("missed_starts");
+  job.origins.alert_for = origin("alert_for");
+  job.timezone = defaults.timezone;
+  if (auto zone = fields.Find("timezone")) {
+    Guard([&] { job.timezone = Zone(*zone, path.Key("timezone")); });
+    job.origins.timezone = ValueOrigin::kJob;
+  }
+  YamlNode schedule_node = fields.At("schedule");
+  bool scheduled = Guard([&] {
+    auto expression =
+        CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), descriptor.dialect());
     if (!expression) Fail(schedule_node, path.Key("schedule"), expression.error());
-    if (expression && expression->is_reboot() && !crontab) {
+    if (expression->is_reboot() && !descriptor.allows_reboot()) {
       Fail(schedule_node, path.Key("schedule"),
-           "@reboot has no fire times and is only allowed for crontab sources");
+           fmt::format("@reboot has no fire times and is only allowed for {} sources",
+                       JoinKeys(reboot_types_)));
     }
-    job.schedule = Schedule(std::move(*expression), FindZone(job.timezone),
-                            crontab ? DstPolicy::kVixieCron : DstPolicy::kWallClock);
+    job.schedule =
+        Schedule(std::move(*expression), FindZone(job.timezone), descriptor.dst_policy());
+  });
 
-    job.start_grace = defaults.start_grace;
-    job.max_runtime = defaults.max_runtime;
-    job.missed_starts = defaults.missed_starts;
-    job.alert_for = defaults.alert_for;
-    for (const auto& [key, value] : fields.entries()) {
-      Path field = path.Key(key);
+  job.start_grace = defaults.start_grace;
+  job.max_runtime = defaults.max_runtime;
+  job.missed_starts = defaults.missed_starts;
+  job.alert_for = defaults.alert_for;
+  auto refusals = refused_job_keys_.find(&descriptor);
+  std::vector<std::string_view> refused;
+  for (const auto& [key, value] : fields.entries()) {
+    FieldPath field = path.Key(key);
+    if (refusals != refused_job_keys_.end()) {
+      auto why = std::find_if(refusals->second.begin(), refusals->second.end(),
+                              [&, &key = key](const auto& entry) { return entry.first == key; });
+      if (why != refusals->second.end()) {
+        Report(value, field, why->second);
+        refused.push_back(key);
+        continue;
+      }
+    }
+    auto typed = std::find_if(typed_job_keys_.begin(), typed_job_keys_.end(),
+                              [&, &key = key](const auto& entry) { return entry.first == key; });
+    if (typed != typed_job_keys_.end()) {
+      const auto& own = descriptor.job_keys();
+      bool mine = std::any_of(own.begin(), own.end(),
+                              [&, &key = key](const JobKey& entry) { return entry.name == key; });
+      if (!mine) Report(value, field, typed->second->elsewhere);
+      continue;
+    }
+    Guard([&, &key = key, &value = value] {
       if (key == "start_grace") job.start_grace = Duration(value, field);
       if (key == "max_runtime") job.max_runtime = PositiveDuration(value, field);
       if (key == "missed_starts") job.missed_starts = PositiveInt(value, field, 1000);
@@ -430,71 +630,39 @@ class Decoder {
             ProgressSpec{ResolvePath(Scalar(progress.At("file"), field.Key("file"))),
                          PositiveDuration(progress.At("stale_after"), field.Key("stale_after"))};
       }
-      if (key == "workflow") {
-        if (job.source_type != "github_actions") {
-          Fail(value, field, "only github_actions jobs name a workflow file");
-        }
-        job.workflow = Scalar(value, field);
-      }
-    }
-    // schedwatch_run's records: `<runs_dir>/<role>`, the job's key before its source's.
-    std::string runs_dir = source->second.Get("runs_dir");
-    if (auto value = fields.Find("runs_dir")) {
-      if (job.source_type == "github_actions") {
-        Fail(*value, path.Key("runs_dir"),
-             "github_actions runs happen on GitHub's runners, where the exporter cannot read "
-             "run records; use the workflow's concurrency: group (require_concurrency: true)");
-      }
+    });
+  }
+  // schedwatch_run's records: `<runs_dir>/<role>`, the job's key before its source's.
+  std::string runs_dir = source->second.settings ? source->second.settings->runs_dir : "";
+  if (auto value = fields.Find("runs_dir");
+      value && std::find(refused.begin(), refused.end(), "runs_dir") == refused.end()) {
+    Guard([&] {
       runs_dir = Scalar(*value, path.Key("runs_dir"));
       if (runs_dir.empty()) Fail(*value, path.Key("runs_dir"), "empty");
       runs_dir = ResolvePath(runs_dir);
-    }
-    if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
-    if (auto value = fields.Find("require_concurrency")) {
-      std::string text = Scalar(*value, path.Key("require_concurrency"));
-      if (text != "true" && text != "false") {
-        Fail(*value, path.Key("require_concurrency"),
-             fmt::format("expected true or false, got {}", value->Describe()));
-      }
-      if (job.source_type != "github_actions") {
-        Fail(*value, path.Key("require_concurrency"),
-             "only github_actions jobs have a workflow concurrency: group (other jobs use "
-             "schedwatch_run's guard)");
-      }
-      job.require_concurrency = text == "true";
-    }
-    if (job.source_type == "github_actions" && job.workflow.empty()) {
-      Fail(node, path.Key("workflow"),
-           "missing required key (github_actions jobs name their workflow file, e.g. "
-           ".github/workflows/report.yml)");
-    }
-    job.period = job.schedule.Period(kPeriodReference);
-    if (!job.period && !job.schedule.expression().is_reboot()) {
-      Fail(schedule_node, path.Key("schedule"),
-           fmt::format("\"{}\" never fires", job.schedule.expression().text()));
-    }
-    if (!job.stale_after && job.period) job.stale_after = 2 * *job.period + job.max_runtime;
-    return job;
+    });
   }
-
-  std::string file_;
-  std::string directory_;
-};
+  if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
+  FieldsReader reader(*this, fields, path);
+  descriptor.DecodeJob(reader, job);
+  for (const auto& key : descriptor.job_keys()) {
+    if (key.required && !fields.Find(key.name)) {
+      Report(node, path.Key(key.name),
+             key.missing_hint.empty() ? std::string("missing required key")
+                                      : fmt::format("missing required key ({})", key.missing_hint));
+    }
+  }
+  if (!scheduled) return false;
+  job.period = job.schedule.Period(kPeriodReference);
+  if (!job.period && !job.schedule.expression().is_reboot()) {
+    Fail(schedule_node, path.Key("schedule"),
+         fmt::format("\"{}\" never fires", job.schedule.expression().text()));
+  }
+  if (!job.stale_after && job.period) job.stale_after = 2 * *job.period + job.max_runtime;
+  return true;
+}
 
 }  // namespace
-
-std::string SourceSpec::Get(const std::string& key, const std::string& fallback) const {
-  auto it = settings.find(key);
-  return it == settings.end() || it->second.empty() ? fallback : it->second.front();
-}
-
-const std::vector<std::string>& SourceSpec::GetList(const std::string& key) const {
-  static const std::vector<std::string> kEmpty;
-  auto it = settings.find(key);
-  return it == settings.end() ? kEmpty : it->second;
-}
-
-bool SourceSpec::GetBool(const std::string& key) const { return Get(key) == "true"; }
 
 const JobSpec* Spec::FindJob(std::string_view role) const {
   for (const auto& job : jobs) {
@@ -503,38 +671,21 @@ const JobSpec* Spec::FindJob(std::string_view role) const {
   return nullptr;
 }
 
-Result<Spec> ParseSpec(std::string_view text, const std::string& file) {
+Result<Spec> ParseSpec(std::string_view text, const std::string& file,
+                       const SourceCatalog& catalog) {
   auto document = YamlDocument::Parse(text);
   if (!document) return Error{fmt::format("{}:{}", file, document.error())};
-  try {
-    return Decoder(file).Decode(document->root());
-  } catch (const SpecProblem& problem) {
-    return Error{problem.message};
-  }
+  Decoder decoder(file, catalog);
+  Spec spec = decoder.Decode(document->root());
+  std::string problems = decoder.Problems();
+  if (!problems.empty()) return Error{std::move(problems)};
+  return spec;
 }
 
-Result<Spec> LoadSpecFile(const std::string& path) {
+Result<Spec> LoadSpecFile(const std::string& path, const SourceCatalog& catalog) {
   auto text = platform::ReadRegularFile(path, kMaxSpecBytes);
   if (!text) return Error{text.error()};
-  return ParseSpec(*text, path);
-}
-
-const std::vector<std::string>* SourceTypeKeys(std::string_view type) {
-  static const auto* keys = [] {
-    auto* out = new std::map<std::string, std::vector<std::string>, std::less<>>;
-    for (const auto& [name, entries] : SourceKeyTable()) {
-      for (const auto& key : entries) (*out)[name].push_back(key.name);
-    }
-    return out;
-  }();
-  auto it = keys->find(type);
-  return it == keys->end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> SourceTypes() {
-  std::vector<std::string> types;
-  for (const auto& entry : SourceKeyTable()) types.push_back(entry.first);
-  return types;
+  return ParseSpec(*text, path, catalog);
 }
 
 }  // namespace schedwatch

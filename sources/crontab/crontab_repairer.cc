@@ -11,6 +11,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/platform/file.h"
+#include "sources/crontab/crontab_descriptor.h"
 #include "sources/crontab/crontab_file.h"
 #include "sources/repairer.h"
 
@@ -71,14 +72,14 @@ class CrontabRepairer : public Repairer {
 }  // namespace
 
 Result<std::unique_ptr<Repairer>> MakeCrontabRepairer(const SourceSpec& source) {
+  const auto* settings = source.SettingsAs<crontab::CrontabSettings>();
+  if (settings == nullptr) return Error{"the settings are not a crontab source's"};
   // The source's cron.d directory: a configured path that ends in cron.d, else /etc/cron.d.
   std::string directory = "/etc/cron.d";
-  for (const auto& path : source.GetList("paths")) {
+  for (const auto& path : settings->paths) {
     if (path.size() >= 6 && path.compare(path.size() - 6, 6, "cron.d") == 0) directory = path;
   }
-  std::string root = source.Get("root");
-  while (!root.empty() && root.back() == '/') root.pop_back();
-  return std::unique_ptr<Repairer>(std::make_unique<CrontabRepairer>(root + directory));
+  return std::unique_ptr<Repairer>(std::make_unique<CrontabRepairer>(settings->root + directory));
 }
 
 }  // namespace schedwatch

@@ -406,24 +406,14 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
 }
 
 Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
-  const SourceSpec& spec = *options.spec;
+  const auto* settings = options.spec->SettingsAs<CrontabSettings>();
+  if (settings == nullptr) return Error{"the settings are not a crontab source's"};
   CrontabSourceOptions crontab;
-  crontab.root = spec.Get("root");
-  while (crontab.root.size() > 1 && crontab.root.back() == '/') crontab.root.pop_back();
-  if (crontab.root == "/") crontab.root.clear();
-  if (!spec.GetList("paths").empty()) crontab.paths = spec.GetList("paths");
-  crontab.syslog = spec.Get("syslog", crontab.syslog);
-  crontab.journal_directory = spec.Get("journal_directory");
-  std::string history = spec.Get("history", "syslog");
-  if (history != "syslog" && history != "journal") {
-    return Error{fmt::format("history is \"{}\", not syslog or journal", history)};
-  }
-  crontab.journal = history == "journal";
-  for (const auto& path : crontab.paths) {
-    if (path.empty() || path[0] != '/') {
-      return Error{fmt::format("crontab path \"{}\" is not absolute", path)};
-    }
-  }
+  crontab.root = settings->root;
+  if (!settings->paths.empty()) crontab.paths = settings->paths;
+  crontab.syslog = settings->syslog;
+  crontab.journal_directory = settings->journal_directory;
+  crontab.journal = settings->journal;
   return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(crontab)));
 }
 

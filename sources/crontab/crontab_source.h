@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sources/crontab/cron_log.h"
+#include "sources/crontab/crontab_descriptor.h"
 #include "sources/crontab/crontab_file.h"
 #include "sources/source.h"
 

@@ -9,6 +9,7 @@
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
 #include "sources/problems.h"
+#include "sources/file/file_descriptor.h"
 
 namespace schedwatch {
 namespace {
@@ -184,7 +185,9 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
 }
 
 Result<std::unique_ptr<Source>> MakeFileSource(const SourceOptions& options) {
-  return std::unique_ptr<Source>(std::make_unique<FileSource>(options.spec->Get("path")));
+  const auto* settings = options.spec->SettingsAs<file::FileSettings>();
+  if (settings == nullptr) return Error{"the settings are not a file source's"};
+  return std::unique_ptr<Source>(std::make_unique<FileSource>(settings->path));
 }
 
 }  // namespace schedwatch

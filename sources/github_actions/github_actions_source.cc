@@ -73,25 +73,17 @@ struct GitHubActionsSource::Reading {
 Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
     const SourceOptions& options, GitHubActionsTuning tuning) {
   const SourceSpec& spec = *options.spec;
+  const auto* settings = spec.SettingsAs<github_actions::GitHubActionsSettings>();
+  if (settings == nullptr) return Error{"the settings are not a github_actions source's"};
   std::unique_ptr<GitHubActionsSource> source(new GitHubActionsSource());
-  source->repository_ = spec.Get("repository");
-  source->token_file_ = spec.Get("token_file");
-  source->token_env_ = spec.Get("token_env");
-  source->branch_ = spec.Get("branch");
+  source->repository_ = settings->repository;
+  source->token_file_ = settings->token_file;
+  source->token_env_ = settings->token_env;
+  source->branch_ = settings->branch;
   source->conditional_requests_ = tuning.conditional_requests;
-  if (!source->token_file_.empty() && !source->token_env_.empty()) {
-    return Error{"token_file and token_env exclude each other"};
-  }
-  std::string min_interval = spec.Get("min_interval");
-  if (!min_interval.empty()) source->min_interval_ = std::stoll(min_interval);
-  std::string timeout = spec.Get("timeout");
-  auto request_timeout = std::chrono::seconds(timeout.empty() ? 10 : std::stoll(timeout));
-
-  std::string api_url = spec.Get("api_url", "https://api.github.com");
-  while (!api_url.empty() && api_url.back() == '/') api_url.pop_back();
-  if (api_url.rfind("https://", 0) != 0 && api_url.rfind("http://", 0) != 0) {
-    return Error{fmt::format("api_url \"{}\" is not an http:// or https:// URL", api_url)};
-  }
+  if (settings->min_interval) source->min_interval_ = settings->min_interval->count();
+  auto request_timeout = settings->timeout.value_or(std::chrono::seconds(10));
+  std::string api_url = settings->api_url;
   if (api_url.rfind("http://", 0) == 0 &&
       (!source->token_file_.empty() || !source->token_env_.empty())) {
     Log(LogLevel::kWarn, "the GitHub token goes over plain HTTP",
@@ -99,7 +91,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   }
   if (!tuning.send) {
     TlsOptions tls;
-    tls.ca_file = spec.Get("ca_file");
+    tls.ca_file = settings->ca_file;
     tuning.send = platform::TransportOver(std::make_shared<HttpClient>(std::move(tls)));
   }
   source->api_ = std::make_unique<github::Api>(

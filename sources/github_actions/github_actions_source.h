@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "sources/github_actions/github_actions_descriptor.h"
 #include "sources/github_actions/github_api.h"
 #include "sources/github_actions/github_mapping.h"
 #include "sources/source.h"

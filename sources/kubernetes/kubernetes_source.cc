@@ -20,20 +20,12 @@
 namespace schedwatch::kubernetes {
 namespace {
 
-constexpr int kMaxPageSize = 10000;
 // Listing Jobs namespace by namespace beats a cluster-wide list when the labelled CronJobs
 // live in a few namespaces of a large cluster; past this many, one cluster-wide list is cheaper.
 constexpr std::size_t kMaxJobNamespaces = 5;
 // Without a timeout key the refresher's cancellation ends a slow read; this is a backstop.
 constexpr std::chrono::minutes kBackstopTimeout{5};
 constexpr std::chrono::seconds kDefaultRequestTimeout{10};
-
-bool IsNamespaceName(const std::string& name) {
-  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-}
 
 std::string ListPath(const std::string& namespace_name, const char* resource) {
   if (namespace_name.empty()) return fmt::format("/apis/batch/v1/{}", resource);
@@ -202,41 +194,20 @@ class KubernetesSource : public Source {
 
 Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_variable,
                               const char* home) {
+  const auto* decoded = spec.SettingsAs<KubernetesSettings>();
+  if (decoded == nullptr) return Error{"the settings are not a kubernetes source's"};
   Settings settings;
   settings.source_name = spec.name;
-  settings.in_cluster = spec.GetBool("in_cluster");
-  settings.context = spec.Get("context");
-  std::string kubeconfig = spec.Get("kubeconfig");
-  if (settings.in_cluster && (!kubeconfig.empty() || !settings.context.empty())) {
-    return Error{"in_cluster: true cannot be combined with kubeconfig or context"};
-  }
+  settings.in_cluster = decoded->in_cluster;
+  settings.context = decoded->context;
   if (!settings.in_cluster) {
-    settings.kubeconfig = kubeconfig.empty() ? DefaultKubeconfigPath(kubeconfig_variable, home)
-                                             : ExpandHome(kubeconfig, home);
+    settings.kubeconfig = decoded->kubeconfig.empty()
+                              ? DefaultKubeconfigPath(kubeconfig_variable, home)
+                              : ExpandHome(decoded->kubeconfig, home);
   }
-  for (const auto& name : spec.GetList("namespaces")) {
-    if (!IsNamespaceName(name)) {
-      return Error{fmt::format(
-          "namespaces: \"{}\" is not a namespace name (lower-case letters, digits and '-', at "
-          "most 63 characters)",
-          name)};
-    }
-    if (std::find(settings.namespaces.begin(), settings.namespaces.end(), name) ==
-        settings.namespaces.end()) {
-      settings.namespaces.push_back(name);
-    }
-  }
-  std::string page_size = spec.Get("page_size", "500");
-  if (page_size.empty() || page_size.size() > 5 ||
-      !std::all_of(page_size.begin(), page_size.end(),
-                   [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoi(page_size) < 1 || std::stoi(page_size) > kMaxPageSize) {
-    return Error{fmt::format("page_size: expected a whole number from 1 to {}, got \"{}\"",
-                             kMaxPageSize, page_size)};
-  }
-  settings.page_size = std::stoi(page_size);
-  std::string timeout = spec.Get("timeout");
-  if (!timeout.empty()) settings.timeout = std::chrono::seconds(std::stoll(timeout));
+  settings.namespaces = decoded->namespaces;
+  settings.page_size = decoded->page_size;
+  if (decoded->timeout) settings.timeout = *decoded->timeout;
   return settings;
 }
 

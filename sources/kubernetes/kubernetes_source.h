@@ -22,6 +22,7 @@
 
 #include "schedwatch/platform/api_client.h"
 #include "sources/kubernetes/kube_config.h"
+#include "sources/kubernetes/kubernetes_descriptor.h"
 #include "sources/source.h"
 
 namespace schedwatch::kubernetes {
@@ -37,7 +38,8 @@ struct Settings {
   std::optional<std::chrono::milliseconds> timeout;
 };
 
-// Checks the spec block. `kubeconfig_variable` and `home` are $KUBECONFIG and $HOME.
+// The decoded spec block (KubernetesSettings) with its kubeconfig found: `kubeconfig_variable`
+// and `home` are $KUBECONFIG and $HOME. An Error only for settings of another type.
 Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_variable,
                               const char* home);
 

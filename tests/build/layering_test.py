@@ -6,8 +6,13 @@
     sources   <- one folder per scheduler: core, platform
     reconcile <- core, platform, sources
     exporter  <- core, platform, sources, reconcile
-    rulegen   <- core
+    rulegen   <- core, and the source catalog (sources/catalog.h)
     run       <- core, platform, sources
+
+The source catalog (sources/catalog.*, sources/source_types.def and each
+sources/<type>/<type>_descriptor.*) is the pure part of sources, linked by schedwatch_rulegen as
+its own target: its files include only core and each other. Core names no source type: the types of sources/source_types.def appear in no string
+literal of core.
 
 An include is attributed by its spelling: "schedwatch/platform/..." is platform,
 "schedwatch/..." is core, "sources/..." is sources, and so on. Prints every include that breaks
@@ -24,10 +29,21 @@ ALLOWED = {
     "sources": {"sources", "core", "platform"},
     "reconcile": {"reconcile", "core", "platform", "sources"},
     "exporter": {"exporter", "core", "platform", "sources", "reconcile"},
-    "rulegen": {"rulegen", "core"},
+    "rulegen": {"rulegen", "core", "sources:catalog.h"},
     "run": {"run", "core", "platform", "sources"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+SOURCE_TYPE = re.compile(r'^SCHEDWATCH_SOURCE_TYPE\((\w+)\)', re.MULTILINE)
+
+
+def is_catalog_file(path):
+    """The pure part of sources, by its path inside the repository ("sources/catalog.h")."""
+    parts = path.split("/")
+    if parts[0] != "sources":
+        return False
+    if len(parts) == 2:
+        return parts[1].startswith("catalog.") or parts[1] == "source_types.def"
+    return len(parts) == 3 and parts[2].startswith(parts[1] + "_descriptor.")
 
 
 def component_of_include(path):
@@ -61,6 +77,26 @@ def main():
                 if name in allowed or f"{name}:{file_name}" in allowed:
                     continue
                 broken.append(f"{path.relative_to(root)}: {component} includes {include} ({name})")
+    for path in sorted((root / "sources").rglob("*")):
+        relative = str(path.relative_to(root))
+        if path.suffix not in (".cc", ".h") or not is_catalog_file(relative):
+            continue
+        for include in INCLUDE.findall(path.read_text(errors="replace")):
+            target = component_of_include(include)
+            if target is None or target[0] == "core" or is_catalog_file(include):
+                continue
+            broken.append(f"{relative}: the pure source catalog includes {include}")
+    types = SOURCE_TYPE.findall((root / "sources" / "source_types.def").read_text())
+    if not types:
+        broken.append("sources/source_types.def names no source type")
+    for path in sorted((root / "core").rglob("*")):
+        if path.suffix not in (".cc", ".h"):
+            continue
+        text = path.read_text(errors="replace")
+        for name in types:
+            # "file" is also a key of the spec (progress.file); the other names are only types.
+            if name != "file" and f'"{name}"' in text:
+                broken.append(f"{path.relative_to(root)}: core names the source type \"{name}\"")
     for line in broken:
         print(f"FAIL {line}")
     print(f"{files} files read, {len(broken)} includes against the layering")

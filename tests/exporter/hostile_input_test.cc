@@ -5,6 +5,7 @@
 #include "exporter/checkpoint.h"
 #include "exporter/refresher.h"
 #include "exporter/state.h"
+#include "sources/catalog.h"
 #include "sources/file/file_source.h"
 #include "tests/exporter/published_util.h"
 #include "tests/test_util.h"
@@ -21,7 +22,7 @@ using testing::WriteFile;
 constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
 
 std::unique_ptr<Refresher> MakeRefresher(const fs::path& config_file) {
-  auto spec = LoadSpecFile(config_file.string());
+  auto spec = LoadSpecFile(config_file.string(), BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.config_file = config_file.string();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exporter/state.h"
+#include "sources/catalog.h"
 #include "tests/exporter/published_util.h"
 #include "tests/test_util.h"
 
@@ -32,7 +33,7 @@ const fs::path kSourceDir = SCHEDWATCH_SOURCE_DIR;
 std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
                                          const std::string& ledger_file = "",
                                          std::int64_t now = kNow) {
-  auto spec = LoadSpecFile(config_file);
+  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.config_file = config_file;
@@ -120,7 +121,7 @@ jobs:
 )");
   // The object appears between the first and the confirming read: a race, not a deletion.
   WriteFile(dir.path() / "live.yaml", "objects: []\n");
-  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string(), BuiltInCatalog());
   RefresherOptions options;
   options.config_file = (dir.path() / "spec.yaml").string();
   options.confirm_delay = std::chrono::milliseconds(800);
@@ -197,7 +198,7 @@ jobs:
   - {role: gate, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
   - {role: retry, source: stuck, schedule: "*/10 * * * *", spec_version: "1"}
 )");
-  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string(), BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.confirm_delay = std::chrono::milliseconds(50);
@@ -289,7 +290,10 @@ jobs:
   WriteFile(spec, "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs: [{role: x}]\n");
   auto reloaded = refresher->Reload();
   ASSERT_FALSE(reloaded.ok());
-  EXPECT_EQ(reloaded.error(), spec.string() + ":3:8: jobs[0].source: missing required key");
+  EXPECT_EQ(reloaded.error(), spec.string() + ":3:8: jobs[0].source: missing required key\n" +
+                                  spec.string() + ":3:8: jobs[0].schedule: missing required key\n" +
+                                  spec.string() +
+                                  ":3:8: jobs[0].spec_version: missing required key");
   refresher->RefreshOnce();
   auto published = refresher->Current();
   EXPECT_EQ(published->result.roles.size(), 1u);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sources/catalog.h"
+
 namespace schedwatch {
 namespace {
 
@@ -71,7 +73,7 @@ jobs:
   - {role: a, source: k, schedule: "*/10 * * * *", spec_version: "1"}
   - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
 )",
-                        "spec.yaml");
+                        "spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   auto shared = std::make_shared<const Spec>(std::move(*spec));
   auto refresh = [&](bool up, std::vector<schedwatch::Run> runs, std::size_t roles = 2) {

@@ -8,6 +8,7 @@
 
 #include "exporter/run_history.h"
 #include "exporter/timeline.h"
+#include "sources/catalog.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -68,7 +69,7 @@ jobs:
   - {role: retry, source: demo, schedule: "*/10 * * * *", timezone: Asia/Seoul, spec_version: "7", max_runtime: 5m}
   - {role: sync, source: demo, schedule: "0 */2 * * *", spec_version: "2"}
 )",
-                            "/specs/spec.yaml");
+                            "/specs/spec.yaml", BuiltInCatalog());
     EXPECT_TRUE(parsed.ok()) << parsed.error();
     spec = std::make_shared<Spec>(std::move(*parsed));
     result.spec = spec;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "reconcile/ledger.h"
+#include "sources/catalog.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -51,7 +52,7 @@ jobs:
               "# schedwatch: role=changed spec_version=1\n0 * * * * root /bin/changed\n"
               "# schedwatch: role=fine spec_version=1\n0 * * * * root /bin/fine\n");
     chmod((root() / "etc/cron.d/others").c_str(), 0644);
-    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
+    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string(), BuiltInCatalog());
     ASSERT_TRUE(spec.ok()) << spec.error();
     spec_ = std::move(*spec);
   }

@@ -14,6 +14,7 @@
 
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
+#include "sources/catalog.h"
 
 namespace schedwatch::rulegen {
 namespace {
@@ -29,7 +30,7 @@ Spec MakeSpec(int roles, const std::string& extra_job = "") {
             ", schedule: '*/5 * * * *', spec_version: '1'}\n";
   }
   text += extra_job;
-  auto spec = ParseSpec(text, "dir/spec.yaml");
+  auto spec = ParseSpec(text, "dir/spec.yaml", BuiltInCatalog());
   if (!spec) throw std::runtime_error(spec.error());
   return *spec;
 }

@@ -15,7 +15,8 @@ CHECK is one of:
   amtool     amtool check-config on the snippet, on the snippet merged into a full config and on
              examples/alertmanager.yml (which must contain the snippet); routing of Watchdog
   bad_spec   a bad spec or bad arguments exit 2; a bad spec prints exactly what
-             `schedwatch_exporter check` prints
+             `schedwatch_exporter check` (and serve) prints, which is every problem its
+             "# error:" lines name
   dashboard  dashboard.json parses and has the datasource variable, the state table and a panel
              per source
 
@@ -297,6 +298,30 @@ def check_amtool(args, tmp):
                    result.stdout + result.stderr)
 
 
+def expected_errors(spec):
+    """The "# error: MESSAGE" lines that open an invalid spec, one per problem, file named."""
+    if not os.path.exists(spec):
+        return []
+    expected = []
+    with open(spec, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("# error: "):
+                break
+            expected.append(line[len("# error: "):].rstrip("\n").replace("{file}", spec))
+    return expected
+
+
+def serve_bad_spec(args, spec):
+    """`schedwatch_exporter` serving `spec` on a free port; None if it is still serving."""
+    try:
+        return subprocess.run([args.exporter, "--config.file", spec,
+                               "--web.listen-address", "127.0.0.1:0"],
+                              capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def check_bad_spec(args, tmp):
     invalid = sorted(glob.glob(os.path.join(args.source_dir, "tests", "config", "invalid-*.yml")))
     check("tests/config has invalid specs", bool(invalid))
@@ -312,6 +337,17 @@ def check_bad_spec(args, tmp):
         check(f"{name}: rulegen prints what check prints",
               rulegen.stderr == checked.stderr and rulegen.stderr.strip(),
               f"rulegen: {rulegen.stderr}check:   {checked.stderr}")
+        # What check and rulegen refuse, serve refuses with the same words.
+        serve = serve_bad_spec(args, spec)
+        check(f"{name}: serve exits 2 and prints what check prints",
+              serve is not None and serve.returncode == 2 and serve.stderr == checked.stderr,
+              "still serving after 10 s" if serve is None
+              else f"serve {serve.returncode}: {serve.stderr}")
+        expected = expected_errors(spec)
+        if expected:
+            check(f"{name}: check prints its {len(expected)} problem(s) with their positions",
+                  checked.stderr == "".join(line + "\n" for line in expected),
+                  f"expected: {expected}\ngot: {checked.stderr}")
     check("nothing is written for a bad spec", not os.path.exists(os.path.join(tmp, "out")))
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     out = os.path.join(tmp, "args")

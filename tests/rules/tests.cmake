@@ -24,7 +24,7 @@ schedwatch_script_test(NAME rulegen_operator_examples LABELS integration
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 add_executable(rulegen_test ${TESTS}/rules/rulegen_test.cc)
-target_link_libraries(rulegen_test PRIVATE schedwatch::rulegen yaml-cpp nlohmann_json::nlohmann_json
+target_link_libraries(rulegen_test PRIVATE schedwatch::rulegen schedwatch::source_catalog yaml-cpp nlohmann_json::nlohmann_json
                                            GTest::gtest GTest::gtest_main)
 gtest_discover_tests(rulegen_test TEST_PREFIX "rulegen." DISCOVERY_TIMEOUT 60 TEST_LIST rulegen_test_TESTS)
 schedwatch_discovered_test_properties(rulegen_test unit)

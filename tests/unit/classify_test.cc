@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sources/catalog.h"
+
 namespace schedwatch {
 namespace {
 
@@ -30,7 +32,7 @@ jobs:
     spec_version: "1"
     progress: {file: /var/lib/app/checkpoint, stale_after: 2h}
 )",
-                        "classify.yml");
+                        "classify.yml", BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   return *spec;
 }

@@ -3,6 +3,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
+#include "sources/catalog.h"
 
 namespace schedwatch {
 namespace {
@@ -26,7 +27,7 @@ jobs:
     stale_after: 1h
   - {role: boot, source: demo, schedule: "0 0 29 2 *", spec_version: "1"}
 )",
-                        "spec.yaml");
+                        "spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   const JobSpec& plain = spec->jobs[0];
   EXPECT_EQ(plain.origins.timezone, ValueOrigin::kBuiltIn);
@@ -90,7 +91,7 @@ sources: {demo: {type: file, path: x.yaml}}
 jobs:
   - {role: a, source: demo, schedule: "*/10 * * * *", spec_version: "1"}
 )",
-                        "spec.yaml");
+                        "spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   RoleObservation observation;
   observation.source_up = true;

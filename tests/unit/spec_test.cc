@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "schedwatch/duration.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/catalog.h"
+#include "sources/crontab/crontab_descriptor.h"
+#include "sources/file/file_descriptor.h"
+#include "sources/kubernetes/kubernetes_descriptor.h"
 
 namespace schedwatch {
 namespace {
@@ -63,14 +68,20 @@ TEST(DurationTest, FormatsShortestForm) {
 }
 
 TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
-  auto spec = LoadSpecFile((kConfigDir / "valid.yml").string());
+  auto spec = LoadSpecFile((kConfigDir / "valid.yml").string(), BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   ASSERT_EQ(spec->jobs.size(), 5u);
   ASSERT_EQ(spec->sources.size(), 4u);
-  EXPECT_EQ(spec->sources.at("host-cron").GetList("paths").size(), 3u);
+  // Each source's settings come as its type's struct.
+  const auto* host_cron = spec->sources.at("host-cron").SettingsAs<crontab::CrontabSettings>();
+  ASSERT_NE(host_cron, nullptr);
+  EXPECT_EQ(host_cron->paths.size(), 3u);
+  EXPECT_EQ(spec->sources.at("demo").SettingsAs<crontab::CrontabSettings>(), nullptr);
   // Relative paths are anchored at the spec's directory.
-  EXPECT_EQ(spec->sources.at("demo").Get("path"), (kConfigDir / "live-state.yaml").string());
-  EXPECT_EQ(spec->sources.at("prod").Get("kubeconfig"), (kConfigDir / "kube/config").string());
+  EXPECT_EQ(spec->sources.at("demo").SettingsAs<file::FileSettings>()->path,
+            (kConfigDir / "live-state.yaml").string());
+  EXPECT_EQ(spec->sources.at("prod").SettingsAs<kubernetes::KubernetesSettings>()->kubeconfig,
+            (kConfigDir / "kube/config").string());
 
   const JobSpec& retry = spec->jobs[0];
   EXPECT_EQ(retry.role, "retry");
@@ -108,19 +119,22 @@ TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
   EXPECT_FALSE(boot.stale_after.has_value());
 }
 
-// One file per validation rule, its exact message on its first line: "# error: MESSAGE".
+// One file per validation rule, its exact message on its first line: "# error: MESSAGE"; a file
+// with several problems has one such line per problem, in file order, all reported at once.
 TEST(SpecTest, EveryInvalidFileGetsItsExactMessage) {
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(kConfigDir)) {
     std::string name = entry.path().filename().string();
     if (name.rfind("invalid-", 0) != 0) continue;
     std::ifstream in(entry.path());
-    std::string first_line;
-    std::getline(in, first_line);
-    ASSERT_EQ(first_line.rfind("# error: ", 0), 0u) << name << " lacks its expected error";
-    std::string expected = first_line.substr(9);
-    expected.replace(expected.find("{file}"), 6, entry.path().string());
-    auto spec = LoadSpecFile(entry.path().string());
+    std::string line, expected;
+    while (std::getline(in, line) && line.rfind("# error: ", 0) == 0) {
+      std::string message = line.substr(9);
+      message.replace(message.find("{file}"), 6, entry.path().string());
+      expected += (expected.empty() ? "" : "\n") + message;
+    }
+    ASSERT_FALSE(expected.empty()) << name << " lacks its expected error";
+    auto spec = LoadSpecFile(entry.path().string(), BuiltInCatalog());
     ASSERT_FALSE(spec.ok()) << name << " was accepted";
     EXPECT_EQ(spec.error(), expected) << name;
     ++checked;
@@ -130,16 +144,16 @@ TEST(SpecTest, EveryInvalidFileGetsItsExactMessage) {
 
 TEST(SpecTest, EmptyFileIsRejected) {
   std::string path = WriteTemp("empty.yml", "");
-  EXPECT_EQ(LoadSpecFile(path).error(),
+  EXPECT_EQ(LoadSpecFile(path, BuiltInCatalog()).error(),
             path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
   path = WriteTemp("comments.yml", "# nothing here\n");
-  EXPECT_EQ(LoadSpecFile(path).error(),
+  EXPECT_EQ(LoadSpecFile(path, BuiltInCatalog()).error(),
             path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
 }
 
 TEST(SpecTest, NonUtf8FileIsRejectedWithPosition) {
   std::string path = WriteTemp("latin1.yml", "version: 1\nsources:\n  caf\xe9: {type: file}\n");
-  auto spec = LoadSpecFile(path);
+  auto spec = LoadSpecFile(path, BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(), path + ":3:7: invalid trailing UTF-8 octet");
 }
@@ -150,14 +164,14 @@ TEST(SpecTest, BinaryFileIsRejected) {
       "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
       20);
   std::string path = WriteTemp("binary.yml", binary);
-  auto spec = LoadSpecFile(path);
+  auto spec = LoadSpecFile(path, BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().rfind(path + ":1:1: ", 0), 0u) << spec.error();
 }
 
 TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
   std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
-  auto spec = LoadSpecFile(path);
+  auto spec = LoadSpecFile(path, BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(),
             "cannot read " + path + ": it is 52428800 bytes, more than the limit of 32 MiB");
@@ -165,16 +179,16 @@ TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
 }
 
 TEST(SpecTest, MissingFileAndDirectoryAreClearErrors) {
-  EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml").error(),
+  EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml", BuiltInCatalog()).error(),
             "cannot read /nonexistent/spec.yml: No such file or directory");
   std::string dir = fs::temp_directory_path().string();
-  EXPECT_EQ(LoadSpecFile(dir).error(),
+  EXPECT_EQ(LoadSpecFile(dir, BuiltInCatalog()).error(),
             "cannot read " + dir + ": it is a directory, not a regular file");
 }
 
 TEST(SpecTest, AliasBombIsBoundedAndRejected) {
   // Nine levels of nine-fold aliases: 387 million nodes if expanded. Aliases share nodes, and the
-  // strict decoder stops at the first node of the wrong shape.
+  // decoder gives up on a node of the wrong shape without descending into it.
   std::string text =
       "version: 1\nsources: {demo: {type: file, path: x.yaml}}\na0: &a0 [x, x, x, x, x, x, x, x, "
       "x]\n";
@@ -184,18 +198,68 @@ TEST(SpecTest, AliasBombIsBoundedAndRejected) {
     text += "]\n";
   }
   text += "jobs: *a9\n";
-  auto spec = ParseSpec(text, "bomb.yml");
+  auto spec = ParseSpec(text, "bomb.yml", BuiltInCatalog());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().substr(0, spec.error().find('\n')),
+            "bomb.yml:3:1: a0: unknown key (known keys: version, defaults, sources, jobs)");
+  // Ten unknown keys and the nine items of the list of jobs, each of the wrong shape.
+  EXPECT_EQ(std::count(spec.error().begin(), spec.error().end(), '\n'), 18) << spec.error();
+  // Even through a known key, the first job is a list, not a mapping.
+  auto spec2 = ParseSpec(text.substr(0, text.find("a0:")) + "jobs: &j [[[x]]]\n", "bomb.yml",
+                         BuiltInCatalog());
+  EXPECT_EQ(spec2.error(), "bomb.yml:3:11: jobs[0]: expected a mapping, got a list");
+}
+
+// Every problem is reported at once, in file order: the settings of each source (decoded by its
+// type's descriptor), each job, each field of a job; past kMaxSpecProblems, a count.
+TEST(SpecTest, ReportsEveryProblemAtOnceUpToACap) {
+  auto spec = ParseSpec(R"(version: 1
+sources:
+  k8s: {type: kubernetes, page_size: "0", namespaces: [ok, Bad_NS]}
+  ci: {type: github_actions, repository: acme/widgets, token_file: t, token_env: T, api_url: ftp://x}
+jobs:
+  - {role: a, source: k8s, schedule: "0 0 * * *", spec_version: "1", max_runtime: 0s}
+  - {role: b, source: ci, schedule: "0 0 * 13 *", spec_version: "1"}
+  - {role: c, source: nowhere, schedule: "0 0 * * *", spec_version: "1"}
+)",
+                        "many.yml", BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(),
-            "bomb.yml:3:1: a0: unknown key (known keys: version, defaults, sources, jobs)");
-  // Even through a known key, the first job is a list, not a mapping.
-  auto spec2 = ParseSpec(text.substr(0, text.find("a0:")) + "jobs: &j [[[x]]]\n", "bomb.yml");
-  EXPECT_EQ(spec2.error(), "bomb.yml:3:11: jobs[0]: expected a mapping, got a list");
+            "many.yml:3:38: sources.k8s.page_size: expected a whole number from 1 to 10000, got "
+            "the value \"0\"\n"
+            "many.yml:3:60: sources.k8s.namespaces[1]: \"Bad_NS\" is not a namespace name "
+            "(lower-case letters, digits and '-', at most 63 characters)\n"
+            "many.yml:4:82: sources.ci.token_env: token_file and token_env exclude each other\n"
+            "many.yml:4:94: sources.ci.api_url: \"ftp://x\" is not an http:// or https:// URL\n"
+            "many.yml:6:83: jobs[0].max_runtime: must be longer than 0s\n"
+            "many.yml:7:5: jobs[1].workflow: missing required key (github_actions jobs name their "
+            "workflow file, e.g. .github/workflows/report.yml)\n"
+            "many.yml:7:37: jobs[1].schedule: month field \"13\": 13 is out of range 1-12\n"
+            "many.yml:8:23: jobs[2].source: unknown source \"nowhere\" (defined sources: ci, k8s)");
+
+  // Jobs of a source that is itself wrong are not reported again as jobs of an unknown source.
+  auto broken = ParseSpec(
+      "version: 1\nsources: {demo: {type: nomad}}\njobs:\n"
+      "  - {role: a, source: demo, schedule: \"* * * * *\", spec_version: \"1\"}\n",
+      "broken.yml", BuiltInCatalog());
+  EXPECT_EQ(broken.error(),
+            "broken.yml:2:24: sources.demo.type: unknown source type \"nomad\" (known types: "
+            "crontab, file, github_actions, kubernetes)");
+
+  std::string text = "version: 1\nsources: {demo: {type: file, path: x.yaml}}\njobs:\n";
+  for (int i = 0; i < 200; ++i) text += "  - {role: r" + std::to_string(i) + ", source: demo}\n";
+  auto capped = ParseSpec(text, "capped.yml", BuiltInCatalog());
+  ASSERT_FALSE(capped.ok());
+  // Two problems per job (schedule and spec_version missing): 50 shown, 350 counted.
+  EXPECT_EQ(std::count(capped.error().begin(), capped.error().end(), '\n'),
+            static_cast<long>(kMaxSpecProblems));
+  EXPECT_NE(capped.error().find("\ncapped.yml: 350 more problems not shown"), std::string::npos)
+      << capped.error().substr(capped.error().size() - 200);
 }
 
 TEST(SpecTest, DeepNestingIsRejectedWithoutCrashing) {
   std::string text = "version: 1\njobs: " + std::string(100000, '[') + std::string(100000, ']');
-  auto spec = ParseSpec(text, "deep.yml");
+  auto spec = ParseSpec(text, "deep.yml", BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().find("nesting deeper than 256 levels"), std::string::npos) << spec.error();
 }
@@ -204,7 +268,7 @@ TEST(SpecTest, SelfReferencingAliasIsACycleError) {
   // Used to make the tree a cycle; every recursive walker would then loop until the stack ends.
   auto spec =
       ParseSpec("version: 1\nsources: &s {demo: {type: file, path: x.yaml, loop: *s}}\njobs: []\n",
-                "self.yml");
+                "self.yml", BuiltInCatalog());
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(), "self.yml:2:53: alias \"s\" refers to a node that contains it (a cycle)");
   auto in_list = YamlDocument::Parse("- &l [a, [b, *l]]\n");
@@ -229,7 +293,7 @@ jobs:
     schedule: *every10
     spec_version: *v
 )",
-                        "aliases.yml");
+                        "aliases.yml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   EXPECT_EQ(spec->jobs[1].schedule.expression().text(), "*/10 * * * *");
   EXPECT_EQ(spec->jobs[1].spec_version, "4");
@@ -256,7 +320,7 @@ jobs:
   - {role: nightly, source: ci, workflow: nightly.yml, schedule: "0 3 * * *", spec_version: "1",
      require_concurrency: true}
 )");
-  auto spec = LoadSpecFile(path);
+  auto spec = LoadSpecFile(path, BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   std::string directory = path.substr(0, path.rfind('/') + 1);
   EXPECT_EQ(spec->jobs[0].runs_dir, directory + "runs/backup");

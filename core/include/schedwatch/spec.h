@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
+#include "schedwatch/source_type.h"
 
 namespace schedwatch {
 
@@ -24,15 +26,16 @@ inline constexpr std::size_t kMaxSpecBytes = 32u << 20;
 
 struct SourceSpec {
   std::string name;
-  std::string type;  // crontab | kubernetes | github_actions | file
-  // Type-specific settings, checked against the type's known keys. A scalar is a list of one.
-  std::map<std::string, std::vector<std::string>> settings;
+  std::string type;  // a type of the catalog the spec was parsed with
+  // The type's own settings struct, decoded by its descriptor. Shared: specs are copied.
+  std::shared_ptr<const SourceSettings> settings;
   int line = 0;
 
-  // The first value of a setting, or `fallback`.
-  std::string Get(const std::string& key, const std::string& fallback = "") const;
-  const std::vector<std::string>& GetList(const std::string& key) const;
-  bool GetBool(const std::string& key) const;  // "true" / "yes" / "1"
+  // The settings as the type's struct; null when they are of another type (or none).
+  template <typename T>
+  const T* SettingsAs() const {
+    return dynamic_cast<const T*>(settings.get());
+  }
 };
 
 struct ProgressSpec {
@@ -101,16 +104,16 @@ struct Spec {
   const JobSpec* FindJob(std::string_view role) const;
 };
 
-// Parses spec text. `file` names it in messages and anchors relative paths.
-// Errors read "FILE:LINE:COLUMN: FIELD.PATH: what is wrong".
-Result<Spec> ParseSpec(std::string_view text, const std::string& file);
+// Parses spec text; `catalog` holds the source types it may use. `file` names it in messages
+// and anchors relative paths. Every problem is reported, one per line (at most
+// kMaxSpecProblems), each reading "FILE:LINE:COLUMN: FIELD.PATH: what is wrong".
+Result<Spec> ParseSpec(std::string_view text, const std::string& file,
+                       const SourceCatalog& catalog);
 
 // Reads and parses a spec file (the one I/O the core does).
-Result<Spec> LoadSpecFile(const std::string& path);
+Result<Spec> LoadSpecFile(const std::string& path, const SourceCatalog& catalog);
 
-// The known setting keys of a source type, or nullptr for an unknown type. A new scheduler
-// source adds its line in spec_sources.cc.
-const std::vector<std::string>* SourceTypeKeys(std::string_view type);
-std::vector<std::string> SourceTypes();
+// Past this many problems the rest of a bad spec is summed up in one line.
+inline constexpr std::size_t kMaxSpecProblems = 50;
 
 }  // namespace schedwatch

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "schedwatch/timefmt.h"
+#include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::crontab {
@@ -436,17 +437,14 @@ TEST_F(CrontabSourceTest, JournalThroughJournalctl) {
 }
 
 TEST(CrontabSourceFactoryTest, SpecKeys) {
-  SourceSpec spec;
-  spec.name = "host-cron";
-  spec.type = "crontab";
-  spec.settings["history"] = {"mail"};
+  SourceSpec spec = *testing::DecodeSourceBlock("host-cron", "crontab", "history: journal");
   SourceOptions options;
   options.spec = &spec;
-  EXPECT_EQ(MakeSource(options).error(), "history is \"mail\", not syslog or journal");
-  spec.settings["history"] = {"journal"};
   EXPECT_TRUE(MakeSource(options).ok());
-  spec.settings["paths"] = {"etc/cron.d"};
-  EXPECT_EQ(MakeSource(options).error(), "crontab path \"etc/cron.d\" is not absolute");
+  // A bad history or a relative path is refused with the spec: see source_descriptors_test.cc.
+  SourceSpec other = *testing::DecodeSourceBlock("host-cron", "file", "path: x.yaml");
+  options.spec = &other;
+  EXPECT_EQ(MakeCrontabSource(options).error(), "the settings are not a crontab source's");
 }
 
 }  // namespace

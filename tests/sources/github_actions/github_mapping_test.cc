@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "schedwatch/timefmt.h"
+#include "sources/catalog.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::github {
@@ -34,7 +35,7 @@ jobs:
     spec_version: "7"
 )",
                                     schedule, timezone),
-                        "/tmp/spec.yaml");
+                        "/tmp/spec.yaml", BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   return spec->jobs.at(0);
 }

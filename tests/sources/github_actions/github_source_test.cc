@@ -7,7 +7,9 @@
 
 #include "schedwatch/platform/clock.h"
 #include "schedwatch/timefmt.h"
+#include "sources/catalog.h"
 #include "sources/github_actions/github_actions_source.h"
+#include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -145,7 +147,7 @@ sources:
      spec_version: "1"}}
 {})",
                     kApi, (dir_.path() / "token").string(), extra_settings, extra_jobs);
-    auto parsed = ParseSpec(text, (dir_.path() / "spec.yaml").string());
+    auto parsed = ParseSpec(text, (dir_.path() / "spec.yaml").string(), BuiltInCatalog());
     EXPECT_TRUE(parsed.ok()) << parsed.error();
     spec_ = std::make_unique<Spec>(std::move(*parsed));
     SourceOptions options;
@@ -498,13 +500,11 @@ TEST_F(GitHubSourceTest, TokenFileIsReReadWhenItChanges) {
 }
 
 TEST_F(GitHubSourceTest, TokenFromTheEnvironment) {
-  SourceSpec spec;
-  spec.name = "ci";
-  spec.type = "github_actions";
-  spec.settings = {{"repository", {"acme/widgets"}},
-                   {"api_url", {kApi}},
-                   {"token_env", {"SCHEDWATCH_GH_TEST_TOKEN"}},
-                   {"min_interval", {"1"}}};
+  SourceSpec spec = *testing::DecodeSourceBlock("ci", "github_actions",
+                                                {{"repository", {"acme/widgets"}},
+                                                 {"api_url", {kApi}},
+                                                 {"token_env", {"SCHEDWATCH_GH_TEST_TOKEN"}},
+                                                 {"min_interval", {"1s"}}});
   auto source = GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true});
   ASSERT_TRUE(source.ok()) << source.error();
   unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
@@ -515,14 +515,8 @@ TEST_F(GitHubSourceTest, TokenFromTheEnvironment) {
   ASSERT_TRUE((*source)->List({kNow + 1, nullptr}).ok());
   EXPECT_EQ(Header(fake_.requests.back(), "Authorization"), "Bearer ghp_fromENV");
   unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
-
-  spec.settings["token_file"] = {"/etc/token"};
-  auto both = GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true});
-  ASSERT_FALSE(both.ok());
-  EXPECT_EQ(both.error(), "token_file and token_env exclude each other");
-  spec.settings.erase("token_file");
-  spec.settings["api_url"] = {"ftp://api.test"};
-  EXPECT_FALSE(GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true}).ok());
+  // Both token keys, or an api_url that is not HTTP, are refused with the spec: see
+  // source_descriptors_test.cc.
 }
 
 TEST_F(GitHubSourceTest, CancelledReadIsNotRemembered) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sources/catalog.h"
 #include "sources/kubernetes/kubernetes_repairer.h"
 #include "tests/test_util.h"
 
@@ -25,7 +26,7 @@ jobs:
   - {{role: nightly-export, source: prod, schedule: "{}", timezone: {}, spec_version: "12"}}
 )",
                                     schedule, timezone),
-                        "spec.yaml");
+                        "spec.yaml", BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   return spec->jobs.at(0);
 }
@@ -77,7 +78,7 @@ jobs:
   - {role: db-backup, source: cluster, schedule: "30 2 * * *", timezone: Europe/Berlin,
      spec_version: "4"}
 )",
-                        "spec.yaml");
+                        "spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   auto read =
       ReadCronJobTemplate(testing::ReadFile(std::filesystem::path(SCHEDWATCH_SOURCE_DIR) /

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/kubernetes/kubernetes_source.h"
+#include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
@@ -271,11 +272,9 @@ TEST(Base64Test, DecodesStandardBase64) {
 }
 
 SourceSpec Spec(std::map<std::string, std::vector<std::string>> settings) {
-  SourceSpec spec;
-  spec.name = "prod";
-  spec.type = "kubernetes";
-  spec.settings = std::move(settings);
-  return spec;
+  auto spec = testing::DecodeSourceBlock("prod", "kubernetes", settings);
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  return spec.ok() ? *spec : SourceSpec{};
 }
 
 TEST(SettingsTest, DefaultsAndValidation) {
@@ -290,7 +289,7 @@ TEST(SettingsTest, DefaultsAndValidation) {
                                 {"context", {"prod"}},
                                 {"namespaces", {"batch", "ops", "batch"}},
                                 {"page_size", {"50"}},
-                                {"timeout", {"7"}}}),
+                                {"timeout", {"7s"}}}),
                           nullptr, "/home/u");
   ASSERT_TRUE(set.ok()) << set.error();
   EXPECT_EQ(set->kubeconfig, "/home/u/k");
@@ -303,17 +302,7 @@ TEST(SettingsTest, DefaultsAndValidation) {
   ASSERT_TRUE(in_cluster.ok());
   EXPECT_TRUE(in_cluster->in_cluster);
   EXPECT_EQ(in_cluster->kubeconfig, "");
-
-  EXPECT_EQ(
-      ReadSettings(Spec({{"in_cluster", {"true"}}, {"kubeconfig", {"/k"}}}), nullptr, "/h").error(),
-      "in_cluster: true cannot be combined with kubeconfig or context");
-  EXPECT_EQ(ReadSettings(Spec({{"page_size", {"0"}}}), nullptr, "/h").error(),
-            "page_size: expected a whole number from 1 to 10000, got \"0\"");
-  EXPECT_EQ(ReadSettings(Spec({{"page_size", {"many"}}}), nullptr, "/h").error(),
-            "page_size: expected a whole number from 1 to 10000, got \"many\"");
-  EXPECT_EQ(ReadSettings(Spec({{"namespaces", {"Batch_Jobs"}}}), nullptr, "/h").error(),
-            "namespaces: \"Batch_Jobs\" is not a namespace name (lower-case letters, digits and "
-            "'-', at most 63 characters)");
+  // What is wrong is refused with the spec: see source_descriptors_test.cc.
 }
 
 }  // namespace

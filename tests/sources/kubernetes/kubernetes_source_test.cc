@@ -13,6 +13,7 @@
 #include "schedwatch/timefmt.h"
 #include "sources/kubernetes/kube_config.h"
 #include "tests/sources/kubernetes/fake_transport.h"
+#include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::kubernetes {
@@ -75,9 +76,10 @@ class KubernetesSourceTest : public ::testing::Test {
   }
 
   std::unique_ptr<Source> Make(std::map<std::string, std::vector<std::string>> settings) {
-    spec_.name = "prod";
-    spec_.type = "kubernetes";
-    spec_.settings = std::move(settings);
+    auto decoded = testing::DecodeSourceBlock("prod", "kubernetes", settings);
+    EXPECT_TRUE(decoded.ok()) << decoded.error();
+    if (!decoded.ok()) return nullptr;
+    spec_ = std::move(*decoded);
     SourceOptions options;
     options.spec = &spec_;
     // The server may be replaced between reads: the seam asks for the current one.
@@ -388,7 +390,7 @@ TEST_F(KubernetesSourceTest, RetryAfterBeyondTheTimeoutFailsAtOnce) {
                       {"message", "slow down"},
                       {"headers", {{"Retry-After", "30"}}}}};
   Serve(world);
-  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"3"}}}));
+  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"3s"}}}));
   ASSERT_FALSE(snapshot.ok());
   EXPECT_TRUE(clock_.sleeps().empty());
   EXPECT_EQ(snapshot.error(),
@@ -401,7 +403,7 @@ TEST_F(KubernetesSourceTest, ASlowAnswerPastTheTimeoutFails) {
   world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"delay", 6}}};
   Serve(world);
   auto start = clock_.Now();
-  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"2"}}}));
+  auto snapshot = List(*MakeWithKubeconfig({{"timeout", {"2s"}}}));
   auto elapsed = clock_.Now() - start;
   ASSERT_FALSE(snapshot.ok());
   EXPECT_LT(elapsed, std::chrono::milliseconds(2500));
@@ -438,7 +440,7 @@ TEST_F(KubernetesSourceTest, UnreachableServerFailsAfterBoundedRetries) {
   Json world = World();
   world["unreachable"] = true;
   Serve(world);
-  auto source = Make({{"kubeconfig", {Kubeconfig()}}, {"timeout", {"5"}}});
+  auto source = Make({{"kubeconfig", {Kubeconfig()}}, {"timeout", {"5s"}}});
   auto snapshot = List(*source);
   ASSERT_FALSE(snapshot.ok());
   EXPECT_EQ(Paths().size(), 3u);
@@ -563,15 +565,18 @@ TEST_F(KubernetesSourceTest, InClusterOutsideAPodIsAClearError) {
             "schedwatch running in a pod?");
 }
 
-TEST_F(KubernetesSourceTest, BadSettingsAreRefusedWhenTheSourceIsBuilt) {
-  spec_.name = "prod";
-  spec_.type = "kubernetes";
-  spec_.settings = {{"page_size", {"-1"}}};
+// Bad settings never reach the source: the spec that holds them is refused (as `check` does).
+TEST_F(KubernetesSourceTest, BadSettingsAreRefusedWithTheSpec) {
+  auto decoded = testing::DecodeSourceBlock("prod", "kubernetes", {{"page_size", {"-1"}}});
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.error(),
+            "/spec/spec.yaml:3:39: sources.prod.page_size: expected a whole number from 1 to "
+            "10000, got the value \"-1\"");
+  // Settings of another type are refused, not misread.
+  SourceSpec other = *testing::DecodeSourceBlock("prod", "file", "path: x.yaml");
   SourceOptions options;
-  options.spec = &spec_;
-  auto source = MakeKubernetesSource(options);
-  ASSERT_FALSE(source.ok());
-  EXPECT_EQ(source.error(), "page_size: expected a whole number from 1 to 10000, got \"-1\"");
+  options.spec = &other;
+  EXPECT_FALSE(MakeKubernetesSource(options).ok());
 }
 
 }  // namespace

@@ -1,0 +1,8 @@
+#include "sources/crontab/crontab_source.h"
+#include "sources/module.h"
+
+namespace schedwatch::crontab {
+
+SourceModule Module() { return {MakeCrontabSource, MakeCrontabRepairer, ""}; }
+
+}  // namespace schedwatch::crontab

@@ -1,0 +1,92 @@
+#include "sources/github_actions/github_actions_descriptor.h"
+
+#include <fmt/format.h>
+
+#include "schedwatch/spec.h"
+
+namespace schedwatch::github_actions {
+namespace {
+
+class GitHubActionsDescriptor : public SourceDescriptor {
+ public:
+  std::string_view type() const override { return "github_actions"; }
+
+  const std::vector<SettingKey>& settings_keys() const override {
+    static const std::vector<SettingKey> keys{
+        {"repository", true}, {"token_file"},   {"token_env"}, {"api_url"},
+        {"branch"},           {"min_interval"}, {"ca_file"},   {"timeout"}};
+    return keys;
+  }
+
+  std::unique_ptr<SourceSettings> DecodeSettings(SettingsReader& reader) const override {
+    auto settings = std::make_unique<GitHubActionsSettings>();
+    ReadCommonSettings(reader, *settings);
+    if (auto repository = reader.String("repository")) {
+      auto slash = repository->find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == repository->size() ||
+          repository->find('/', slash + 1) != std::string::npos) {
+        reader.Problem("repository", fmt::format("expected owner/name, got \"{}\"", *repository));
+      }
+      settings->repository = *repository;
+    }
+    settings->token_file = reader.Path("token_file").value_or("");
+    settings->token_env = reader.String("token_env").value_or("");
+    if (!settings->token_file.empty() && !settings->token_env.empty()) {
+      reader.Problem("token_env", "token_file and token_env exclude each other");
+    }
+    if (auto api_url = reader.String("api_url")) {
+      std::string url = *api_url;
+      while (!url.empty() && url.back() == '/') url.pop_back();
+      if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
+        reader.Problem("api_url",
+                       fmt::format("\"{}\" is not an http:// or https:// URL", *api_url));
+      }
+      settings->api_url = url;
+    }
+    settings->branch = reader.String("branch").value_or("");
+    settings->min_interval = reader.Wait("min_interval");
+    settings->ca_file = reader.Path("ca_file").value_or("");
+    return settings;
+  }
+
+  const std::vector<JobKey>& job_keys() const override {
+    static const std::vector<JobKey> keys{
+        {"workflow", true,
+         "github_actions jobs name their workflow file, e.g. .github/workflows/report.yml",
+         "only github_actions jobs name a workflow file"},
+        {"require_concurrency", false, "",
+         "only github_actions jobs have a workflow concurrency: group (other jobs use "
+         "schedwatch_run's guard)"}};
+    return keys;
+  }
+
+  void DecodeJob(SettingsReader& reader, JobSpec& job) const override {
+    if (auto workflow = reader.String("workflow")) {
+      if (workflow->empty()) reader.Problem("workflow", "empty");
+      job.workflow = *workflow;
+    }
+    job.require_concurrency = reader.Bool("require_concurrency").value_or(false);
+  }
+
+  std::string RefuseJobKey(std::string_view key) const override {
+    if (key != "runs_dir") return "";
+    return "github_actions runs happen on GitHub's runners, where the exporter cannot read run "
+           "records; use the workflow's concurrency: group (require_concurrency: true)";
+  }
+
+  std::string RunHistoryOrigin(const SourceSettings&) const override {
+    return "scheduled workflow runs";
+  }
+
+  // GitHub documents POSIX cron syntax and evaluates schedules in UTC.
+  CronDialect dialect() const override { return CronDialect::kGitHubActions; }
+};
+
+}  // namespace
+
+const SourceDescriptor& Descriptor() {
+  static const GitHubActionsDescriptor descriptor;
+  return descriptor;
+}
+
+}  // namespace schedwatch::github_actions
