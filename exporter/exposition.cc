@@ -113,7 +113,8 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
+void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
   // `role="x",source="y"` once per role: the identity labels every series carries.
   std::vector<std::string> identity;
   identity.reserve(result.roles.size());
@@ -129,6 +130,7 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
       if (!header) Header(out, gauge.name, gauge.help);
       header = true;
       fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", gauge.name, identity[i], *value);
+      writer.EndOfLine();
     }
   };
 
@@ -149,6 +151,7 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
         fmt::format_to(std::back_inserter(out),
                        "schedwatch_job_condition{{{},condition=\"{}\"}} {}\n", identity[i],
                        ConditionNames()[c], result.roles[i].status.conditions.test(c) ? 1 : 0);
+        writer.EndOfLine();
       }
     }
   }
@@ -163,6 +166,7 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
           "schedwatch_job_info{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"}} 1\n",
           identity[i], EscapeLabelValue(job.schedule.expression().text()),
           EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
+      writer.EndOfLine();
     }
   }
   gauges_before("~");  // the rest

@@ -109,7 +109,7 @@ void SourceReaders::Submit(std::shared_ptr<Task> task) {
       return;
     }
   }
-  task->Finish(CombineReads({}, Error{"shutting down"}, std::nullopt), 0);
+  task->Finish(FirstRead({}, Error{"shutting down"}), 0);
 }
 
 void SourceReaders::Work() {

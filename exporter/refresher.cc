@@ -128,7 +128,7 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
     role.status = Classify(*role.job, observation, now);
     role.objects = std::move(observation.objects);
   }
-  observed.observations.clear();
+  observed.observations = {};  // before publishing, which holds two refreshes for a moment
   result.sources = std::move(observed.sources);
   std::sort(result.roles.begin(), result.roles.end(),
             [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
@@ -155,13 +155,14 @@ void Refresher::LogChanges(const RefreshResult& result) {
 void Refresher::Publish(RefreshResult result) {
   std::lock_guard<std::mutex> publish_lock(publish_mutex_);
   auto published = std::make_shared<Published>();
-  // Sized from the last refresh: growing by doubling would leave up to half the buffer unused.
-  published->metrics.reserve(expected_metrics_bytes_ + expected_metrics_bytes_ / 16);
-  RenderRoleMetrics(result, published->metrics);
-  self_metrics_.Render(result.complete, published->metrics);
-  published->metrics.shrink_to_fit();
-  expected_metrics_bytes_ = published->metrics.size();
-  published->metrics_gzip = GzipStart(published->metrics);
+  {
+    // Chunks equal to the last exposition's are shared with it, not held twice.
+    std::shared_ptr<const Published> last = Current();
+    ChunkedTextWriter writer(last ? &last->metrics : nullptr);
+    RenderRoleMetrics(result, writer);
+    self_metrics_.Render(result.complete, writer);
+    published->metrics = writer.Finish();
+  }
   published->result = std::move(result);
   std::shared_ptr<const Published> previous = std::move(published);
   {

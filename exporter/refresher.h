@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "exporter/gzip.h"
+#include "exporter/chunked_text.h"
 #include "exporter/observe.h"
 #include "exporter/read_sources.h"
 #include "exporter/run_history.h"
@@ -42,8 +42,9 @@ struct RefresherOptions {
 // What scrapes and pages are served from: immutable once published.
 struct Published {
   RefreshResult result;
-  std::string metrics;      // text exposition 0.0.4, without what a scrape adds (process_*)
-  GzipPrefix metrics_gzip;  // the same, gzip-compressed, open for the scrape's lines
+  // Text exposition 0.0.4 without what a scrape adds (process_*), with its gzip form open for
+  // the scrape's lines; chunks unchanged since the previous refresh are shared with it.
+  ChunkedText metrics;
 };
 
 class Refresher {
@@ -96,10 +97,9 @@ class Refresher {
   Observer observer_;                                   // refresh thread only
   SourceReaders readers_;
   SelfMetrics self_metrics_;
-  std::mutex refresh_mutex_;                // one refresh at a time
-  std::mutex reload_mutex_;                 // one reload at a time
-  std::mutex publish_mutex_;                // one rendering at a time: a refresh's or a reload's
-  std::size_t expected_metrics_bytes_ = 0;  // size of the last exposition
+  std::mutex refresh_mutex_;  // one refresh at a time
+  std::mutex reload_mutex_;   // one reload at a time
+  std::mutex publish_mutex_;  // one rendering at a time: a refresh's or a reload's
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> stop_{false};

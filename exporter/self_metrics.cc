@@ -14,10 +14,12 @@ namespace {
 
 using metrics::Metric;
 
-void Header(const Metric& metric, std::string& out) {
+void Header(const Metric& metric, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
   out.append("# HELP ").append(metric.name).append(" ").append(metric.help).append("\n");
   out.append("# TYPE ").append(metric.name).append(" ").append(metrics::TypeName(metric.type));
   out.append("\n");
+  writer.EndOfLine();
 }
 
 // Shortest text that reads back as the same double, as the Prometheus client libraries write.
@@ -36,7 +38,8 @@ void AppendValue(double value, std::string& out) {
 
 using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
 
-void Sample(const Metric& metric, const Labels& labels, double value, std::string& out) {
+void Sample(const Metric& metric, const Labels& labels, double value, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
   out += metric.name;
   if (!labels.empty()) {
     out += '{';
@@ -51,6 +54,7 @@ void Sample(const Metric& metric, const Labels& labels, double value, std::strin
   out += ' ';
   AppendValue(value, out);
   out += '\n';
+  writer.EndOfLine();
 }
 
 }  // namespace
@@ -105,7 +109,7 @@ void SelfMetrics::SetReload(bool successful, std::optional<std::int64_t> time) {
   if (time) reload_success_time_ = static_cast<double>(*time);
 }
 
-void SelfMetrics::Render(bool complete, std::string& out) const {
+void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Labels build(build_labels_.begin(), build_labels_.end());
   Header(metrics::kBuildInfo, out);

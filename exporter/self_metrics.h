@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "exporter/chunked_text.h"
 #include "exporter/state.h"
 #include "sources/source.h"
 
@@ -33,7 +34,7 @@ class SelfMetrics {
 
   // Appends the families, by name, series ordered by label values. Without `complete` (before
   // the first refresh) there is no heartbeat.
-  void Render(bool complete, std::string& out) const;
+  void Render(bool complete, ChunkedTextWriter& out) const;
 
  private:
   struct SourceSeries {

@@ -167,7 +167,7 @@ class Reconciler {
     AbsenceReads reads = made ? ConfirmAbsence(
                                     RolesOf(run.jobs), [&] { return List(**made); },
                                     [&] { return Wait(options_.confirm_delay); })
-                              : CombineReads({}, Error{made.error()}, std::nullopt);
+                              : FirstRead({}, Error{made.error()});
     if (!reads.snapshot) {
       for (auto& row : rows) {
         row.condition = "unknown";

@@ -17,40 +17,41 @@ std::set<std::string> RolesWithoutObject(const std::vector<std::string>& roles,
   return absent;
 }
 
-AbsenceReads CombineReads(const std::vector<std::string>& roles, Result<SourceSnapshot> first,
-                          std::optional<Result<SourceSnapshot>> second) {
+AbsenceReads FirstRead(const std::vector<std::string>& roles, Result<SourceSnapshot> first) {
   AbsenceReads reads;
-  reads.reads = second ? 2 : 1;
-  if (!first) {
-    reads.snapshot = std::move(first);
-    return reads;
+  reads.reads = 1;
+  if (first) reads.absent_in_first_read = RolesWithoutObject(roles, first->objects);
+  reads.snapshot = std::move(first);
+  return reads;
+}
+
+void FirstOfTwo(AbsenceReads& reads) {
+  if (reads.snapshot) {
+    for (auto& problem : reads.snapshot->problems) {
+      if (problem.recovered) reads.recovered_in_first_read.push_back(std::move(problem));
+    }
   }
-  reads.absent_in_first_read = RolesWithoutObject(roles, first->objects);
-  if (!second) {
-    // One read only: nothing was absent, or nobody looked again; either way nothing is confirmed.
-    reads.snapshot = std::move(first);
-    return reads;
-  }
-  for (auto& problem : first->problems) {
-    if (problem.recovered) reads.recovered_in_first_read.push_back(std::move(problem));
-  }
-  reads.snapshot = std::move(*second);
-  if (!reads.snapshot) return reads;
+  reads.snapshot = Error{"not read again"};
+}
+
+void SecondRead(AbsenceReads& reads, Result<SourceSnapshot> second) {
+  reads.reads = 2;
+  reads.snapshot = std::move(second);
+  reads.confirmed_absent.clear();
+  if (!reads.snapshot) return;
   std::vector<std::string> candidates(reads.absent_in_first_read.begin(),
                                       reads.absent_in_first_read.end());
   reads.confirmed_absent = RolesWithoutObject(candidates, reads.snapshot->objects);
-  return reads;
 }
 
 AbsenceReads ConfirmAbsence(const std::vector<std::string>& roles,
                             const std::function<Result<SourceSnapshot>()>& read,
                             const std::function<bool()>& wait) {
-  Result<SourceSnapshot> first = read();
-  if (!first || RolesWithoutObject(roles, first->objects).empty()) {
-    return CombineReads(roles, std::move(first), std::nullopt);
-  }
-  Result<SourceSnapshot> second = wait() ? read() : Result<SourceSnapshot>(Error{"cancelled"});
-  return CombineReads(roles, std::move(first), std::move(second));
+  AbsenceReads reads = FirstRead(roles, read());
+  if (!reads.snapshot || reads.absent_in_first_read.empty()) return reads;
+  FirstOfTwo(reads);
+  SecondRead(reads, wait() ? read() : Result<SourceSnapshot>(Error{"cancelled"}));
+  return reads;
 }
 
 }  // namespace schedwatch

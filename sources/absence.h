@@ -33,10 +33,12 @@ struct AbsenceReads {
   int reads = 0;
 };
 
-// Pure: the outcome of a first read and, when that lacked some role and a second read was made,
-// of the second.
-AbsenceReads CombineReads(const std::vector<std::string>& roles, Result<SourceSnapshot> first,
-                          std::optional<Result<SourceSnapshot>> second);
+// Pure, in two steps. The first read: what it lacks. When some role is absent a second read
+// follows: FirstOfTwo drops the first snapshot (so two complete lists are never held at once)
+// and keeps what the first read showed; SecondRead completes the outcome.
+AbsenceReads FirstRead(const std::vector<std::string>& roles, Result<SourceSnapshot> first);
+void FirstOfTwo(AbsenceReads& reads);
+void SecondRead(AbsenceReads& reads, Result<SourceSnapshot> second);
 
 // Reads with `read`; when a role of `roles` has no object, calls `wait` (false: cancelled, the
 // result is then the error `cancelled`) and reads again.
