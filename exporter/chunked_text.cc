@@ -9,8 +9,8 @@ namespace {
 
 // Chunk ends: at a line end once a chunk holds kLeastBytes and the line's hash has its low
 // kCutMask bits zero (about one line in 64), and at the latest once it holds kMostBytes.
-constexpr std::size_t kLeastBytes = 32 * 1024;
-constexpr std::size_t kMostBytes = 256 * 1024;
+constexpr std::size_t kLeastBytes = 96 * 1024;
+constexpr std::size_t kMostBytes = 512 * 1024;
 constexpr std::size_t kCutMask = 63;
 
 // RFC 1952 header: magic, deflate, no flags, no mtime, no extra flags, OS unix.

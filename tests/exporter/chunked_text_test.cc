@@ -71,7 +71,7 @@ std::set<const TextChunk*> ChunkSet(const ChunkedText& text) {
 }
 
 TEST(ChunkedTextTest, ChunksHoldWholeLinesAndMakeTheText) {
-  auto lines = Lines(20000);
+  auto lines = Lines(60000);
   ChunkedText text = Write(lines, nullptr);
   EXPECT_GT(text.chunks().size(), 10u);
   for (const auto& chunk : text.chunks()) {
@@ -84,7 +84,7 @@ TEST(ChunkedTextTest, ChunksHoldWholeLinesAndMakeTheText) {
 }
 
 TEST(ChunkedTextTest, GzipOfTheChunksAndATailIsOneMember) {
-  auto lines = Lines(20000);
+  auto lines = Lines(60000);
   ChunkedText text = Write(lines, nullptr);
   ASSERT_TRUE(text.gzip().has_value());
   std::string tail = "process_open_fds 12\n";
@@ -97,7 +97,7 @@ TEST(ChunkedTextTest, GzipOfTheChunksAndATailIsOneMember) {
 }
 
 TEST(ChunkedTextTest, UnchangedChunksAreSharedWithThePreviousText) {
-  auto lines = Lines(20000);
+  auto lines = Lines(60000);
   ChunkedText first = Write(lines, nullptr);
   std::size_t shared = 0;
   ChunkedText same = Write(lines, &first, &shared);
@@ -105,14 +105,14 @@ TEST(ChunkedTextTest, UnchangedChunksAreSharedWithThePreviousText) {
   EXPECT_EQ(ChunkSet(same), ChunkSet(first));
 
   // One value changed: one chunk is new, the rest are the previous text's.
-  ChunkedText changed = Write(Lines(20000, 12345), &first, &shared);
-  EXPECT_EQ(changed.str(), Joined(Lines(20000, 12345)));
+  ChunkedText changed = Write(Lines(60000, 12345), &first, &shared);
+  EXPECT_EQ(changed.str(), Joined(Lines(60000, 12345)));
   EXPECT_EQ(shared, first.chunks().size() - 1);
   EXPECT_EQ(Gunzip(Gzipped(changed, "")), changed.str());
 }
 
 TEST(ChunkedTextTest, ALineAddedNearTheStartDoesNotShiftLaterChunks) {
-  auto lines = Lines(20000);
+  auto lines = Lines(60000);
   ChunkedText first = Write(lines, nullptr);
   lines.insert(lines.begin() + 10, "schedwatch_job_condition{role=\"new\"} 1\n");
   std::size_t shared = 0;
