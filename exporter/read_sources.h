@@ -5,6 +5,7 @@
 // (sources/absence.h).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>

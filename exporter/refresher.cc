@@ -97,6 +97,7 @@ void Refresher::RefreshOnce() {
   }
   const std::int64_t now = Now();
 
+  // Read, observe, classify, publish.
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
   Observed observed = observer_.Observe(*config->spec, reads, desired_since, now);
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
