@@ -55,13 +55,13 @@ std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& objec
   return fields;
 }
 
-std::vector<Reason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
-                                      std::int64_t now) {
+std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
+                                               std::int64_t now) {
   const JobSpec& job = *role.job;
   const RoleStatus& status = role.status;
   const RunHistory& history = status.history;
   const auto& objects = role.objects;
-  std::vector<Reason> reasons;
+  std::vector<ConditionReason> reasons;
   auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
     reasons.push_back({condition, std::move(text), action, alert});
   };

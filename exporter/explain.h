@@ -17,7 +17,7 @@ namespace schedwatch {
 inline constexpr const char* kDefaultRunbookUrl =
     "https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md";
 
-struct Reason {
+struct ConditionReason {
   Condition condition = Condition::kOk;
   std::string text;    // what was seen
   std::string action;  // the safe first action
@@ -26,8 +26,8 @@ struct Reason {
 
 // One reason per condition that holds, in the order of the conditions table. `source` is the
 // role's source status (for the error of an unknown source); may be null.
-std::vector<Reason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
-                                      std::int64_t now);
+std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
+                                               std::int64_t now);
 
 // "<base>#<alert in lower case>", as rulegen writes runbook_url.
 std::string RunbookLink(const std::string& base, const std::string& alert);

@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 
+#include "schedwatch/metrics.h"
+
 namespace schedwatch {
 namespace {
 
@@ -17,81 +19,55 @@ Value Maybe(const std::optional<T>& value) {
 
 // A family whose samples are one value per role, with only the identity labels.
 struct RoleGauge {
-  std::string_view name;
-  std::string_view help;
+  const metrics::Metric* metric;  // name, help and labels from the contract
   std::function<Value(const RoleResult&)> value;
 };
 
 const std::vector<RoleGauge>& RoleGauges() {
   static const auto* gauges = new std::vector<RoleGauge>{
-      {"schedwatch_job_active_objects",
-       "Live objects holding the role that are enabled; absent while the source is unknown.",
+      {&metrics::kJobActiveObjects,
        [](const RoleResult& r) { return Maybe(r.status.active_objects); }},
-      {"schedwatch_job_drifted_objects",
-       "Live objects holding the role whose schedule, time zone or spec version differs from the "
-       "spec.",
+      {&metrics::kJobDriftedObjects,
        [](const RoleResult& r) { return Maybe(r.status.drifted_objects); }},
-      {"schedwatch_job_guarded",
-       "1 if schedwatch_run's guard holds copies of the role apart: the latest run was guarded "
-       "and its records show skipped duplicates; 0 if not; absent without run records.",
-       [](const RoleResult& r) { return Maybe(r.guarded); }},
-      {"schedwatch_job_last_duration_seconds",
-       "Duration of the latest finished run recorded by schedwatch_run.",
-       [](const RoleResult& r) { return Maybe(r.last_duration); }},
-      {"schedwatch_job_last_exit_code",
-       "Exit status of the latest finished run recorded by schedwatch_run (128 + N for signal "
-       "N).",
-       [](const RoleResult& r) { return Maybe(r.last_exit_code); }},
-      {"schedwatch_job_last_failure_timestamp_seconds",
-       "End of the last observed failed run, Unix seconds.",
+      {&metrics::kJobGuarded, [](const RoleResult& r) { return Maybe(r.guarded); }},
+      {&metrics::kJobLastDuration, [](const RoleResult& r) { return Maybe(r.last_duration); }},
+      {&metrics::kJobLastExitCode, [](const RoleResult& r) { return Maybe(r.last_exit_code); }},
+      {&metrics::kJobLastFailure,
        [](const RoleResult& r) { return Maybe(r.status.history.last_failure); }},
-      {"schedwatch_job_last_progress_timestamp_seconds",
-       "Time of the role's business checkpoint, Unix seconds.",
+      {&metrics::kJobLastProgress,
        [](const RoleResult& r) {
          return r.job->progress ? Maybe(r.status.last_progress) : std::nullopt;
        }},
-      {"schedwatch_job_last_scheduled_timestamp_seconds",
-       "Most recent fire time of the desired schedule, Unix seconds.",
+      {&metrics::kJobLastScheduled,
        [](const RoleResult& r) { return Maybe(r.status.last_scheduled); }},
-      {"schedwatch_job_last_started_timestamp_seconds",
-       "Last observed start of a run, Unix seconds.",
+      {&metrics::kJobLastStarted,
        [](const RoleResult& r) { return Maybe(r.status.history.last_started); }},
-      {"schedwatch_job_last_success_timestamp_seconds",
-       "End of the last observed successful run, Unix seconds.",
+      {&metrics::kJobLastSuccess,
        [](const RoleResult& r) { return Maybe(r.status.history.last_success); }},
-      {"schedwatch_job_ledger_mismatch",
-       "1 if the ledger's recorded object ID is not among the live objects.",
+      {&metrics::kJobLedgerMismatch,
        [](const RoleResult& r) { return Maybe(r.status.ledger_mismatch); }},
-      {"schedwatch_job_max_runtime_seconds", "Longest a run may take before it counts as hung.",
+      {&metrics::kJobMaxRuntime,
        [](const RoleResult& r) { return Value(static_cast<double>(r.job->max_runtime)); }},
-      {"schedwatch_job_next_scheduled_timestamp_seconds",
-       "Next fire time of the desired schedule, Unix seconds.",
+      {&metrics::kJobNextScheduled,
        [](const RoleResult& r) { return Maybe(r.status.next_scheduled); }},
-      {"schedwatch_job_period_seconds",
-       "Longest gap between consecutive fire times of the schedule over a year.",
-       [](const RoleResult& r) { return Maybe(r.job->period); }},
-      {"schedwatch_job_progress_stale_after_seconds",
-       "How old the business checkpoint may get while success is fresh.",
+      {&metrics::kJobPeriod, [](const RoleResult& r) { return Maybe(r.job->period); }},
+      {&metrics::kJobProgressStaleAfter,
        [](const RoleResult& r) {
          return r.job->progress ? Value(static_cast<double>(r.job->progress->stale_after))
                                 : std::nullopt;
        }},
-      {"schedwatch_job_registered_objects",
-       "Live objects holding the role (0 missing, more than 1 duplicate); absent while the source "
-       "is unknown.",
+      {&metrics::kJobRegisteredObjects,
        [](const RoleResult& r) { return Maybe(r.status.registered_objects); }},
-      {"schedwatch_job_running_since_timestamp_seconds",
-       "Start of the oldest run still going, Unix seconds; absent when none runs.",
+      {&metrics::kJobRunningSince,
        [](const RoleResult& r) { return Maybe(r.status.history.running_since); }},
-      {"schedwatch_job_stale_after_seconds",
-       "Staleness threshold in force: the override, else 2 x period + max_runtime.",
-       [](const RoleResult& r) { return Maybe(r.job->stale_after); }},
+      {&metrics::kJobStaleAfter, [](const RoleResult& r) { return Maybe(r.job->stale_after); }},
   };
   return *gauges;
 }
 
-void Header(std::string& out, std::string_view name, std::string_view help) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+void Header(std::string& out, const metrics::Metric& metric) {
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", metric.name, metric.help,
+                 metric.name, metrics::TypeName(metric.type));
 }
 
 }  // namespace
@@ -113,7 +89,8 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
+void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
   // `role="x",source="y"` once per role: the identity labels every series carries.
   std::vector<std::string> identity;
   identity.reserve(result.roles.size());
@@ -126,9 +103,11 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       Value value = gauge.value(result.roles[i]);
       if (!value) continue;
-      if (!header) Header(out, gauge.name, gauge.help);
+      if (!header) Header(out, *gauge.metric);
       header = true;
-      fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", gauge.name, identity[i], *value);
+      fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", gauge.metric->name, identity[i],
+                     *value);
+      writer.EndOfLine();
     }
   };
 
@@ -136,33 +115,34 @@ void RenderRoleMetrics(const RefreshResult& result, std::string& out) {
   const auto& gauges = RoleGauges();
   std::size_t next = 0;
   auto gauges_before = [&](std::string_view name) {
-    for (; next < gauges.size() && gauges[next].name < name; ++next) gauge_family(gauges[next]);
+    for (; next < gauges.size() && gauges[next].metric->name < name; ++next) {
+      gauge_family(gauges[next]);
+    }
   };
 
-  gauges_before("schedwatch_job_condition");
+  gauges_before(metrics::kJobCondition.name);
   if (!result.roles.empty()) {
-    Header(out, "schedwatch_job_condition",
-           "1 if the role is in the condition, else 0; one series per "
-           "condition.");
+    Header(out, metrics::kJobCondition);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       for (int c = 0; c < kConditionCount; ++c) {
-        fmt::format_to(std::back_inserter(out),
-                       "schedwatch_job_condition{{{},condition=\"{}\"}} {}\n", identity[i],
-                       ConditionNames()[c], result.roles[i].status.conditions.test(c) ? 1 : 0);
+        fmt::format_to(std::back_inserter(out), "{}{{{},condition=\"{}\"}} {}\n",
+                       metrics::kJobCondition.name, identity[i], ConditionNames()[c],
+                       result.roles[i].status.conditions.test(c) ? 1 : 0);
+        writer.EndOfLine();
       }
     }
   }
-  gauges_before("schedwatch_job_info");
+  gauges_before(metrics::kJobInfo.name);
   if (!result.roles.empty()) {
-    Header(out, "schedwatch_job_info",
-           "The desired set: one series per role in the spec, value 1.");
+    Header(out, metrics::kJobInfo);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       const JobSpec& job = *result.roles[i].job;
-      fmt::format_to(
-          std::back_inserter(out),
-          "schedwatch_job_info{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"}} 1\n",
-          identity[i], EscapeLabelValue(job.schedule.expression().text()),
-          EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
+      fmt::format_to(std::back_inserter(out),
+                     "{}{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"}} 1\n",
+                     metrics::kJobInfo.name, identity[i],
+                     EscapeLabelValue(job.schedule.expression().text()),
+                     EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
+      writer.EndOfLine();
     }
   }
   gauges_before("~");  // the rest

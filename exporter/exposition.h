@@ -5,13 +5,14 @@
 #include <string>
 #include <string_view>
 
+#include "exporter/chunked_text.h"
 #include "exporter/state.h"
 
 namespace schedwatch {
 
 // Appends every per-role family, sorted by name, series sorted by role. Unknown values
 // produce no sample; families without samples are left out.
-void RenderRoleMetrics(const RefreshResult& result, std::string& out);
+void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& out);
 
 // Escapes a label value: backslash, double quote and newline.
 std::string EscapeLabelValue(std::string_view value);

@@ -1,11 +1,10 @@
-// The refresh loop: list every source concurrently (each with a timeout), confirm apparent
-// absences with a second read, classify every role, and publish finished bytes for scrapes.
+// The refresh loop. Each refresh runs four stages:
+//   read      every source at once, each within its timeout, absences confirmed by a second
+//             read (read_sources.h);
+//   observe   the reads, checkpoints, ledger and run records, per role and source (observe.h);
+//   classify  each role (core's Classify);
+//   publish   the exposition, rendered once and gzip-compressed, for scrapes and pages.
 #pragma once
-
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,11 +17,13 @@
 #include <string>
 #include <thread>
 
-#include "exporter/gzip.h"
+#include "exporter/chunked_text.h"
+#include "exporter/observe.h"
+#include "exporter/read_sources.h"
 #include "exporter/run_history.h"
+#include "exporter/self_metrics.h"
 #include "exporter/state.h"
 #include "schedwatch/result.h"
-#include "sources/run_record.h"
 #include "sources/source.h"
 
 namespace schedwatch {
@@ -41,8 +42,9 @@ struct RefresherOptions {
 // What scrapes and pages are served from: immutable once published.
 struct Published {
   RefreshResult result;
-  std::string metrics;      // text exposition 0.0.4, without what a scrape adds (process_*)
-  GzipPrefix metrics_gzip;  // the same, gzip-compressed, open for the scrape's lines
+  // Text exposition 0.0.4 without what a scrape adds (process_*), with its gzip form open for
+  // the scrape's lines; chunks unchanged since the previous refresh are shared with it.
+  ChunkedText metrics;
 };
 
 class Refresher {
@@ -53,6 +55,7 @@ class Refresher {
   ~Refresher();
 
   void Start();  // the loop, on its own thread
+  // Ends the loop, cancels the reads still running and joins every thread. Also on destruction.
   void Stop();
 
   // One refresh, synchronously (the loop calls this; so do tests).
@@ -68,42 +71,35 @@ class Refresher {
   bool Ready() const { return ready_.load(); }
 
  private:
-  struct Runner;
   struct Config {
     std::shared_ptr<const Spec> spec;
-    std::vector<std::shared_ptr<Runner>> runners;
+    std::vector<std::shared_ptr<SourceRunner>> runners;
   };
   explicit Refresher(RefresherOptions options);
   Result<std::shared_ptr<Config>> Build(std::shared_ptr<const Spec> spec);
   std::int64_t Now() const;
-  void UpdateSelfMetrics(const RefreshResult& result,
-                         const std::map<std::string, std::vector<SourceProblem>>& problems);
+  // The stages after reading.
+  RefreshResult ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
+                              std::int64_t now);
+  void LogChanges(const RefreshResult& result);
   void Publish(RefreshResult result);
-  // schedwatch_run's records of `job`: history, counters and problems.
-  void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
-                       RefreshResult& result,
-                       std::map<std::string, std::vector<SourceProblem>>& problems);
-  void ForgetRunRecordRoles(const Spec& spec);
   void ApplyPendingConfig();
   void RepublishSelfMetrics();
 
   RefresherOptions options_;
-  mutable std::mutex mutex_;  // guards config_, published_, desired_since_
+  mutable std::mutex mutex_;  // guards config_, pending_config_, published_, desired_since_
   std::shared_ptr<Config> config_;
   std::shared_ptr<Config> pending_config_;  // built by Reload, applied by the next refresh
   std::shared_ptr<const Published> published_;
   std::map<std::string, std::int64_t> desired_since_;
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
   RunHistoryStore run_history_;                         // refresh thread only
-  // Run records, by role (refresh thread only): files read (unchanged ones are not read again,
-  // bad ones reported once), and skipped duplicates already counted in
-  // schedwatch_job_duplicate_runs_prevented_total.
-  std::map<std::string, RunRecordCache> run_record_cache_;
-  std::map<std::string, std::set<std::string>> prevented_counted_;
-  std::mutex refresh_mutex_;                // one refresh at a time
-  std::mutex reload_mutex_;                 // one reload at a time
-  std::mutex publish_mutex_;                // one rendering at a time: a refresh's or a reload's
-  std::size_t expected_metrics_bytes_ = 0;  // size of the last exposition
+  Observer observer_;                                   // refresh thread only
+  SourceReaders readers_;
+  SelfMetrics self_metrics_;
+  std::mutex refresh_mutex_;  // one refresh at a time
+  std::mutex reload_mutex_;   // one reload at a time
+  std::mutex publish_mutex_;  // one rendering at a time: a refresh's or a reload's
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> stop_{false};
@@ -111,17 +107,6 @@ class Refresher {
   std::condition_variable wake_;
   std::mutex wake_mutex_;
   std::thread thread_;
-
-  prometheus::Registry registry_;
-  prometheus::Family<prometheus::Gauge>& source_up_;
-  prometheus::Family<prometheus::Gauge>& source_last_sync_;
-  prometheus::Family<prometheus::Gauge>& source_sync_duration_;
-  prometheus::Family<prometheus::Counter>& source_errors_;
-  prometheus::Family<prometheus::Gauge>& source_unowned_;
-  prometheus::Family<prometheus::Counter>& duplicate_runs_prevented_;
-  prometheus::Gauge& last_cycle_;
-  prometheus::Gauge& reload_successful_;
-  prometheus::Gauge& reload_success_time_;
 };
 
 }  // namespace schedwatch

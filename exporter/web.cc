@@ -25,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
@@ -590,18 +591,25 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
   body->published = refresher_.Current();
   std::string process;
   if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
-  const GzipPrefix& gzip_prefix = body->published->metrics_gzip;
-  bool gzip = AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
-              !gzip_prefix.bytes.empty();
-  if (gzip) body->scraped = GzipFinish(gzip_prefix, process);
+  const ChunkedText& text = body->published->metrics;
+  bool gzip =
+      AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) && text.gzip().has_value();
+  if (gzip) body->scraped = GzipFinish(*text.gzip(), process);
   if (gzip && body->scraped.empty()) gzip = false;  // zlib failed: answer uncompressed
-  const std::string* refreshed = gzip ? &gzip_prefix.bytes : &body->published->metrics;
   if (!gzip) body->scraped = std::move(process);
-  // Sent from both buffers as they are (writev), one after the other.
-  const MHD_IoVec parts[] = {{refreshed->data(), refreshed->size()},
-                             {body->scraped.data(), body->scraped.size()}};
+  // Sent from the published chunks as they are (writev), then the scrape's own part: gzip's
+  // header, each chunk's deflate and the final blocks, or the text of each chunk.
+  std::vector<MHD_IoVec> parts;
+  parts.reserve(text.chunks().size() + 2);
+  if (gzip) parts.push_back({text.gzip()->bytes.data(), text.gzip()->bytes.size()});
+  for (const auto& chunk : text.chunks()) {
+    const std::string& bytes = gzip ? chunk->deflated : chunk->text;
+    parts.push_back({bytes.data(), bytes.size()});
+  }
+  parts.push_back({body->scraped.data(), body->scraped.size()});
   MHD_Response* response = MHD_create_response_from_iovec(
-      parts, 2, [](void* held) { delete static_cast<MetricsBody*>(held); }, body.get());
+      parts.data(), static_cast<unsigned int>(parts.size()),
+      [](void* held) { delete static_cast<MetricsBody*>(held); }, body.get());
   if (response == nullptr) return MHD_NO;
   body.release();  // the response owns it now
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);

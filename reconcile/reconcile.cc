@@ -22,6 +22,7 @@
 #include "schedwatch/platform/file_lock.h"
 #include "schedwatch/platform/log.h"
 #include "schedwatch/timefmt.h"
+#include "sources/absence.h"
 
 namespace schedwatch {
 namespace {
@@ -46,6 +47,13 @@ RoleIndex ByRole(const SourceSnapshot& snapshot) {
   RoleIndex index;
   for (const auto& object : snapshot.objects) index[object.role].push_back(object);
   return index;
+}
+
+std::vector<std::string> RolesOf(const std::vector<const JobSpec*>& jobs) {
+  std::vector<std::string> roles;
+  roles.reserve(jobs.size());
+  for (const JobSpec* job : jobs) roles.push_back(job->role);
+  return roles;
 }
 
 const std::vector<LiveObject>& ObjectsOf(const RoleIndex& index, const std::string& role) {
@@ -142,37 +150,28 @@ class Reconciler {
     SourceOptions source_options{run.spec, run.jobs};
     auto made =
         options_.make_source ? options_.make_source(source_options) : MakeSource(source_options);
-    Result<SourceSnapshot> first =
-        made ? List(**made) : Result<SourceSnapshot>(Error{made.error()});
-    std::unordered_set<std::string> absent;
-    if (first) {
-      RoleIndex live = ByRole(*first);
-      for (const JobSpec* job : run.jobs) {
-        if (!live.count(job->role)) absent.insert(job->role);
-      }
-    }
-    // Re-read: an absence seen once may be a race; only an absence seen twice is `missing`.
-    Result<SourceSnapshot> second = first;
-    if (first && !absent.empty()) {
-      second = Wait(options_.confirm_delay) ? List(**made) : Error{"shutting down"};
-    }
-    if (!second) {
+    // Only an absence seen in two reads is `missing` (sources/absence.h).
+    AbsenceReads reads = made ? ConfirmAbsence(
+                                    RolesOf(run.jobs), [&] { return List(**made); },
+                                    [&] { return Wait(options_.confirm_delay); })
+                              : FirstRead({}, Error{made.error()});
+    if (!reads.snapshot) {
       for (auto& row : rows) {
         row.condition = "unknown";
-        row.action = "skipped: source unknown (" + second.error() + ")";
+        row.action = "skipped: source unknown (" + reads.snapshot.error() + ")";
         row.needs_person = true;
       }
       return rows;
     }
 
-    RoleIndex live = ByRole(*second);
+    RoleIndex live = ByRole(*reads.snapshot);
     std::vector<std::size_t> to_create;
     for (std::size_t i = 0; i < run.jobs.size(); ++i) {
       const JobSpec& job = *run.jobs[i];
       RoleObservation observation;
       observation.source_up = true;
       observation.objects = ObjectsOf(live, job.role);
-      observation.absence_confirmed = observation.objects.empty() && absent.count(job.role);
+      observation.absence_confirmed = reads.confirmed_absent.count(job.role) > 0;
       observation.desired_since = Now();
       RoleStatus status = Classify(job, observation, Now());
       ReconcileRow& row = rows[i];

@@ -10,6 +10,7 @@
 
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
+#include "schedwatch/metrics.h"
 
 namespace schedwatch::rulegen {
 namespace {
@@ -108,23 +109,21 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   const std::string sel = replica + ",source=~\"$source\"";
   const std::string key = IdentityList(options, {"source", "role"});
   // Replicas merged, as the rules do: a role counts once however many replicas serve it.
-  auto by_role = [&](const std::string& metric) {
+  auto by_role = [&](std::string_view metric) {
     return fmt::format("max by ({}) ({}{{{}}})", key, metric, sel);
   };
   auto per_condition = [&](const std::string& scope) {
-    return fmt::format(
-        "sum by (condition) (max by ({}, condition) (schedwatch_job_condition{{{}}}))", key, scope);
+    return fmt::format("sum by (condition) (max by ({}, condition) ({}{{{}}}))", key,
+                       metrics::kJobCondition.name, scope);
   };
   json panels = json::array();
   int id = 1, y = 0;
 
-  panels.push_back(Panel(id++, "stat", "Replicas: up, last refresh age", 0, y, 8, 4,
-                         {Target("A", fmt::format("up{{{}}}", replica), false, "{{instance}} up"),
-                          Target("B",
-                                 fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_"
-                                             "seconds{{{}}}",
-                                             replica),
-                                 false, "{{instance}} refresh age")}));
+  panels.push_back(
+      Panel(id++, "stat", "Replicas: up, last refresh age", 0, y, 8, 4,
+            {Target("A", fmt::format("up{{{}}}", replica), false, "{{instance}} up"),
+             Target("B", fmt::format("time() - {}{{{}}}", metrics::kLastCycle.name, replica), false,
+                    "{{instance}} refresh age")}));
   panels.back()["fieldConfig"] = {
       {"defaults", json::object()},
       {"overrides",
@@ -150,19 +149,18 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   for (const auto& label : options.identity_labels) {
     group_fields[label] = {{"aggregations", json::array()}, {"operation", "groupby"}};
   }
-  json state = Panel(
-      id++, "table", "Role states", 0, y, 24, 12,
-      {Target("A",
-              fmt::format("max by ({}, condition) (schedwatch_job_condition{{{}}} == 1)", key, sel),
-              true),
-       Target("B", by_role("schedwatch_job_registered_objects"), true),
-       Target("C", "time() - " + by_role("schedwatch_job_last_success_timestamp_seconds"), true),
-       Target("D", by_role("schedwatch_job_last_started_timestamp_seconds") + " * 1000", true),
-       Target("E",
-              fmt::format("max by ({}, schedule, timezone, spec_version) "
-                          "(schedwatch_job_info{{{}}})",
-                          key, sel),
-              true)});
+  json state = Panel(id++, "table", "Role states", 0, y, 24, 12,
+                     {Target("A",
+                             fmt::format("max by ({}, condition) ({}{{{}}} == 1)", key,
+                                         metrics::kJobCondition.name, sel),
+                             true),
+                      Target("B", by_role(metrics::kJobRegisteredObjects.name), true),
+                      Target("C", "time() - " + by_role(metrics::kJobLastSuccess.name), true),
+                      Target("D", by_role(metrics::kJobLastStarted.name) + " * 1000", true),
+                      Target("E",
+                             fmt::format("max by ({}, schedule, timezone, spec_version) ({}{{{}}})",
+                                         key, metrics::kJobInfo.name, sel),
+                             true)});
   state["transformations"] =
       json::array({{{"id", "merge"}, {"options", json::object()}},
                    {{"id", "groupBy"}, {"options", {{"fields", group_fields}}}}});
@@ -190,12 +188,11 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   const std::string one_source = replica + ",source=~\"$source\"";
   json health = Panel(
       id++, "stat", "$source: up, last sync age, unowned objects", 0, y, 8, 6,
-      {Target("A", fmt::format("schedwatch_source_up{{{}}}", one_source), false, "{{instance}} up"),
-       Target(
-           "B",
-           fmt::format("time() - schedwatch_source_last_sync_timestamp_seconds{{{}}}", one_source),
-           false, "{{instance}} last sync age"),
-       Target("C", fmt::format("schedwatch_source_unowned_objects{{{}}}", one_source), false,
+      {Target("A", fmt::format("{}{{{}}}", metrics::kSourceUp.name, one_source), false,
+              "{{instance}} up"),
+       Target("B", fmt::format("time() - {}{{{}}}", metrics::kSourceLastSync.name, one_source),
+              false, "{{instance}} last sync age"),
+       Target("C", fmt::format("{}{{{}}}", metrics::kSourceUnownedObjects.name, one_source), false,
               "{{instance}} unowned")});
   health["fieldConfig"] = {
       {"defaults", json::object()},
@@ -215,30 +212,25 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
                                  {"refresh", 1},
                                  {"regex", ""},
                                  {"options", json::array()}}});
-  json job =
-      QueryVariable("job", "Exporter job",
-                    "label_values(schedwatch_exporter_last_cycle_timestamp_seconds, job)", false);
+  json job = QueryVariable("job", "Exporter job",
+                           fmt::format("label_values({}, job)", metrics::kLastCycle.name), false);
   job["current"] = {{"text", options.exporter_job}, {"value", options.exporter_job}};
   variables.push_back(std::move(job));
   std::string scope = "job=~\"$job\"";
   for (const auto& label : options.identity_labels) {
     variables.push_back(QueryVariable(
         label, label,
-        fmt::format("label_values(schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}, {})",
-                    scope, label),
-        true));
+        fmt::format("label_values({}{{{}}}, {})", metrics::kLastCycle.name, scope, label), true));
     scope += fmt::format(",{0}=~\"${0}\"", label);
   }
   variables.push_back(QueryVariable(
       "instance", "Replica",
-      fmt::format("label_values(schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}, instance)",
-                  scope),
-      true));
-  variables.push_back(QueryVariable(
-      "source", "Source",
-      fmt::format("label_values(schedwatch_source_up{{{},instance=~\"$instance\"}}, source)",
-                  scope),
-      true));
+      fmt::format("label_values({}{{{}}}, instance)", metrics::kLastCycle.name, scope), true));
+  variables.push_back(
+      QueryVariable("source", "Source",
+                    fmt::format("label_values({}{{{},instance=~\"$instance\"}}, source)",
+                                metrics::kSourceUp.name, scope),
+                    true));
 
   std::string file = spec.file.substr(spec.file.rfind('/') + 1);
   json dashboard = {

@@ -22,6 +22,7 @@
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/metrics.h"
 
 namespace schedwatch::rulegen {
 namespace {
@@ -228,7 +229,7 @@ class TestWriter {
   // The success series the rules read for `job`; false when a pushed one cannot be built.
   bool AddSuccess(TestCase& test, const JobSpec& job, Values values, int w = 0, int r = 0) const {
     if (job.success_metric.empty()) {
-      AddRole(test, "schedwatch_job_last_success_timestamp_seconds", job, values, w, r);
+      AddRole(test, metrics::kJobLastSuccess.name, job, values, w, r);
       return true;
     }
     const std::string* series = PushedSeries(job);
@@ -239,7 +240,7 @@ class TestWriter {
   void AddGates(TestCase& test, Values up, Values source_up, int w = 0, int r = 0) const {
     Add(test, "up", ExporterLabels(w, r), up);
     for (const auto& [name, source] : spec_.sources) {
-      Add(test, "schedwatch_source_up", SourceLabels(name, source, ExporterLabels(w, r)),
+      Add(test, metrics::kSourceUp.name, SourceLabels(name, source, ExporterLabels(w, r)),
           source_up);
     }
   }
@@ -305,18 +306,18 @@ class TestWriter {
         {Alert::kJobMissing,
          "registered_objects drops to 0 at 2m; pending for alert_for, then firing",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_registered_objects", job, Step(1, 0));
+           AddRole(t, metrics::kJobRegisteredObjects.name, job, Step(1, 0));
            ExpectRole(t, Alert::kJobMissing, job, kOnset, 0);
          }},
         {Alert::kJobSuccessAbsent, "desired roles whose success series never appeared",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_info", job, Const(1));
+           AddRole(t, metrics::kJobInfo.name, job, Const(1));
            ExpectRole(t, Alert::kJobSuccessAbsent, job, 0, 1);
          }},
         {Alert::kJobSuccessAbsent,
          "the success series disappears at 2m (lost history, wiped Pushgateway)",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_info", job, Const(1));
+           AddRole(t, metrics::kJobInfo.name, job, Const(1));
            bool added = AddSuccess(t, job, RampThenStale());
            ExpectRole(t, Alert::kJobSuccessAbsent, job, added ? kOnset : 0, 1);
          }},
@@ -325,48 +326,47 @@ class TestWriter {
          "series are judged by their value",
          [&](TestCase& t, const JobSpec& job) {
            std::int64_t stale_after = *job.stale_after;
-           AddRole(t, "schedwatch_job_stale_after_seconds", job, Const(stale_after));
+           AddRole(t, metrics::kJobStaleAfter.name, job, Const(stale_after));
            if (AddSuccess(t, job, Const(60 - stale_after))) {
              ExpectRole(t, Alert::kJobSuccessStale, job, kOnset, stale_after - 60, 1);
            }
          }},
         {Alert::kJobInactive, "the only object is disabled at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_registered_objects", job, Const(1));
-           AddRole(t, "schedwatch_job_active_objects", job, Step(1, 0));
+           AddRole(t, metrics::kJobRegisteredObjects.name, job, Const(1));
+           AddRole(t, metrics::kJobActiveObjects.name, job, Step(1, 0));
            ExpectRole(t, Alert::kJobInactive, job, kOnset, 0);
          }},
         {Alert::kJobDuplicate, "a second object appears at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_registered_objects", job, Step(1, 2));
-           AddRole(t, "schedwatch_job_active_objects", job, Step(1, 2));
+           AddRole(t, metrics::kJobRegisteredObjects.name, job, Step(1, 2));
+           AddRole(t, metrics::kJobActiveObjects.name, job, Step(1, 2));
            ExpectRole(t, Alert::kJobDuplicate, job, kOnset, 2);
          }},
         {Alert::kJobDrift, "the object drifts from the spec at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_registered_objects", job, Const(1));
-           AddRole(t, "schedwatch_job_drifted_objects", job, Step(0, 1));
+           AddRole(t, metrics::kJobRegisteredObjects.name, job, Const(1));
+           AddRole(t, metrics::kJobDriftedObjects.name, job, Step(0, 1));
            ExpectRole(t, Alert::kJobDrift, job, kOnset, 1);
          }},
         {Alert::kJobNotStarted, "the exporter classifies the role not_started at 2m",
          [&](TestCase& t, const JobSpec& job) {
            Labels labels = RoleLabels(job);
            labels["condition"] = "not_started";
-           Add(t, "schedwatch_job_condition", labels, Step(0, 1));
+           Add(t, metrics::kJobCondition.name, labels, Step(0, 1));
            ExpectRole(t, Alert::kJobNotStarted, job, kOnset, 1);
          }},
         {Alert::kJobHung, "a run exactly max_runtime old at 1m (quiet), older from 2m on",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_max_runtime_seconds", job, Const(job.max_runtime));
-           AddRole(t, "schedwatch_job_running_since_timestamp_seconds", job,
-                   Const(60 - job.max_runtime));
+           AddRole(t, metrics::kJobMaxRuntime.name, job, Const(job.max_runtime));
+           AddRole(t, metrics::kJobRunningSince.name, job, Const(60 - job.max_runtime));
            ExpectRole(t, Alert::kJobHung, job, kOnset, job.max_runtime - 60, 1);
          }},
         {Alert::kJobFailing,
          "a failure older than the last success (quiet), then a newer one at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_last_success_timestamp_seconds", job, Const(-600));
-           AddRole(t, "schedwatch_job_last_failure_timestamp_seconds", job, Step(-700, 100));
+           AddRole(t, metrics::kJobLastSuccess.name, job, Const(-600));
+           AddRole(t, metrics::kJobLastFailure.name, job, Step(-700, 100));
            ExpectRole(t, Alert::kJobFailing, job, kOnset, 100);
          }},
         {Alert::kJobProgressStalled,
@@ -374,11 +374,10 @@ class TestWriter {
          "older from 2m on",
          [&](TestCase& t, const JobSpec& job) {
            std::int64_t stale_after = job.progress->stale_after;
-           AddRole(t, "schedwatch_job_progress_stale_after_seconds", job, Const(stale_after));
-           AddRole(t, "schedwatch_job_last_progress_timestamp_seconds", job,
-                   Const(60 - stale_after));
+           AddRole(t, metrics::kJobProgressStaleAfter.name, job, Const(stale_after));
+           AddRole(t, metrics::kJobLastProgress.name, job, Const(60 - stale_after));
            if (job.stale_after) {
-             AddRole(t, "schedwatch_job_stale_after_seconds", job, Const(*job.stale_after));
+             AddRole(t, metrics::kJobStaleAfter.name, job, Const(*job.stale_after));
            }
            if (AddSuccess(t, job, Ramp())) {
              ExpectRole(t, Alert::kJobProgressStalled, job, kOnset, stale_after - 60, 1);
@@ -386,7 +385,7 @@ class TestWriter {
          }},
         {Alert::kJobLedgerMismatch, "the ledger's recorded object stops being live at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           AddRole(t, "schedwatch_job_ledger_mismatch", job, Step(0, 1));
+           AddRole(t, metrics::kJobLedgerMismatch.name, job, Step(0, 1));
            ExpectRole(t, Alert::kJobLedgerMismatch, job, kOnset, 1);
          }},
     };
@@ -401,8 +400,8 @@ class TestWriter {
     test.annotations = true;
     AddGates(test, Const(1), Step(1, 0));
     for (const auto& job : spec_.jobs) {
-      AddRole(test, "schedwatch_job_info", job, Const(1));
-      AddRole(test, "schedwatch_job_registered_objects", job, ConstThenStale(1));
+      AddRole(test, metrics::kJobInfo.name, job, Const(1));
+      AddRole(test, metrics::kJobRegisteredObjects.name, job, ConstThenStale(1));
       if (job.success_metric.empty()) AddSuccess(test, job, RampThenStale());
     }
     for (const auto& [name, source] : spec_.sources) {
@@ -424,8 +423,8 @@ class TestWriter {
     test.annotations = true;
     AddGates(test, Step(1, 0), Const(1));
     for (const auto& job : spec_.jobs) {
-      AddRole(test, "schedwatch_job_info", job, Const(1));
-      AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0));
+      AddRole(test, metrics::kJobInfo.name, job, Const(1));
+      AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0));
     }
     ExpectExporter(test, Alert::kExporterDown, WatcherLabels(), kOnset, 0);
     test.quiet = "SchedwatchJob.+|SchedwatchSourceDown|SchedwatchWatcherStale";
@@ -449,8 +448,7 @@ class TestWriter {
         "from 2m on";
     test.annotations = true;
     AddGates(test, Const(1), Const(1));
-    Add(test, "schedwatch_exporter_last_cycle_timestamp_seconds", ExporterLabels(),
-        Const(60 - options_.watcher_stale_after));
+    Add(test, metrics::kLastCycle.name, ExporterLabels(), Const(60 - options_.watcher_stale_after));
     ExpectExporter(test, Alert::kWatcherStale, WatcherLabels(), kOnset,
                    options_.watcher_stale_after - 60, 1);
     return test;
@@ -461,8 +459,8 @@ class TestWriter {
   void AddHealthyRoles(TestCase& test, int w, int r) const {
     for (const JobSpec* sampled : sampled_) {
       const JobSpec& job = *sampled;
-      AddRole(test, "schedwatch_job_info", job, Const(1), w, r);
-      AddRole(test, "schedwatch_job_registered_objects", job, Const(1), w, r);
+      AddRole(test, metrics::kJobInfo.name, job, Const(1), w, r);
+      AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), w, r);
       if (job.success_metric.empty() || (w == 0 && r == 0)) AddSuccess(test, job, Ramp(), w, r);
     }
   }
@@ -493,8 +491,8 @@ class TestWriter {
       AddHealthyRoles(test, 0, 0);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_info", job, Const(1), 0, 1);
-        AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0), 0, 1);
+        AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 0, 1);
       }
       ExpectExporter(test, Alert::kExporterReplicaDown, ExporterLabels(0, 1), kOnset, 0);
       Quiet(test, others);
@@ -525,8 +523,8 @@ class TestWriter {
       AddHealthyRoles(test, 0, 0);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_info", job, Const(1), 0, 1);
-        AddRole(test, "schedwatch_job_registered_objects", job, ConstThenStale(1), 0, 1);
+        AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, ConstThenStale(1), 0, 1);
         if (job.success_metric.empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
       }
       for (const auto& [name, source] : spec_.sources) {
@@ -544,8 +542,8 @@ class TestWriter {
       test.annotations = true;
       AddGates(test, Const(1), Const(1));
       AddGates(test, Const(1), Const(1), 0, 1);
-      Add(test, "schedwatch_exporter_last_cycle_timestamp_seconds", ExporterLabels(), Ramp());
-      Add(test, "schedwatch_exporter_last_cycle_timestamp_seconds", ExporterLabels(0, 1),
+      Add(test, metrics::kLastCycle.name, ExporterLabels(), Ramp());
+      Add(test, metrics::kLastCycle.name, ExporterLabels(0, 1),
           Const(60 - options_.watcher_stale_after));
       ExpectExporter(test, Alert::kWatcherReplicaStale, ExporterLabels(0, 1), kOnset,
                      options_.watcher_stale_after - 60, 1);
@@ -561,12 +559,12 @@ class TestWriter {
       AddHealthyRoles(test, 0, 0);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_info", job, Const(1), 0, 1);
-        AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0), 0, 1);
+        AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 0, 1);
         if (job.success_metric.empty()) AddSuccess(test, job, Step(0, -1000000000), 0, 1);
         if (job.stale_after) {
           for (int r : {0, 1}) {
-            AddRole(test, "schedwatch_job_stale_after_seconds", job, Const(*job.stale_after), 0, r);
+            AddRole(test, metrics::kJobStaleAfter.name, job, Const(*job.stale_after), 0, r);
           }
         }
       }
@@ -585,8 +583,8 @@ class TestWriter {
       AddGates(test, Const(1), Const(0), 0, 1);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 2));
-        AddRole(test, "schedwatch_job_registered_objects", job, Const(1), 0, 1);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 2));
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), 0, 1);
         ExpectRole(test, Alert::kJobDuplicate, job, kOnset, 2);
       }
       cases.push_back(std::move(test));
@@ -601,7 +599,7 @@ class TestWriter {
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
         for (int r : {0, 1}) {
-          AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0), 0, r);
+          AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 0, r);
         }
         ExpectRole(test, Alert::kJobMissing, job, kOnset, 0);
       }
@@ -623,8 +621,8 @@ class TestWriter {
       AddHealthyRoles(test, 0, 0);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_info", job, Const(1), 1, 0);
-        AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0), 1, 0);
+        AddRole(test, metrics::kJobInfo.name, job, Const(1), 1, 0);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 1, 0);
       }
       for (const auto& [name, source] : spec_.sources) {
         ExpectExporter(test, Alert::kSourceDown, SourceLabels(name, source, WatcherLabels(1)),
@@ -642,8 +640,8 @@ class TestWriter {
       AddGates(test, Const(1), Const(1), 1, 0);
       for (const JobSpec* sampled : sampled_) {
         const JobSpec& job = *sampled;
-        AddRole(test, "schedwatch_job_registered_objects", job, Step(1, 0));
-        AddRole(test, "schedwatch_job_registered_objects", job, Const(1), 1, 0);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0));
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), 1, 0);
         ExpectRole(test, Alert::kJobMissing, job, kOnset, 0);
       }
       cases.push_back(std::move(test));

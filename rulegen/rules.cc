@@ -19,12 +19,13 @@
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/metrics.h"
 
 namespace schedwatch::rulegen {
 namespace {
 
-constexpr std::string_view kLastSuccess = "schedwatch_job_last_success_timestamp_seconds";
-constexpr std::string_view kStaleAfter = "schedwatch_job_stale_after_seconds";
+constexpr std::string_view kLastSuccess = metrics::kJobLastSuccess.name;
+constexpr std::string_view kStaleAfter = metrics::kJobStaleAfter.name;
 
 // Builds one mode's PromQL. Per-role: selectors name the role and thresholds are literals.
 // Joined: selectors cover every role and thresholds are the exporter's per-role series, merged
@@ -47,7 +48,7 @@ class Exprs {
     key_ = IdentityList(options, {"source", "role"});
     std::string watcher = IdentityList(options, {"instance"});
     std::string source = job ? ",source=" + PromString(job->source) : "";
-    readable_ = fmt::format("(schedwatch_source_up{{{}{}}} == 1 and on({}) up{{{}}} == 1)",
+    readable_ = fmt::format("({}{{{}{}}} == 1 and on({}) up{{{}}} == 1)", metrics::kSourceUp.name,
                             job_matcher_, source, watcher, job_matcher_);
     reader_on_ = IdentityList(options, {"instance", "source"});
   }
@@ -92,16 +93,17 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
   std::string pushed_gate = " and on() " + e.Readable();
   switch (alert) {
     case Alert::kJobMissing:
-      return e.Merged("max", "schedwatch_job_registered_objects") + " == 0";
+      return e.Merged("max", metrics::kJobRegisteredObjects.name) + " == 0";
     case Alert::kJobSuccessAbsent: {
       if (pushed) return "absent(" + PushedSuccess(*job) + ")" + pushed_gate;
-      std::string absent = fmt::format("{} unless on({}) ({})", e.Own("max", "schedwatch_job_info"),
-                                       e.key(), e.Seen(kLastSuccess));
+      std::string absent =
+          fmt::format("{} unless on({}) ({})", e.Own("max", metrics::kJobInfo.name), e.key(),
+                      e.Seen(kLastSuccess));
       if (e.joined()) return absent;
       // Per-role mode also catches a role the exporters do not serve at all (their spec
       // differs from this one): no identity is known then, only the role.
       return fmt::format("{} or ((absent({}) unless on() {}){})", absent, e.Series(kLastSuccess),
-                         e.Series("schedwatch_job_info"), pushed_gate);
+                         e.Series(metrics::kJobInfo.name), pushed_gate);
     }
     case Alert::kJobSuccessStale:
       if (pushed) {
@@ -110,24 +112,23 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
       return fmt::format("time() - {} > {}", e.Own("max", kLastSuccess),
                          e.Threshold(kStaleAfter, stale_after));
     case Alert::kJobInactive:
-      return fmt::format("{} == 0 and {} > 0", e.Merged("max", "schedwatch_job_active_objects"),
-                         e.Merged("max", "schedwatch_job_registered_objects"));
+      return fmt::format("{} == 0 and {} > 0", e.Merged("max", metrics::kJobActiveObjects.name),
+                         e.Merged("max", metrics::kJobRegisteredObjects.name));
     case Alert::kJobDuplicate:
-      return e.Merged("min", "schedwatch_job_registered_objects") + " > 1";
+      return e.Merged("min", metrics::kJobRegisteredObjects.name) + " > 1";
     case Alert::kJobDrift:
-      return e.Merged("min", "schedwatch_job_drifted_objects") + " > 0";
+      return e.Merged("min", metrics::kJobDriftedObjects.name) + " > 0";
     case Alert::kJobNotStarted:
       // The exporter's own classification: it knows the calendar (missed_starts fire times,
       // each plus start_grace, DST, irregular schedules), which PromQL cannot redo.
-      return e.Merged("min", "schedwatch_job_condition", ",condition=\"not_started\"",
+      return e.Merged("min", metrics::kJobCondition.name, ",condition=\"not_started\"",
                       ", condition") +
              " == 1";
     case Alert::kJobHung:
-      return fmt::format(
-          "time() - {} > {}", e.Merged("max", "schedwatch_job_running_since_timestamp_seconds"),
-          e.Threshold("schedwatch_job_max_runtime_seconds", job ? job->max_runtime : 0));
+      return fmt::format("time() - {} > {}", e.Merged("max", metrics::kJobRunningSince.name),
+                         e.Threshold(metrics::kJobMaxRuntime.name, job ? job->max_runtime : 0));
     case Alert::kJobFailing: {
-      std::string failure = e.Merged("max", "schedwatch_job_last_failure_timestamp_seconds");
+      std::string failure = e.Merged("max", metrics::kJobLastFailure.name);
       return fmt::format("{} unless ({} >= {})", failure, e.Merged("max", kLastSuccess), failure);
     }
     case Alert::kJobProgressStalled: {
@@ -143,14 +144,13 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
         fresh = job->stale_after ? fmt::format("{}(time() - {} <= {})", on, success, stale_after)
                                  : on + "(" + success + ")";
       }
-      return fmt::format("(time() - {} > {}) and {}",
-                         e.Own("max", "schedwatch_job_last_progress_timestamp_seconds"),
-                         e.Threshold("schedwatch_job_progress_stale_after_seconds",
+      return fmt::format("(time() - {} > {}) and {}", e.Own("max", metrics::kJobLastProgress.name),
+                         e.Threshold(metrics::kJobProgressStaleAfter.name,
                                      job && job->progress ? job->progress->stale_after : 0),
                          fresh);
     }
     case Alert::kJobLedgerMismatch:
-      return e.Merged("min", "schedwatch_job_ledger_mismatch") + " == 1";
+      return e.Merged("min", metrics::kJobLedgerMismatch.name) + " == 1";
     default:
       break;
   }
@@ -205,7 +205,7 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
   const std::int64_t for_seconds = options.exporter_alert_for;
   // A replica's series count only while its target is up (a Prometheus restart keeps the last
   // samples of a dead target for the lookback).
-  auto live = [&](const std::string& metric) {
+  auto live = [&](std::string_view metric) {
     return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
   };
   auto with = [](Rule rule, std::string_view severity) {
@@ -213,12 +213,11 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
     return rule;
   };
   std::string none_up = fmt::format("max by ({}) (up{{{}}}) == 0", watcher, e);
-  std::string age =
-      fmt::format("time() - schedwatch_exporter_last_cycle_timestamp_seconds{{{}}}", e);
-  std::string freshest_age = fmt::format("time() - max by ({}) {}", watcher,
-                                         live("schedwatch_exporter_last_cycle_timestamp_seconds"));
+  std::string age = fmt::format("time() - {}{{{}}}", metrics::kLastCycle.name, e);
+  std::string freshest_age =
+      fmt::format("time() - max by ({}) {}", watcher, live(metrics::kLastCycle.name));
   std::string source_read = fmt::format("max by ({}) {}", IdentityList(options, {"source", "type"}),
-                                        live("schedwatch_source_up"));
+                                        live(metrics::kSourceUp.name));
   std::vector<Rule> rules = {
       MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
                for_seconds),
@@ -235,12 +234,11 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
                     for_seconds),
            "warning"),
       MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
-      with(MakeRule(
-               Alert::kSourceReplicaDown,
-               fmt::format("schedwatch_source_up{{{}}} == 0 and on({}) up{{{}}} == 1 and "
-                           "on({}) ({} == 1)",
-                           e, replica, e, IdentityList(options, {"source", "type"}), source_read),
-               for_seconds),
+      with(MakeRule(Alert::kSourceReplicaDown,
+                    fmt::format("{}{{{}}} == 0 and on({}) up{{{}}} == 1 and on({}) ({} == 1)",
+                                metrics::kSourceUp.name, e, replica, e,
+                                IdentityList(options, {"source", "type"}), source_read),
+                    for_seconds),
            "warning"),
       MakeRule(Alert::kWatchdog, "vector(1)", 0),
   };

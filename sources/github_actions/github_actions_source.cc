@@ -12,6 +12,7 @@
 
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
+#include "sources/absence.h"
 #include "sources/problems.h"
 
 namespace schedwatch {
@@ -168,10 +169,12 @@ Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
 }
 
 bool GitHubActionsSource::SomeRoleAbsent(const SourceSnapshot& snapshot) const {
-  std::set<std::string> present;
-  for (const auto& object : snapshot.objects) present.insert(object.role);
-  return std::any_of(jobs_.begin(), jobs_.end(),
-                     [&](const JobSpec& job) { return !present.count(job.role); });
+  // The refresher re-reads to confirm an absence (sources/absence.h); that read must not be
+  // served from the floor's cache.
+  std::vector<std::string> roles;
+  roles.reserve(jobs_.size());
+  for (const auto& job : jobs_) roles.push_back(job.role);
+  return !RolesWithoutObject(roles, snapshot.objects).empty();
 }
 
 std::string GitHubActionsSource::RepoUrl() const {

@@ -422,11 +422,13 @@ def slow_pages_phase(args, workdir):
         metrics_seconds = finished["metrics"] - started
         for thread in pages:
             thread.join()
-        first_page = min(finished[f"page{i}"] for i in range(len(pages)))
+        last_page = max(finished[f"page{i}"] for i in range(len(pages)))
         print(f"figure: /metrics at 10,000 roles behind 4 page renders: {metrics_seconds:.3f} s "
-              f"(first page done {first_page - started:+.3f} s after the scrape started)")
-        check("/metrics is answered before the slow pages requested before it",
-              finished["metrics"] < first_page, (finished["metrics"] - started, first_page - started))
+              f"(last page done {last_page - started:+.3f} s after the scrape started)")
+        # Rendered on the event threads, the pages would all be done before /metrics could be
+        # answered; the first of them may well finish before a 17 MB scrape on a busy machine.
+        check("/metrics is answered before the slow pages requested before it are all done",
+              finished["metrics"] < last_page, (finished["metrics"] - started, last_page - started))
     finally:
         exporter.stop()
 

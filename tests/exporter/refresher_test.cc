@@ -232,6 +232,28 @@ jobs:
   EXPECT_EQ(error, "no answer within 1s");
 }
 
+// Reads run on workers that are joined: stopping cancels a hung read instead of waiting for its
+// timeout (an hour here), and no read outlives the refresher.
+TEST(RefresherTest, StopCancelsAHungReadAndJoinsIt) {
+  TempDir dir;
+  SilentApiServer server(dir.path() / "kubeconfig");
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources:
+  stuck: {type: kubernetes, kubeconfig: kubeconfig, timeout: 1h}
+jobs:
+  - {role: retry, source: stuck, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  auto refresher = MakeRefresher((dir.path() / "spec.yaml").string());
+  refresher->Start();
+  ASSERT_TRUE(server.AcceptOne());  // the loop's first refresh waits inside the hung read
+  refresher->Stop();                // returns once the cancelled read has (ctest's timeout if not)
+  // The waiting refresh ended at once, its source unknown.
+  auto published = refresher->Current();
+  EXPECT_NE(Source(*published, "stuck").error.find("cancelled"), std::string::npos)
+      << Source(*published, "stuck").error;
+  EXPECT_EQ(Role(*published, "retry").status.ConditionList(), "unknown");
+}
+
 TEST(RefresherTest, MalformedSnapshotIsCountedAndNothingCrashes) {
   TempDir dir;
   WriteFile(dir.path() / "spec.yaml", R"(version: 1

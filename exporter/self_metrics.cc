@@ -1,0 +1,166 @@
+#include "exporter/self_metrics.h"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <string_view>
+
+#include "exporter/exposition.h"
+#include "schedwatch/build_info.h"
+#include "schedwatch/metrics.h"
+
+namespace schedwatch {
+namespace {
+
+using metrics::Metric;
+
+void Header(const Metric& metric, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
+  out.append("# HELP ").append(metric.name).append(" ").append(metric.help).append("\n");
+  out.append("# TYPE ").append(metric.name).append(" ").append(metrics::TypeName(metric.type));
+  out.append("\n");
+  writer.EndOfLine();
+}
+
+// Shortest text that reads back as the same double, as the Prometheus client libraries write.
+void AppendValue(double value, std::string& out) {
+  if (std::isnan(value)) {
+    out += "NaN";
+  } else if (std::isinf(value)) {
+    out += value < 0 ? "-Inf" : "+Inf";
+  } else {
+    char buffer[64];
+    auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    (void)error;  // 64 bytes hold any double
+    out.append(buffer, end);
+  }
+}
+
+using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+
+void Sample(const Metric& metric, const Labels& labels, double value, ChunkedTextWriter& writer) {
+  std::string& out = writer.buffer();
+  out += metric.name;
+  if (!labels.empty()) {
+    out += '{';
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (i > 0) out += ',';
+      out.append(labels[i].first).append("=\"");
+      out += EscapeLabelValue(labels[i].second);
+      out += '"';
+    }
+    out += '}';
+  }
+  out += ' ';
+  AppendValue(value, out);
+  out += '\n';
+  writer.EndOfLine();
+}
+
+}  // namespace
+
+SelfMetrics::SelfMetrics() {
+  const BuildInfo& build = GetBuildInfo();
+  build_labels_ = {{"branch", build.branch},
+                   {"compiler", build.compiler},
+                   {"platform", build.platform},
+                   {"revision", build.revision},
+                   {"version", build.version}};
+}
+
+void SelfMetrics::Update(const RefreshResult& result,
+                         const std::map<std::string, std::vector<SourceProblem>>& problems,
+                         const std::map<std::string, int>& new_duplicates_prevented) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<std::string, SourceSeries> sources;
+  for (const auto& source : result.sources) {
+    SourceSeries& series = sources[source.name];
+    if (auto it = sources_.find(source.name); it != sources_.end()) series = std::move(it->second);
+    series.type = source.type;
+    series.up = source.up;
+    series.sync_duration = source.sync_duration_seconds;
+    if (source.last_sync) series.last_sync = static_cast<double>(*source.last_sync);
+    if (source.up) series.unowned = source.unowned_objects;
+    if (auto it = problems.find(source.name); it != problems.end()) {
+      for (const auto& problem : it->second) series.errors[problem.reason] += 1;
+    }
+  }
+  sources_ = std::move(sources);  // sources that left the spec are forgotten
+
+  std::map<std::pair<std::string, std::string>, double> prevented;
+  for (const auto& role : result.roles) {
+    if (role.job->runs_dir.empty()) continue;
+    auto key = std::make_pair(role.job->role, role.job->source);
+    auto counted = new_duplicates_prevented.find(role.job->role);
+    auto before = duplicates_prevented_.find(key);
+    if (counted == new_duplicates_prevented.end() && before == duplicates_prevented_.end()) {
+      continue;
+    }
+    prevented[key] = (before == duplicates_prevented_.end() ? 0 : before->second) +
+                     (counted == new_duplicates_prevented.end() ? 0 : counted->second);
+  }
+  duplicates_prevented_ = std::move(prevented);
+  last_cycle_ = static_cast<double>(result.time);
+}
+
+void SelfMetrics::SetReload(bool successful, std::optional<std::int64_t> time) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reload_successful_ = successful;
+  if (time) reload_success_time_ = static_cast<double>(*time);
+}
+
+void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Labels build(build_labels_.begin(), build_labels_.end());
+  Header(metrics::kBuildInfo, out);
+  Sample(metrics::kBuildInfo, build, 1, out);
+  Header(metrics::kReloadSuccessTime, out);
+  Sample(metrics::kReloadSuccessTime, {}, reload_success_time_, out);
+  Header(metrics::kReloadSuccessful, out);
+  Sample(metrics::kReloadSuccessful, {}, reload_successful_ ? 1 : 0, out);
+  if (complete) {
+    Header(metrics::kLastCycle, out);
+    Sample(metrics::kLastCycle, {}, last_cycle_, out);
+  }
+  if (!duplicates_prevented_.empty()) {
+    Header(metrics::kJobDuplicateRunsPrevented, out);
+    for (const auto& [key, value] : duplicates_prevented_) {
+      Sample(metrics::kJobDuplicateRunsPrevented, {{"role", key.first}, {"source", key.second}},
+             value, out);
+    }
+  }
+  // Errors are ordered by reason first, as their labels are.
+  std::set<std::tuple<std::string_view, std::string_view, double>> errors;
+  for (const auto& [name, source] : sources_) {
+    for (const auto& [reason, count] : source.errors) errors.emplace(reason, name, count);
+  }
+  if (!errors.empty()) {
+    Header(metrics::kSourceErrors, out);
+    for (const auto& [reason, name, count] : errors) {
+      Sample(metrics::kSourceErrors, {{"reason", reason}, {"source", name}}, count, out);
+    }
+  }
+  // One family of the per-source gauges: the sources that have a value for it.
+  auto per_source = [&](const Metric& metric, auto value) {
+    bool header = false;
+    for (const auto& [name, source] : sources_) {
+      std::optional<double> v = value(source);
+      if (!v) continue;
+      if (!header) Header(metric, out);
+      header = true;
+      Sample(metric, {{"source", name}}, *v, out);
+    }
+  };
+  per_source(metrics::kSourceLastSync, [](const SourceSeries& s) { return s.last_sync; });
+  per_source(metrics::kSourceSyncDuration,
+             [](const SourceSeries& s) { return std::optional<double>(s.sync_duration); });
+  per_source(metrics::kSourceUnownedObjects, [](const SourceSeries& s) { return s.unowned; });
+  if (!sources_.empty()) {
+    Header(metrics::kSourceUp, out);
+    for (const auto& [name, source] : sources_) {
+      Sample(metrics::kSourceUp, {{"source", name}, {"type", source.type}}, source.up ? 1 : 0, out);
+    }
+  }
+}
+
+}  // namespace schedwatch

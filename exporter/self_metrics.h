@@ -1,0 +1,58 @@
+// The exporter's metrics about itself and its sources, kept between refreshes and rendered in
+// the text exposition after the per-role families. Names, types, labels and help come from the
+// metric contract (schedwatch/metrics.h). Thread-safe: reloads set their gauges from another
+// thread than the refresh.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exporter/chunked_text.h"
+#include "exporter/state.h"
+#include "sources/source.h"
+
+namespace schedwatch {
+
+class SelfMetrics {
+ public:
+  SelfMetrics();
+
+  // After a refresh: every source's gauges, its problems counted by reason, the heartbeat, and
+  // skipped duplicate runs counted per role. Series of sources that left the spec, and of roles
+  // that no longer have run records, go.
+  void Update(const RefreshResult& result,
+              const std::map<std::string, std::vector<SourceProblem>>& problems,
+              const std::map<std::string, int>& new_duplicates_prevented);
+
+  // After a (re)load: its outcome, and its time when it succeeded.
+  void SetReload(bool successful, std::optional<std::int64_t> time);
+
+  // Appends the families, by name, series ordered by label values. Without `complete` (before
+  // the first refresh) there is no heartbeat.
+  void Render(bool complete, ChunkedTextWriter& out) const;
+
+ private:
+  struct SourceSeries {
+    std::string type;
+    bool up = false;
+    std::optional<double> last_sync;
+    double sync_duration = 0;
+    std::optional<double> unowned;
+    std::map<std::string, double> errors;  // by reason
+  };
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::string, std::string>> build_labels_;
+  std::map<std::string, SourceSeries> sources_;  // by name
+  // (role, source) -> skipped runs counted
+  std::map<std::pair<std::string, std::string>, double> duplicates_prevented_;
+  double last_cycle_ = 0;
+  bool reload_successful_ = true;
+  double reload_success_time_ = 0;
+};
+
+}  // namespace schedwatch
