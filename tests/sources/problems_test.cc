@@ -49,6 +49,27 @@ TEST(ReasonsTest, GoldenExpositionsUseDeclaredReasons) {
   EXPECT_GT(seen, 0);
 }
 
+// docs/design.md's table of reasons (the one under "| `reason` | meaning |") lists every reason
+// and nothing else.
+TEST(ReasonsTest, TheDesignDocumentListsEveryReason) {
+  std::ifstream in(std::filesystem::path(SCHEDWATCH_SOURCE_DIR) / "docs" / "design.md");
+  std::set<std::string> documented;
+  const std::regex row("\\| `([a-z0-9_]+)` \\| .+ \\|");
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "| `reason` | meaning |") {
+      in_table = true;
+      continue;
+    }
+    if (in_table && line.empty()) break;
+    std::smatch match;
+    if (in_table && std::regex_match(line, match, row)) documented.insert(match[1].str());
+  }
+  std::set<std::string> declared;
+  for (const auto& info : Reasons()) declared.emplace(info.name);
+  EXPECT_EQ(documented, declared);
+}
+
 TEST(ReasonsTest, RetryCausesMapToTheirReasons) {
   EXPECT_EQ(ReasonName(ReasonOf(platform::RetryCause::kTransport)),
             platform::RetryCauseName(platform::RetryCause::kTransport));
