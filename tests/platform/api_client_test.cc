@@ -27,11 +27,13 @@ struct FakeTransport {
   };
   std::deque<Answer> answers;
   std::vector<HttpRequest> requests;
+  std::atomic<int> sent{0};  // for another thread to watch: `requests` is the sender's
 
   HttpTransport Transport() {
     return [this](const HttpRequest& request, const std::atomic<bool>*,
                   HttpFailure* failure) -> Result<HttpResponse> {
       requests.push_back(request);
+      ++sent;
       Answer answer = answers.empty() ? Answer{} : answers.front();
       if (!answers.empty()) answers.pop_front();
       if (answer.failure != HttpFailure::kNone) {
@@ -178,7 +180,7 @@ TEST_F(ApiClientTest, CancellationStopsARealBackoffWithinMilliseconds) {
   fake_.answers = {{503, "", {}}, {200, "", {}}};
   ApiClient client(fake_.Transport(), policy_);  // the real clock
   std::thread canceller([this] {
-    while (fake_.requests.empty()) std::this_thread::yield();
+    while (fake_.sent == 0) std::this_thread::yield();
     cancelled_ = true;
   });
   auto start = std::chrono::steady_clock::now();
