@@ -40,7 +40,7 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
 
 int Serve(const std::string& config_file, const std::string& web_config_file,
           WebOptions web_options, RefresherOptions options) {
-  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -114,7 +114,7 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
 
 int Check(const std::string& config_file, const std::string& from_text, int count,
           const std::string& output) {
-  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -136,7 +136,7 @@ int Check(const std::string& config_file, const std::string& from_text, int coun
 }
 
 int RunReconcile(const std::string& config_file, const ReconcileOptions& options) {
-  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -177,7 +177,7 @@ int Explain(const std::string& role, const std::string& web_url, const std::stri
       return 1;
     }
   } else {
-    auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+    auto spec = LoadSpecFile(config_file);
     if (!spec) {
       std::fprintf(stderr, "%s\n", spec.error().c_str());
       return kExitBadInput;

@@ -225,7 +225,7 @@ Result<bool> Refresher::Reload() {
   // Parsing and building touch no source, so this never waits for a read; a refresh that is
   // waiting for one picks the new spec up when it starts next.
   std::lock_guard<std::mutex> reload_lock(reload_mutex_);
-  auto spec = LoadSpecFile(options_.config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(options_.config_file);
   Result<std::shared_ptr<Config>> config = Error{""};
   if (spec) config = Build(std::make_shared<const Spec>(std::move(*spec)));
   if (!spec || !config) {

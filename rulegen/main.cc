@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   }
   options.mode = mode == "joined" ? rulegen::Mode::kJoined : rulegen::Mode::kPerRole;
 
-  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;

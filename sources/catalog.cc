@@ -1,5 +1,7 @@
 #include "sources/catalog.h"
 
+#include "schedwatch/platform/file.h"
+
 namespace schedwatch {
 
 #define SCHEDWATCH_SOURCE_TYPE(name)    \
@@ -18,6 +20,12 @@ const SourceCatalog& BuiltInCatalog() {
     return built_in;
   }();
   return *catalog;
+}
+
+Result<Spec> LoadSpecFile(const std::string& path) {
+  auto text = platform::ReadRegularFile(path, kMaxSpecBytes);
+  if (!text) return Error{text.error()};
+  return ParseSpec(*text, path, BuiltInCatalog());
 }
 
 }  // namespace schedwatch

@@ -2,10 +2,18 @@
 // schedwatch_rulegen and the tests decode specs with the same descriptors.
 #pragma once
 
+#include <string>
+
+#include "schedwatch/result.h"
 #include "schedwatch/source_type.h"
+#include "schedwatch/spec.h"
 
 namespace schedwatch {
 
 const SourceCatalog& BuiltInCatalog();
+
+// Reads a spec file (a regular file of at most kMaxSpecBytes, through platform's capped reader:
+// a FIFO or a device is refused at once) and parses it with the built-in catalog.
+Result<Spec> LoadSpecFile(const std::string& path);
 
 }  // namespace schedwatch

@@ -10,7 +10,6 @@
 #include <tuple>
 
 #include "schedwatch/duration.h"
-#include "schedwatch/platform/file.h"
 #include "schedwatch/selector.h"
 #include "schedwatch/yaml_tree.h"
 
@@ -680,12 +679,6 @@ Result<Spec> ParseSpec(std::string_view text, const std::string& file,
   std::string problems = decoder.Problems();
   if (!problems.empty()) return Error{std::move(problems)};
   return spec;
-}
-
-Result<Spec> LoadSpecFile(const std::string& path, const SourceCatalog& catalog) {
-  auto text = platform::ReadRegularFile(path, kMaxSpecBytes);
-  if (!text) return Error{text.error()};
-  return ParseSpec(*text, path, catalog);
 }
 
 }  // namespace schedwatch

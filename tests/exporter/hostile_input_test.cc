@@ -22,7 +22,7 @@ using testing::WriteFile;
 constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
 
 std::unique_ptr<Refresher> MakeRefresher(const fs::path& config_file) {
-  auto spec = LoadSpecFile(config_file.string(), BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file.string());
   EXPECT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.config_file = config_file.string();

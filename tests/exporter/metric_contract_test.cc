@@ -135,7 +135,7 @@ TEST(MetricContractTest, TheContractIsTheStableList) {
 }
 
 TEST(MetricContractTest, TheExampleExpositionHasOnlyStableMetrics) {
-  auto spec = LoadSpecFile((kSourceDir / "examples/desired-state.yaml").string(), BuiltInCatalog());
+  auto spec = LoadSpecFile((kSourceDir / "examples/desired-state.yaml").string());
   ASSERT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.config_file = (kSourceDir / "examples/desired-state.yaml").string();
@@ -161,7 +161,7 @@ jobs:
     runs_dir: runs
     progress: {file: checkpoint, stale_after: 1h}
 )");
-  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
   ASSERT_TRUE(spec.ok()) << spec.error();
   auto shared_spec = std::make_shared<const Spec>(std::move(*spec));
   RefreshResult result;

@@ -33,7 +33,7 @@ const fs::path kSourceDir = SCHEDWATCH_SOURCE_DIR;
 std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
                                          const std::string& ledger_file = "",
                                          std::int64_t now = kNow) {
-  auto spec = LoadSpecFile(config_file, BuiltInCatalog());
+  auto spec = LoadSpecFile(config_file);
   EXPECT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.config_file = config_file;
@@ -121,7 +121,7 @@ jobs:
 )");
   // The object appears between the first and the confirming read: a race, not a deletion.
   WriteFile(dir.path() / "live.yaml", "objects: []\n");
-  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
   RefresherOptions options;
   options.config_file = (dir.path() / "spec.yaml").string();
   options.confirm_delay = std::chrono::milliseconds(800);
@@ -198,7 +198,7 @@ jobs:
   - {role: gate, source: fine, schedule: "*/5 * * * *", spec_version: "1"}
   - {role: retry, source: stuck, schedule: "*/10 * * * *", spec_version: "1"}
 )");
-  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
   ASSERT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
   options.confirm_delay = std::chrono::milliseconds(50);

@@ -52,7 +52,7 @@ jobs:
               "# schedwatch: role=changed spec_version=1\n0 * * * * root /bin/changed\n"
               "# schedwatch: role=fine spec_version=1\n0 * * * * root /bin/fine\n");
     chmod((root() / "etc/cron.d/others").c_str(), 0644);
-    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string(), BuiltInCatalog());
+    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
     ASSERT_TRUE(spec.ok()) << spec.error();
     spec_ = std::move(*spec);
   }

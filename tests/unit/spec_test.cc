@@ -68,7 +68,7 @@ TEST(DurationTest, FormatsShortestForm) {
 }
 
 TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
-  auto spec = LoadSpecFile((kConfigDir / "valid.yml").string(), BuiltInCatalog());
+  auto spec = LoadSpecFile((kConfigDir / "valid.yml").string());
   ASSERT_TRUE(spec.ok()) << spec.error();
   ASSERT_EQ(spec->jobs.size(), 5u);
   ASSERT_EQ(spec->sources.size(), 4u);
@@ -134,7 +134,7 @@ TEST(SpecTest, EveryInvalidFileGetsItsExactMessage) {
       expected += (expected.empty() ? "" : "\n") + message;
     }
     ASSERT_FALSE(expected.empty()) << name << " lacks its expected error";
-    auto spec = LoadSpecFile(entry.path().string(), BuiltInCatalog());
+    auto spec = LoadSpecFile(entry.path().string());
     ASSERT_FALSE(spec.ok()) << name << " was accepted";
     EXPECT_EQ(spec.error(), expected) << name;
     ++checked;
@@ -144,16 +144,16 @@ TEST(SpecTest, EveryInvalidFileGetsItsExactMessage) {
 
 TEST(SpecTest, EmptyFileIsRejected) {
   std::string path = WriteTemp("empty.yml", "");
-  EXPECT_EQ(LoadSpecFile(path, BuiltInCatalog()).error(),
+  EXPECT_EQ(LoadSpecFile(path).error(),
             path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
   path = WriteTemp("comments.yml", "# nothing here\n");
-  EXPECT_EQ(LoadSpecFile(path, BuiltInCatalog()).error(),
+  EXPECT_EQ(LoadSpecFile(path).error(),
             path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
 }
 
 TEST(SpecTest, NonUtf8FileIsRejectedWithPosition) {
   std::string path = WriteTemp("latin1.yml", "version: 1\nsources:\n  caf\xe9: {type: file}\n");
-  auto spec = LoadSpecFile(path, BuiltInCatalog());
+  auto spec = LoadSpecFile(path);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(), path + ":3:7: invalid trailing UTF-8 octet");
 }
@@ -164,14 +164,14 @@ TEST(SpecTest, BinaryFileIsRejected) {
       "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
       20);
   std::string path = WriteTemp("binary.yml", binary);
-  auto spec = LoadSpecFile(path, BuiltInCatalog());
+  auto spec = LoadSpecFile(path);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().rfind(path + ":1:1: ", 0), 0u) << spec.error();
 }
 
 TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
   std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
-  auto spec = LoadSpecFile(path, BuiltInCatalog());
+  auto spec = LoadSpecFile(path);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error(),
             "cannot read " + path + ": it is 52428800 bytes, more than the limit of 32 MiB");
@@ -179,10 +179,10 @@ TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
 }
 
 TEST(SpecTest, MissingFileAndDirectoryAreClearErrors) {
-  EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml", BuiltInCatalog()).error(),
+  EXPECT_EQ(LoadSpecFile("/nonexistent/spec.yml").error(),
             "cannot read /nonexistent/spec.yml: No such file or directory");
   std::string dir = fs::temp_directory_path().string();
-  EXPECT_EQ(LoadSpecFile(dir, BuiltInCatalog()).error(),
+  EXPECT_EQ(LoadSpecFile(dir).error(),
             "cannot read " + dir + ": it is a directory, not a regular file");
 }
 
@@ -320,7 +320,7 @@ jobs:
   - {role: nightly, source: ci, workflow: nightly.yml, schedule: "0 3 * * *", spec_version: "1",
      require_concurrency: true}
 )");
-  auto spec = LoadSpecFile(path, BuiltInCatalog());
+  auto spec = LoadSpecFile(path);
   ASSERT_TRUE(spec.ok()) << spec.error();
   std::string directory = path.substr(0, path.rfind('/') + 1);
   EXPECT_EQ(spec->jobs[0].runs_dir, directory + "runs/backup");

@@ -110,9 +110,6 @@ struct Spec {
 Result<Spec> ParseSpec(std::string_view text, const std::string& file,
                        const SourceCatalog& catalog);
 
-// Reads and parses a spec file (the one I/O the core does).
-Result<Spec> LoadSpecFile(const std::string& path, const SourceCatalog& catalog);
-
 // Past this many problems the rest of a bad spec is summed up in one line.
 inline constexpr std::size_t kMaxSpecProblems = 50;
 
