@@ -21,6 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "harness"))
 from schedwatch_test import Exporter, Peer, free_port, temporary_directory  # noqa: E402
+from schedwatch_test import scrape_times as harness_scrape_times  # noqa: E402
 
 
 def rss_mib(process):
@@ -28,15 +29,7 @@ def rss_mib(process):
 
 
 def scrape_times(url, count, gzip_header=False):
-    command = ["curl", "-s", "-o", "/dev/null", "-w", "%{time_total} %{size_download}\n"]
-    if gzip_header:
-        command += ["-H", "Accept-Encoding: gzip"]
-    times, size = [], 0
-    for _ in range(count):
-        out = subprocess.run(command + [url], capture_output=True, text=True).stdout.split()
-        times.append(float(out[0]) * 1000)
-        size = int(out[1])
-    times.sort()
+    times, size = harness_scrape_times(url, count, gzip=gzip_header)
     return statistics.median(times), times[int(len(times) * 0.9) - 1], size
 
 

@@ -10,7 +10,6 @@ debug log), the /metrics scrape (median time, bytes, plain and gzip) and peak re
 import argparse
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -18,31 +17,12 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "harness"))
+from schedwatch_test import free_port, proc_status_kib, scrape_times  # noqa: E402
 
 
 def scrape(url, count, gzip_header):
-    command = ["curl", "-s", "-o", "/dev/null", "-w", "%{time_total} %{size_download}\n"]
-    if gzip_header:
-        command += ["-H", "Accept-Encoding: gzip"]
-    times, size = [], 0
-    for _ in range(count):
-        out = subprocess.run(command + [url], capture_output=True, text=True).stdout.split()
-        times.append(float(out[0]) * 1000)
-        size = int(out[1])
+    times, size = scrape_times(url, count, gzip=gzip_header)
     return statistics.median(times), size
 
 
@@ -66,8 +46,8 @@ def run(binary, spec, args):
                 raise RuntimeError(f"{binary} exited with {process.returncode}")
         plain, plain_bytes = scrape(base + "/metrics", args.scrapes, False)
         gz, gz_bytes = scrape(base + "/metrics", args.scrapes, True)
-        hwm = status_kib(process.pid, "VmHWM") / 1024
-        rss = status_kib(process.pid, "VmRSS") / 1024
+        hwm = proc_status_kib(process.pid, "VmHWM") / 1024
+        rss = proc_status_kib(process.pid, "VmRSS") / 1024
         print(f"{binary}:\n  refresh median {statistics.median(refreshes[1:] or refreshes):.3f} s "
               f"(first {refreshes[0]:.3f} s, {len(refreshes)} refreshes)\n"
               f"  /metrics plain {plain:.1f} ms median, {plain_bytes} bytes | "

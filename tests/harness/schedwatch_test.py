@@ -163,6 +163,25 @@ def curl_timed(url, *options, max_time=5):
     return int(code), float(seconds)
 
 
+def scrape_times(url, count, gzip=False):
+    """`count` scrapes of `url` with curl: their times in ms, sorted, and the last one's size."""
+    command = ["curl", "-s", "-o", "/dev/null", "-w", "%{time_total} %{size_download}\n"]
+    if gzip:
+        command += ["-H", "Accept-Encoding: gzip"]
+    times, size = [], 0
+    for _ in range(count):
+        out = subprocess.run(command + [url], capture_output=True, text=True).stdout.split()
+        times.append(float(out[0]) * 1000)
+        size = int(out[1])
+    return sorted(times), size
+
+
+def proc_status_kib(pid, field="VmRSS"):
+    """A /proc/PID/status figure in KiB: VmRSS, or VmHWM (the peak)."""
+    with open(f"/proc/{pid}/status") as status:
+        return int(re.search(field + r":\s+(\d+) kB", status.read()).group(1))
+
+
 def get_json(url, timeout=10):
     """The JSON body of a 200 answer; any other status raises OSError."""
     reply = get(url, timeout=timeout)
@@ -259,8 +278,7 @@ class Process:
 
     def rss_kib(self, field="VmRSS"):
         """VmRSS (or VmHWM, the peak) in KiB."""
-        with open(f"/proc/{self.pid}/status") as status:
-            return int(re.search(field + r":\s+(\d+) kB", status.read()).group(1))
+        return proc_status_kib(self.pid, field)
 
     def open_fds(self):
         return len(os.listdir(f"/proc/{self.pid}/fd"))
