@@ -79,16 +79,17 @@ def hostile_phase(args, workdir, spec):
         quiet = [curl_timed(metrics_url) for _ in range(5)]
         check("metrics answers with no other clients", all(code == 200 for code, _ in quiet), quiet)
         rss_before = exporter.rss_kib()
-        fds_before = exporter.open_fds()
         for i in range(IDLE_CONNECTIONS):
             connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
             if i % 2:  # half of them start a request and never finish it
                 connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             idle.append(connection)
-        accepted = wait_for(lambda: exporter.open_fds() >= fds_before + IDLE_CONNECTIONS, 30,
-                            "the exporter to accept the idle connections")
+        client_ports = {connection.getsockname()[1] for connection in idle}
+        accepted = wait_for(
+            lambda: connections_held(exporter.pid, exporter.port, client_ports) == len(idle), 30,
+            "the exporter to accept the idle connections")
         check(f"the exporter holds all {IDLE_CONNECTIONS} idle connections", accepted,
-              exporter.open_fds() - fds_before)
+              connections_held(exporter.pid, exporter.port, client_ports))
         held = [curl_timed(metrics_url) for _ in range(5)]
         check(f"metrics answers with {IDLE_CONNECTIONS} idle connections open",
               all(code == 200 for code, _ in held), held)
@@ -355,19 +356,38 @@ def listen_phase(args, workdir, spec):
                   and why in result.stderr, (result.returncode, result.stderr[-300:]))
 
 
-def requests_read_by_server(server_port, client_ports):
-    """Whether the server holds a connection from each client port with nothing left unread in
-    its receive queue (/proc/net/tcp: local and remote address, state, tx_queue:rx_queue)."""
-    read = set()
+def server_side_connections(server_port):
+    """The server's ends of loopback TCP connections to `server_port` (/proc/net/tcp): remote
+    port, bytes not yet read by the server (rx_queue), socket inode."""
     with open("/proc/net/tcp") as table:
         for line in table.readlines()[1:]:
             fields = line.split()
-            local_port = int(fields[1].split(":")[1], 16)
-            remote_port = int(fields[2].split(":")[1], 16)
-            rx_queue = int(fields[4].split(":")[1], 16)
-            if local_port == server_port and remote_port in client_ports and rx_queue == 0:
-                read.add(remote_port)
+            if int(fields[1].split(":")[1], 16) == server_port:
+                yield (int(fields[2].split(":")[1], 16), int(fields[4].split(":")[1], 16),
+                       fields[9])
+
+
+def requests_read_by_server(server_port, client_ports):
+    """Whether the server has read everything each of `client_ports` sent it."""
+    read = {port for port, rx_queue, _ in server_side_connections(server_port)
+            if port in client_ports and rx_queue == 0}
     return read == client_ports
+
+
+def connections_held(pid, server_port, client_ports):
+    """How many of the connections from `client_ports` process `pid` has accepted: sockets of
+    its own descriptors, not connections waiting in the listen queue. (Counting all descriptors
+    against a count taken before is off by any descriptor open at that moment.)"""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    return sum(1 for port, _, inode in server_side_connections(server_port)
+               if port in client_ports and inode in inodes)
 
 
 def slow_pages_phase(args, workdir):
