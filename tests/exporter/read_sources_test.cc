@@ -108,7 +108,10 @@ TEST(ReadSourcesTest, AHungSourceTimesOutAloneAndIsNotReadTwiceAtOnce) {
   stuck->hang = false;
   reads = readers.ReadAll(runners, kNow, std::chrono::milliseconds(1));
   EXPECT_TRUE(reads[1].reads.snapshot.ok());
-  EXPECT_EQ(readers.WorkerCount(), 2u);  // workers are reused, not started per refresh
+  // Workers are reused, not started per refresh: at most one per concurrent read (one may have
+  // served both when the fine read ended before the stuck one was handed out).
+  EXPECT_GE(readers.WorkerCount(), 1u);
+  EXPECT_LE(readers.WorkerCount(), 2u);
 }
 
 TEST(ReadSourcesTest, AReadStillRunningIsReportedNotStartedAgain) {
