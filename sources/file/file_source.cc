@@ -8,8 +8,8 @@
 #include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
-#include "sources/problems.h"
 #include "sources/file/file_descriptor.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 namespace {

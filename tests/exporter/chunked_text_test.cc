@@ -1,34 +1,17 @@
 #include "exporter/chunked_text.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tests/exporter/gunzip.h"
+
 namespace schedwatch {
 namespace {
 
-std::string Gunzip(const std::string& bytes) {
-  z_stream stream{};
-  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  stream.avail_in = static_cast<uInt>(bytes.size());
-  std::string out;
-  char buffer[65536];
-  int status = Z_OK;
-  while (status == Z_OK) {
-    stream.next_out = reinterpret_cast<Bytef*>(buffer);
-    stream.avail_out = sizeof(buffer);
-    status = inflate(&stream, Z_NO_FLUSH);
-    out.append(buffer, sizeof(buffer) - stream.avail_out);
-  }
-  EXPECT_EQ(status, Z_STREAM_END) << "not one complete gzip member (CRC or length wrong?)";
-  EXPECT_EQ(stream.avail_in, 0u) << "bytes after the member";
-  inflateEnd(&stream);
-  return out;
-}
+using testing::Gunzip;
 
 std::vector<std::string> Lines(int count, int changed = -1) {
   std::vector<std::string> lines;

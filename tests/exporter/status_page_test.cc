@@ -219,7 +219,8 @@ TEST(StatusPageTest, EachConditionComesWithTheSentenceThatProvesIt) {
       << reasons("retry").at("not_started");
   // Each reason links the runbook anchor rulegen links.
   std::string page = *RenderRoleHtml(fixture.result, "billing");
-  EXPECT_NE(page.find("https://github.com/schedwatch/schedwatch/blob/main/docs/runbook.md#schedwatchjobsuccessstale"),
+  EXPECT_NE(page.find("https://github.com/schedwatch/schedwatch/blob/main/docs/"
+                      "runbook.md#schedwatchjobsuccessstale"),
             std::string::npos);
 }
 
