@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "exporter/metrics_response.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
 #include "schedwatch/platform/file.h"
@@ -579,39 +580,15 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
   return queued;
 }
 
-// A /metrics answer: the published bytes of the last refresh (kept alive until sent, never
-// copied) followed by the lines read at scrape time, as the client libraries read them.
-struct MetricsBody {
-  std::shared_ptr<const Published> published;
-  std::string scraped;  // process_* text, or its gzip blocks and the trailer
-};
-
 MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
-  auto body = std::make_unique<MetricsBody>();
-  body->published = refresher_.Current();
+  std::shared_ptr<const Published> published = refresher_.Current();
   std::string process;
   if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
-  const ChunkedText& text = body->published->metrics;
-  bool gzip =
-      AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)) && text.gzip().has_value();
-  if (gzip) body->scraped = GzipFinish(*text.gzip(), process);
-  if (gzip && body->scraped.empty()) gzip = false;  // zlib failed: answer uncompressed
-  if (!gzip) body->scraped = std::move(process);
-  // Sent from the published chunks as they are (writev), then the scrape's own part: gzip's
-  // header, each chunk's deflate and the final blocks, or the text of each chunk.
-  std::vector<MHD_IoVec> parts;
-  parts.reserve(text.chunks().size() + 2);
-  if (gzip) parts.push_back({text.gzip()->bytes.data(), text.gzip()->bytes.size()});
-  for (const auto& chunk : text.chunks()) {
-    const std::string& bytes = gzip ? chunk->deflated : chunk->text;
-    parts.push_back({bytes.data(), bytes.size()});
-  }
-  parts.push_back({body->scraped.data(), body->scraped.size()});
-  MHD_Response* response = MHD_create_response_from_iovec(
-      parts.data(), static_cast<unsigned int>(parts.size()),
-      [](void* held) { delete static_cast<MetricsBody*>(held); }, body.get());
+  bool gzip = false;
+  MHD_Response* response = CreateMetricsResponse(
+      std::shared_ptr<const ChunkedText>(published, &published->metrics), process,
+      AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)), &gzip);
   if (response == nullptr) return MHD_NO;
-  body.release();  // the response owns it now
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);

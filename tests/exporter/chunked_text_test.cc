@@ -1,6 +1,7 @@
 #include "exporter/chunked_text.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <set>
 #include <string>
@@ -23,8 +24,8 @@ std::vector<std::string> Lines(int count, int changed = -1) {
 }
 
 ChunkedText Write(const std::vector<std::string>& lines, const ChunkedText* previous,
-                  std::size_t* shared = nullptr) {
-  ChunkedTextWriter writer(previous);
+                  std::size_t* shared = nullptr, ChunkBounds bounds = {}) {
+  ChunkedTextWriter writer(previous, bounds);
   for (const auto& line : lines) {
     writer.buffer() += line;
     writer.EndOfLine();
@@ -40,11 +41,41 @@ std::string Joined(const std::vector<std::string>& lines) {
   return text;
 }
 
-// The gzip answer as the web server sends it: header, each chunk's deflate, the final part.
+// The whole body a reader gives, read `step` bytes at a time; -1 ends it early.
+std::string ReadAll(ChunkedTextReader& reader, std::size_t step) {
+  std::string out;
+  std::string buffer(step, '\0');
+  for (;;) {
+    std::ptrdiff_t got = reader.Read(buffer.data(), buffer.size());
+    EXPECT_GE(got, 0);
+    if (got <= 0) return out;
+    out.append(buffer.data(), static_cast<std::size_t>(got));
+  }
+}
+
+// The gzip answer as the web server sends it.
 std::string Gzipped(const ChunkedText& text, const std::string& tail) {
-  std::string out = text.gzip()->bytes;
-  for (const auto& chunk : text.chunks()) out += chunk->deflated;
-  return out + GzipFinish(*text.gzip(), tail);
+  ChunkedTextReader reader(text, tail, true);
+  EXPECT_TRUE(reader.gzip());
+  std::string body = ReadAll(reader, 32 * 1024);
+  EXPECT_EQ(body.size(), reader.size());
+  return body;
+}
+
+// One chunk's deflate on its own, inflated.
+std::string InflateChunk(const TextChunk& chunk) {
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, -15), Z_OK);
+  std::string out(chunk.size + 1, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.deflated.data()));
+  stream.avail_in = static_cast<uInt>(chunk.deflated.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&stream, Z_SYNC_FLUSH), Z_OK);
+  EXPECT_EQ(stream.avail_in, 0u);
+  out.resize(out.size() - stream.avail_out);
+  inflateEnd(&stream);
+  return out;
 }
 
 std::set<const TextChunk*> ChunkSet(const ChunkedText& text) {
@@ -58,8 +89,10 @@ TEST(ChunkedTextTest, ChunksHoldWholeLinesAndMakeTheText) {
   ChunkedText text = Write(lines, nullptr);
   EXPECT_GT(text.chunks().size(), 10u);
   for (const auto& chunk : text.chunks()) {
-    ASSERT_FALSE(chunk->text.empty());
-    EXPECT_EQ(chunk->text.back(), '\n');
+    EXPECT_TRUE(chunk->text.empty()) << "only the deflate is kept";
+    std::string lines = InflateChunk(*chunk);
+    ASSERT_EQ(lines.size(), chunk->size);
+    EXPECT_EQ(lines.back(), '\n');
   }
   EXPECT_EQ(text.str(), Joined(lines));
   EXPECT_EQ(text.size(), Joined(lines).size());
@@ -103,6 +136,43 @@ TEST(ChunkedTextTest, ALineAddedNearTheStartDoesNotShiftLaterChunks) {
   EXPECT_EQ(inserted.str(), Joined(lines));
   // Chunk ends are chosen by content: after the changed chunk they fall where they fell.
   EXPECT_GE(shared + 2, first.chunks().size());
+}
+
+TEST(ChunkedTextTest, PlainAndGzipBodiesAreWholeInAnyBufferSize) {
+  auto lines = Lines(20000);
+  ChunkedText text = Write(lines, nullptr);
+  ASSERT_GT(text.chunks().size(), 3u);
+  const std::string tail = "process_open_fds 12\n";
+  for (std::size_t step : {1u, 7u, 4096u, 32768u, 1u << 22}) {
+    SCOPED_TRACE(step);
+    ChunkedTextReader plain(text, tail, false);
+    EXPECT_FALSE(plain.gzip());
+    std::string body = ReadAll(plain, step);
+    EXPECT_EQ(body.size(), plain.size());
+    EXPECT_EQ(body, Joined(lines) + tail);
+
+    ChunkedTextReader gzip(text, tail, true);
+    std::string gzipped = ReadAll(gzip, step);
+    EXPECT_EQ(gzipped.size(), gzip.size());
+    EXPECT_EQ(Gunzip(gzipped), Joined(lines) + tail);
+  }
+}
+
+// Thousands of chunks (one line each here) read through, as a scrape at 100,000 roles does.
+TEST(ChunkedTextTest, ThousandsOfChunksReadWhole) {
+  auto lines = Lines(5000);
+  ChunkedText text = Write(lines, nullptr, nullptr, ChunkBounds{1, 1});
+  ASSERT_EQ(text.chunks().size(), 5000u);
+  ChunkedTextReader plain(text, "", false);
+  EXPECT_EQ(ReadAll(plain, 1000), Joined(lines));
+  EXPECT_EQ(Gunzip(Gzipped(text, "")), Joined(lines));
+}
+
+TEST(ChunkedTextTest, NoGzipFormWhenGzipIsNotAskedFor) {
+  ChunkedText text = Write(Lines(10), nullptr);
+  ChunkedTextReader reader(text, "x 1\n", false);
+  EXPECT_FALSE(reader.gzip());
+  EXPECT_EQ(reader.size(), text.size() + 4);
 }
 
 }  // namespace
