@@ -19,10 +19,11 @@ import os
 import pwd
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from schedwatch_test import (Exporter, check, fail_setup, finish, run_records,  # noqa: E402
-                             temporary_directory, write_text)
+                             temporary_directory, wait_for, write_text)
 
 USER = "sw-job-attacker"
 SECRET = "ghp_SECRETTOKEN0123456789abcdef"
@@ -95,7 +96,8 @@ jobs:
                           for p in src.get("problems", [])), what="the checkpoint problem")
         check("the planted checkpoint link is a bad_checkpoint problem naming its owner", ok and
               f"owned by uid {uid}" in json.dumps(status), json.dumps(status)[:2000])
-        jobsnap = [s for s in status.get("sources", []) if s.get("name") == "jobsnap"]
+        jobsnap = [s for s in status.get("sources", [])
+                   if "jobsnap" in (s.get("name"), s.get("source"))]
         check("the planted snapshot link: the source is down, its role unknown, never missing",
               jobsnap and not jobsnap[0].get("up") and
               f"owned by uid {uid}" in jobsnap[0].get("error", "") and
@@ -142,9 +144,9 @@ def record_dir(args, workdir, uid):
 
     # A lock file the job user made and holds: a guard error, never "another copy holds it".
     lock = os.path.join(locks, "nightly.lock")
-    holder = subprocess.Popen(["runuser", "-u", USER, "--", "flock", lock, "sleep", "60"])
+    holder = subprocess.Popen(["runuser", "-u", USER, "--", "flock", lock, "sleep", "60"],
+                              start_new_session=True)
     try:
-        from schedwatch_test import wait_for
         wait_for(lambda: os.path.exists(lock), 10, "the job user's lock file")
         p = wrapper("nightly", "/bin/true")
         records = run_records(runs, "nightly")
@@ -152,7 +154,7 @@ def record_dir(args, workdir, uid):
               p.returncode == 0 and records and f"owned by uid {uid}" in
               records[-1].get("guard_error", ""), (p.returncode, p.stderr, records))
     finally:
-        holder.kill()
+        os.killpg(holder.pid, 9)
         holder.wait()
     target = write_text(os.path.join(shared, "precious"), "keep me\n")
     as_user("ln", "-s", target, os.path.join(locks, "linked.lock"))
@@ -174,14 +176,16 @@ def full_disk(args, workdir):
                                   timeout=30)
 
         check("a first run on room to spare", wrapper("fill", "/bin/true").returncode == 0)
+        # The failure must end in a later second than that success to be the latest outcome.
+        first_end = run_records(runs, "fill")[-1]["end"]
+        wait_for(lambda: int(time.time()) > int(first_end), 3, "the next second")
         # Fill the filesystem to the last block.
-        with open(os.path.join(mount, "filler"), "wb") as f:
-            try:
+        try:
+            with open(os.path.join(mount, "filler"), "wb", buffering=0) as f:
                 while True:
                     f.write(b"x" * 4096)
-                    f.flush()
-            except OSError:
-                pass
+        except OSError:
+            pass
         p = wrapper("fill", "/bin/sh", "-c", "exit 3")
         records = run_records(runs, "fill")
         check("full: the run that exits 3 is recorded (in its reserved record), exit 3 kept",
