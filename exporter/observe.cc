@@ -1,6 +1,7 @@
 #include "exporter/observe.h"
 
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 
 #include <string_view>
 #include <unordered_map>
@@ -14,6 +15,10 @@ namespace schedwatch {
 namespace {
 
 using RoleSet = std::unordered_set<std::string_view>;
+
+// Two reserved records (schedwatch_run's kReservedRecordBytes each): less and the next run's
+// records may find no room.
+constexpr std::uint64_t kRunsDirLowBytes = 8192;
 
 SourceStatus StatusOf(const SourceRead& read, const RoleSet& desired, std::int64_t now,
                       std::vector<SourceProblem>& problems) {
@@ -132,8 +137,20 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
 void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
                                Observed& observed) {
   RunRecordRead read = ReadRunRecords(job.runs_dir, job.role, &run_record_cache_[job.role]);
+  // A run that cannot write its records would be invisible: say so while the room is gone.
+  struct statvfs space {};
+  if (statvfs(job.runs_dir.c_str(), &space) == 0 &&
+      static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < kRunsDirLowBytes) {
+    read.problems.push_back(MakeProblem(
+        Reason::kRunsDirFull,
+        fmt::format("role {}: {} has {} bytes free: schedwatch_run cannot record new runs there",
+                    job.role, job.runs_dir,
+                    static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize)));
+  }
+  for (const auto& message : read.new_problems) {
+    Log(LogLevel::kWarn, "bad run record", {{"role", job.role}, {"err", message}});
+  }
   for (auto& problem : read.problems) {
-    Log(LogLevel::kWarn, "bad run record", {{"role", job.role}, {"err", problem.message}});
     observed.problems[job.source].push_back(problem);
     for (auto& source : observed.sources) {
       if (source.name == job.source) source.problems.push_back(problem);

@@ -82,7 +82,9 @@ void SelfMetrics::Update(const RefreshResult& result,
     if (source.last_sync) series.last_sync = static_cast<double>(*source.last_sync);
     if (source.up) series.unowned = source.unowned_objects;
     if (auto it = problems.find(source.name); it != problems.end()) {
-      for (const auto& problem : it->second) series.errors[problem.reason] += 1;
+      for (const auto& problem : it->second) {
+        if (!problem.counted_before) series.errors[problem.reason] += 1;
+      }
     }
   }
   sources_ = std::move(sources);  // sources that left the spec are forgotten

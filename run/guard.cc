@@ -13,6 +13,7 @@
 
 #include "run/record_writer.h"
 #include "schedwatch/platform/api_client.h"
+#include "schedwatch/platform/file.h"
 #include "schedwatch/timefmt.h"
 #include "sources/kubernetes/kube_objects.h"
 #include "sources/kubernetes/kubernetes_source.h"
@@ -27,14 +28,23 @@ double NowSeconds() {
 
 FlockGuard::FlockGuard(std::string directory, std::string role, std::string identity)
     : directory_(std::move(directory)),
+      role_(role),
       path_(directory_ + "/" + role + ".lock"),
       identity_(std::move(identity)) {}
 
 FlockGuard::~FlockGuard() { Release(); }
 
 Result<GuardOutcome> FlockGuard::Acquire() {
-  if (auto made = MakeDirectories(directory_, 0755); !made) return Error{made.error()};
-  auto attempt = platform::FileLock::TryLock(path_, 0644);
+  // The lock directory may be shared by the jobs' users: reached without another user's
+  // links, and the lock file must be this user's (or root's).
+  platform::ReadFailure failure;
+  auto directory = platform::OpenGuarded(directory_, platform::OpenKind::kDirectory, &failure);
+  if (!directory && failure == platform::ReadFailure::kNotFound) {
+    if (auto made = MakeDirectories(directory_, 0755); !made) return Error{made.error()};
+    directory = platform::OpenGuarded(directory_, platform::OpenKind::kDirectory, &failure);
+  }
+  if (!directory) return Error{directory.error()};
+  auto attempt = platform::FileLock::TryLockOwnedAt(directory->get(), role_ + ".lock", path_, 0644);
   if (!attempt) return Error{attempt.error()};
   if (!attempt->lock) return GuardOutcome{false, attempt->holder};
   lock_ = std::move(attempt->lock);

@@ -38,8 +38,10 @@ class Guard {
   virtual std::string Kind() const = 0;
 };
 
-// flock(LOCK_EX | LOCK_NB) on `<directory>/<role>.lock`. The descriptor is close-on-exec, so
-// only this process holds the lock; the kernel releases it when the process dies, however.
+// flock(LOCK_EX | LOCK_NB) on `<directory>/<role>.lock`, a file of this user's or root's
+// reached without another user's links (a stranger's lock file is a guard error, not a holder). The
+// descriptor is close-on-exec, so only this process holds the lock; the kernel releases it when the
+// process dies, however.
 class FlockGuard : public Guard {
  public:
   FlockGuard(std::string directory, std::string role, std::string identity);
@@ -50,7 +52,7 @@ class FlockGuard : public Guard {
   const std::string& path() const { return path_; }
 
  private:
-  std::string directory_, path_, identity_;
+  std::string directory_, role_, path_, identity_;
   std::unique_ptr<platform::FileLock> lock_;
 };
 

@@ -37,6 +37,9 @@ using namespace schedwatch::run;
 // shells use for signals (128 + 1..64), outside sysexits.h (64-78), below 255.
 constexpr int kExitSkippedDuplicate = 200;
 constexpr int kExitNotRun = 201;  // the guard failed and --on-guard-error=skip
+// The command succeeded but its run could not be recorded (a full or foreign record directory):
+// the run would be invisible to the exporter, so it is not reported as a success either.
+constexpr int kExitNotRecorded = 202;
 constexpr int kExitUsage = 2;
 
 constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -265,10 +268,17 @@ int main(int argc, char** argv) {
   record.guard = options.guard;
   const std::string identity = fmt::format("{}_{}", host, getpid());
 
+  // Opened once: the run's records all go to the directory checked now.
+  auto records = RecordDirectory::Open(options.record_dir, role);
+  if (!records) Log(role, "cannot record the run: " + records.error());
   auto write = [&](const RunRecord& what) {
-    auto written = WriteRunRecord(directory, what);
+    if (!records) return false;
+    auto written = records->Write(what);
     if (!written) Log(role, "cannot record the run: " + written.error());
     return written.ok();
+  };
+  auto prune = [&] {
+    if (records) records->Prune(options.keep);
   };
 
   std::unique_ptr<Guard> guard;
@@ -288,7 +298,7 @@ int main(int argc, char** argv) {
         Log(role, fmt::format("skipped: another copy holds the {} guard{}", options.guard,
                               outcome->held_by.empty() ? "" : " (" + outcome->held_by + ")"));
         write(record);
-        PruneRunRecords(directory, options.keep);
+        prune();
         return options.skip_exit_code;
       }
     } else {
@@ -305,7 +315,7 @@ int main(int argc, char** argv) {
       record.state = RunRecord::State::kNotRun;
       record.end = NowSeconds();
       write(record);
-      PruneRunRecords(directory, options.keep);
+      prune();
       return kExitNotRun;
     }
   }
@@ -365,8 +375,13 @@ int main(int argc, char** argv) {
       record.guard_error = record.guard_error.empty() ? kept : record.guard_error + "; " + kept;
     }
   }
-  write(record);
-  PruneRunRecords(directory, options.keep);
+  bool recorded = write(record);
+  prune();
+  if (!recorded && exit_code == 0) {
+    Log(role, fmt::format("the command succeeded, but its run is not recorded: exiting {}",
+                          kExitNotRecorded));
+    exit_code = kExitNotRecorded;
+  }
   if (const char* timings = std::getenv("SCHEDWATCH_RUN_TIMINGS"); timings && *timings == '1') {
     fmt::print(stderr, "schedwatch_run: timings start_to_exec_ms={:.3f} exit_to_record_ms={:.3f}\n",
                Milliseconds(exec_done - steady_start),

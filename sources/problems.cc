@@ -35,6 +35,8 @@ const std::vector<ReasonInfo>& Reasons() {
       {Reason::kCronLogLevel, "cron_log_level", "cron does not log what a run history needs"},
       {Reason::kBadRunRecord, "bad_run_record", "a schedwatch_run record that cannot be used"},
       {Reason::kBadCheckpoint, "bad_checkpoint", "a job's progress checkpoint that cannot be read"},
+      {Reason::kRunsDirFull, "runs_dir_full",
+       "a runs_dir without room for schedwatch_run's next records"},
   };
   return reasons;
 }

@@ -38,6 +38,7 @@ enum class Reason {
   kCronLogLevel,     // cron does not log what a run history needs (-L)
   kBadRunRecord,     // a schedwatch_run record that is unreadable or not this role's
   kBadCheckpoint,    // a job's progress checkpoint that is unreadable
+  kRunsDirFull,      // a runs_dir with no room left: new runs there go unrecorded
 };
 
 struct ReasonInfo {

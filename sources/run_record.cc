@@ -83,13 +83,14 @@ Result<RunRecord> ParseRunRecord(std::string_view text) {
     return Error{fmt::format("{} bytes, more than a record's {}", text.size(), kMaxRunRecordBytes)};
   }
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Error{"not JSON"};
+  // nlohmann's own message quotes what it read last: only the size is said.
+  if (json.is_discarded()) return Error{fmt::format("not JSON ({} bytes)", text.size())};
   if (!json.is_object()) return Error{"not a JSON object"};
   static const std::set<std::string> kKnown = {
       "format",           "role",      "state",  "host",  "pid",         "start",  "end",
       "duration_seconds", "exit_code", "signal", "guard", "guard_error", "held_by"};
   for (const auto& [key, value] : json.items()) {
-    if (!kKnown.count(key)) return Error{fmt::format("unknown key \"{}\"", key)};
+    if (!kKnown.count(key)) return Error{fmt::format("an unknown key of {} bytes", key.size())};
   }
   auto number = [&](const char* key, bool required) -> Result<std::optional<double>> {
     auto it = json.find(key);
@@ -238,20 +239,32 @@ RunRecordSummary SummarizeRunRecords(
 RunRecordRead ReadRunRecords(const std::string& directory, const std::string& role,
                              RunRecordCache* cache) {
   RunRecordRead read;
+  RunRecordCache::Entry* current_entry = nullptr;
   auto problem = [&](const std::string& name, const std::string& why) {
-    read.problems.push_back(
-        MakeProblem(Reason::kBadRunRecord, fmt::format("{}/{}: {}", directory, name, why)));
+    std::string message = fmt::format("{}/{}: {}", directory, name, why);
+    read.problems.push_back(MakeProblem(Reason::kBadRunRecord, message));
+    read.new_problems.push_back(message);
+    if (current_entry != nullptr) current_entry->problem = std::move(message);
   };
-  DIR* dir = opendir(directory.c_str());
+  // The role's directory may belong to the job's user: none of their links is followed.
+  platform::ReadFailure failure;
+  auto opened = platform::OpenGuarded(directory, platform::OpenKind::kDirectory, &failure);
+  DIR* dir = opened ? fdopendir(opened->get()) : nullptr;
   if (dir == nullptr) {
-    if (errno != ENOENT) {
-      read.problems.push_back(
-          MakeProblem(Reason::kBadRunRecord,
-                      fmt::format("cannot read {}: {}", directory, std::strerror(errno))));
+    if (!opened) {
+      if (failure != platform::ReadFailure::kNotFound) {
+        read.problems.push_back(MakeProblem(Reason::kBadRunRecord, opened.error()));
+        read.new_problems.push_back(opened.error());
+      }
+    } else {
+      std::string message = fmt::format("cannot read {}: {}", directory, std::strerror(errno));
+      read.problems.push_back(MakeProblem(Reason::kBadRunRecord, message));
+      read.new_problems.push_back(std::move(message));
     }
     if (cache) cache->files.clear();
     return read;
   }
+  opened->release();  // closedir closes it
   std::vector<std::string> names;
   while (dirent* entry = readdir(dir)) {
     std::string name = entry->d_name;
@@ -278,12 +291,18 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
           cached->second.inode == current.inode && cached->second.size == current.size &&
           cached->second.mtime_ns == current.mtime_ns) {
         if (cached->second.record) read.records.emplace_back(name, *cached->second.record);
+        // A bad file is not read again, but stays a problem for as long as it is there.
+        if (!cached->second.problem.empty()) {
+          read.problems.push_back(MakeProblem(Reason::kBadRunRecord, cached->second.problem));
+          read.problems.back().counted_before = true;
+        }
         seen[name] = std::move(cached->second);
         continue;
       }
     }
     RunRecordCache::Entry& entry = cache ? seen[name] : scratch;
     entry = current;
+    current_entry = &entry;
     if (!S_ISREG(info.st_mode)) {  // a FIFO planted here is not waited on
       problem(name, "not a regular file");
       continue;
@@ -298,6 +317,13 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       if (errno != ENOENT) problem(name, std::strerror(errno));
       continue;
     }
+    struct stat opened_info {};
+    if (fstat(fd, &opened_info) != 0 || opened_info.st_ino != info.st_ino ||
+        opened_info.st_dev != info.st_dev) {
+      close(fd);  // replaced since fstatat (a record being finished): read at the next refresh
+      if (cache) seen.erase(name);
+      continue;
+    }
     auto text = platform::ReadRegularFd(fd, name, kMaxRunRecordBytes);
     close(fd);
     if (!text) {
@@ -310,7 +336,7 @@ RunRecordRead ReadRunRecords(const std::string& directory, const std::string& ro
       continue;
     }
     if (record->role != role) {
-      problem(name, fmt::format("role \"{}\" in the directory of \"{}\"", record->role, role));
+      problem(name, fmt::format("the record of another role, in the directory of \"{}\"", role));
       continue;
     }
     entry.record = *record;

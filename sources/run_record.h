@@ -78,22 +78,25 @@ struct RunRecordSummary {
 RunRecordSummary SummarizeRunRecords(const std::vector<std::pair<std::string, RunRecord>>& records);
 
 // What one refresh keeps for the next about a role's files, so an unchanged file is neither
-// read nor parsed again, and a bad one is reported once (until it changes).
+// read nor parsed again; a bad one stays a problem while it is there, unchanged.
 struct RunRecordCache {
   struct Entry {
     std::uint64_t device = 0, inode = 0;
     std::int64_t mtime_ns = 0, size = 0;
-    std::optional<RunRecord> record;  // nullopt: bad, already reported
+    std::optional<RunRecord> record;  // nullopt: bad
+    std::string problem;              // why it is bad: reported at every read while it stands
   };
   std::map<std::string, Entry> files;  // by name
 };
 
 // Reads `<directory>` (one role's records): files named *.json, at most kMaxRunRecordBytes each;
 // records of another role or that do not parse are problems (bad_run_record). A directory that
-// does not exist holds no records. `cache` may be null.
+// does not exist holds no records; one that a link of another user leads to is a problem
+// (platform::OpenGuarded). `cache` may be null.
 struct RunRecordRead {
   std::vector<std::pair<std::string, RunRecord>> records;  // file name, record
-  std::vector<SourceProblem> problems;
+  std::vector<SourceProblem> problems;                     // every standing one, at each read
+  std::vector<std::string> new_problems;  // those first seen at this read (to log them once)
 };
 RunRecordRead ReadRunRecords(const std::string& directory, const std::string& role,
                              RunRecordCache* cache);

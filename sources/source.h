@@ -27,6 +27,9 @@ struct SourceProblem {
   // problems of a first read are seen again by the read that confirms an absence; these are
   // not, so they are counted from both.
   bool recovered = false;
+  // Counted at an earlier refresh and still standing (a bad run record that is still there):
+  // listed, so the problem stays visible while its cause does, but not counted again.
+  bool counted_before = false;
 };
 
 // One complete read of one source.

@@ -201,4 +201,10 @@ std::string YamlNode::Describe() const {
   return fmt::format("the value \"{}\"", text);
 }
 
+std::string YamlNode::DescribeShape() const {
+  if (!IsScalar()) return Describe();
+  std::size_t bytes = scalar().size();
+  return fmt::format("a string of {} byte{}", bytes, bytes == 1 ? "" : "s");
+}
+
 }  // namespace schedwatch

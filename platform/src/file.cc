@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <vector>
 
 namespace schedwatch::platform {
 namespace {
@@ -105,6 +107,172 @@ Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_byt
   auto text = ReadRegularFd(fd, path, max_bytes, cancelled, failure);
   close(fd);
   return text;
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+namespace {
+
+constexpr int kMaxLinks = 40;  // as the kernel's ELOOP
+
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  while (at <= path.size()) {
+    std::size_t slash = path.find('/', at);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > at) parts.push_back(path.substr(at, slash - at));
+    at = slash + 1;
+  }
+  return parts;
+}
+
+// systemd's unsafe transition: a directory an ordinary user owns holds something another user
+// owns. Directories of root and of this user are trusted with their entries.
+bool UnsafeStep(const struct stat& directory, const struct stat& entry, uid_t me) {
+  if (directory.st_uid == 0 || directory.st_uid == me) return false;
+  return entry.st_uid != directory.st_uid;
+}
+
+Result<UniqueFd> Refuse(ReadFailure* failure, ReadFailure kind, const std::string& path,
+                        const std::string& why) {
+  if (failure != nullptr) *failure = kind;
+  return Error{fmt::format("cannot read {}: {}", path, why)};
+}
+
+}  // namespace
+
+Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind, ReadFailure* failure) {
+  if (failure != nullptr) *failure = ReadFailure::kNone;
+  if (path.empty()) return Refuse(failure, ReadFailure::kNotFound, path, "empty path");
+  const uid_t me = geteuid();
+  bool absolute = path[0] == '/';
+  UniqueFd current(open(absolute ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat current_info {};
+  if (current.get() < 0 || fstat(current.get(), &current_info) != 0) {
+    return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
+  }
+  std::vector<std::string> parts = Components(path);
+  std::deque<std::string> pending(parts.begin(), parts.end());
+  int links = 0;
+  std::string name = ".";
+  while (!pending.empty()) {
+    name = std::move(pending.front());
+    pending.pop_front();
+    if (name == ".") {
+      if (pending.empty()) break;
+      continue;
+    }
+    UniqueFd next(openat(current.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      int error = errno;
+      return Refuse(failure, error == ENOENT ? ReadFailure::kNotFound : ReadFailure::kOpen, path,
+                    std::strerror(error));
+    }
+    struct stat info {};
+    if (fstat(next.get(), &info) != 0) {
+      return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
+    }
+    if (S_ISLNK(info.st_mode)) {
+      if (info.st_uid != 0 && info.st_uid != me) {
+        return Refuse(failure, ReadFailure::kUnsafe, path,
+                      fmt::format("\"{}\" is a symbolic link owned by uid {}; only links that root "
+                                  "or uid {} own are followed here",
+                                  name, info.st_uid, me));
+      }
+      if (++links > kMaxLinks) {
+        return Refuse(failure, ReadFailure::kOpen, path, std::strerror(ELOOP));
+      }
+      std::vector<char> target(4096);
+      ssize_t n = readlinkat(next.get(), "", target.data(), target.size());
+      if (n < 0 || static_cast<std::size_t>(n) >= target.size()) {
+        return Refuse(failure, ReadFailure::kOpen, path,
+                      n < 0 ? std::strerror(errno) : "a symbolic link too long");
+      }
+      std::string text(target.data(), static_cast<std::size_t>(n));
+      std::vector<std::string> more = Components(text);
+      pending.insert(pending.begin(), more.begin(), more.end());
+      if (!text.empty() && text[0] == '/') {
+        current = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (current.get() < 0 || fstat(current.get(), &current_info) != 0) {
+          return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
+        }
+      }
+      if (pending.empty()) name = ".";
+      continue;
+    }
+    if (name != ".." && UnsafeStep(current_info, info, me)) {
+      return Refuse(failure, ReadFailure::kUnsafe, path,
+                    fmt::format("\"{}\" is owned by uid {}, in a directory owned by uid {}", name,
+                                info.st_uid, current_info.st_uid));
+    }
+    if (!pending.empty()) {
+      if (!S_ISDIR(info.st_mode)) {
+        return Refuse(failure, ReadFailure::kOpen, path, std::strerror(ENOTDIR));
+      }
+      current = std::move(next);
+      current_info = info;
+      continue;
+    }
+    // The last component: opened for real from the directory checked, then compared with what
+    // was checked, so a swap in between is refused rather than followed.
+    if (kind == OpenKind::kDirectory && !S_ISDIR(info.st_mode)) {
+      return Refuse(failure, ReadFailure::kNotRegular, path,
+                    fmt::format("it is {}, not a directory", DescribeFileType(info.st_mode)));
+    }
+    if (kind == OpenKind::kRegularFile) {
+      if (!S_ISREG(info.st_mode)) {
+        return Refuse(failure, ReadFailure::kNotRegular, path,
+                      fmt::format("it is {}, not a regular file", DescribeFileType(info.st_mode)));
+      }
+      if (info.st_nlink > 1 && (current_info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        return Refuse(
+            failure, ReadFailure::kUnsafe, path,
+            fmt::format("it has {} links, in a directory others may write", info.st_nlink));
+      }
+    }
+    int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+                (kind == OpenKind::kDirectory ? O_DIRECTORY : O_NONBLOCK);
+    UniqueFd opened(openat(current.get(), name.c_str(), flags));
+    struct stat now {};
+    if (opened.get() < 0 || fstat(opened.get(), &now) != 0) {
+      int error = errno;
+      return Refuse(failure, error == ENOENT ? ReadFailure::kNotFound : ReadFailure::kOpen, path,
+                    std::strerror(error));
+    }
+    if (now.st_dev != info.st_dev || now.st_ino != info.st_ino) {
+      return Refuse(failure, ReadFailure::kUnsafe, path, "it was replaced while it was opened");
+    }
+    return opened;
+  }
+  // The path ended at a directory already walked ("/", ".", "dir/.", a link to a directory).
+  if (kind != OpenKind::kDirectory) {
+    return Refuse(failure, ReadFailure::kNotRegular, path, "it is a directory, not a regular file");
+  }
+  UniqueFd opened(openat(current.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (opened.get() < 0) return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
+  return opened;
+}
+
+Result<std::string> ReadGuardedFile(const std::string& path, std::size_t max_bytes,
+                                    const std::atomic<bool>* cancelled, ReadFailure* failure) {
+  if (failure != nullptr) *failure = ReadFailure::kNone;
+  if (cancelled != nullptr && cancelled->load()) {
+    return Fail(failure, ReadFailure::kCancelled, path, "cancelled");
+  }
+  auto fd = OpenGuarded(path, OpenKind::kRegularFile, failure);
+  if (!fd) return Error{fd.error()};
+  return ReadRegularFd(fd->get(), path, max_bytes, cancelled, failure);
 }
 
 }  // namespace schedwatch::platform

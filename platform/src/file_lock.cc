@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +28,35 @@ Result<FileLock::Attempt> FileLock::TryLock(const std::string& path, unsigned in
     return Error{fmt::format("cannot lock {}: {}", path, std::strerror(error))};
   }
   // A torn read only makes the holder's name less exact.
+  char buffer[kMaxNoteBytes + 1];
+  ssize_t n = pread(fd, buffer, kMaxNoteBytes, 0);
+  close(fd);
+  std::string holder = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  return Attempt{nullptr, holder};
+}
+
+Result<FileLock::Attempt> FileLock::TryLockOwnedAt(int directory_fd, const std::string& name,
+                                                   const std::string& path, unsigned int mode) {
+  int fd = openat(directory_fd, name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                  static_cast<mode_t>(mode));
+  if (fd < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
+      (info.st_uid != geteuid() && info.st_uid != 0)) {
+    close(fd);
+    return Error{fmt::format(
+        "{} is owned by uid {}, not by this user (uid {}) or root: it cannot guard this role", path,
+        info.st_uid, geteuid())};
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    return Attempt{std::unique_ptr<FileLock>(new FileLock(fd)), ""};
+  }
+  int error = errno;
+  if (error != EWOULDBLOCK) {
+    close(fd);
+    return Error{fmt::format("cannot lock {}: {}", path, std::strerror(error))};
+  }
   char buffer[kMaxNoteBytes + 1];
   ssize_t n = pread(fd, buffer, kMaxNoteBytes, 0);
   close(fd);

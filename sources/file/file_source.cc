@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "schedwatch/duration.h"
@@ -32,7 +33,7 @@ class Item {
  public:
   Item(YamlNode node, std::string what) : node_(node), what_(std::move(what)) {
     if (!node.IsMapping())
-      problem_ = fmt::format("{} is {}, not a mapping", what_, node.Describe());
+      problem_ = fmt::format("{} is {}, not a mapping", what_, node.DescribeShape());
   }
 
   std::string Text(std::string_view key, bool required) {
@@ -41,7 +42,7 @@ class Item {
       if (node_.key(i).scalar() != key) continue;
       if (node_.value(i).IsScalar()) return std::string(node_.value(i).scalar());
       if (node_.value(i).IsNull() && !required) return {};
-      problem_ = fmt::format("{}: {} is {}", what_, key, node_.value(i).Describe());
+      problem_ = fmt::format("{}: {} is {}", what_, key, node_.value(i).DescribeShape());
       return {};
     }
     if (required) problem_ = fmt::format("{}: {} is missing", what_, key);
@@ -53,8 +54,8 @@ class Item {
     if (text.empty()) return std::nullopt;
     auto time = ParseTime(text, now);
     if (!time && problem_.empty()) {
-      problem_ =
-          fmt::format("{}: {} \"{}\" is neither RFC 3339 nor relative like -15m", what_, key, text);
+      problem_ = fmt::format("{}: {} ({} bytes) is neither RFC 3339 nor relative like -15m", what_,
+                             key, text.size());
     }
     return time;
   }
@@ -76,10 +77,28 @@ Result<std::optional<YamlNode>> Section(YamlNode root, std::string_view name, bo
     if (value.IsSequence()) return std::optional<YamlNode>(value);
     if (value.IsNull() && !required) return std::optional<YamlNode>();
     return Error{fmt::format("{}:{}: {} is {}, not a list{}", value.line(), value.column(), name,
-                             value.Describe(), required ? kEmptyHint : "")};
+                             value.DescribeShape(), required ? kEmptyHint : "")};
   }
   if (!required) return std::optional<YamlNode>();
   return Error{fmt::format("{}:{}: no {} list{}", root.line(), root.column(), name, kEmptyHint)};
+}
+
+// A parser's message with what it quotes (an alias name, say) replaced by its size.
+std::string WithoutQuotes(std::string_view message) {
+  std::string out;
+  for (std::size_t at = 0; at < message.size();) {
+    std::size_t open = message.find('"', at);
+    std::size_t close = open == std::string_view::npos ? open : message.find('"', open + 1);
+    if (open == std::string_view::npos) {
+      out.append(message.substr(at));
+      break;
+    }
+    if (close == std::string_view::npos) close = message.size();
+    out.append(message.substr(at, open - at));
+    out += fmt::format("({} bytes)", close - std::min(close, open + 1));
+    at = close + 1;
+  }
+  return out;
 }
 
 class FileSource : public Source {
@@ -88,7 +107,8 @@ class FileSource : public Source {
 
   Result<SourceSnapshot> List(const ListContext& context) override {
     // Cancelled when the refresh stops waiting, so an abandoned read stops too.
-    auto text = platform::ReadRegularFile(path_, kMaxSnapshotBytes, context.cancelled);
+    // Whoever writes the snapshot may own its directory: no link of theirs is followed.
+    auto text = platform::ReadGuardedFile(path_, kMaxSnapshotBytes, context.cancelled);
     if (!text) return Error{text.error()};
     auto snapshot = ParseSnapshot(*text, context.now);
     if (!snapshot) return Error{fmt::format("{}:{}", path_, snapshot.error())};
@@ -104,11 +124,11 @@ class FileSource : public Source {
 
 Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
   auto document = YamlDocument::Parse(text);
-  if (!document) return Error{document.error()};
+  if (!document) return Error{WithoutQuotes(document.error())};
   YamlNode root = document->root();
   if (!root.IsMapping()) {
     return Error{fmt::format("{}:{}: expected a mapping with objects, runs and progress, got {}",
-                             root.line(), root.column(), root.Describe())};
+                             root.line(), root.column(), root.DescribeShape())};
   }
   SourceSnapshot snapshot;
   auto problem = [&](YamlNode node, const std::string& message) {
@@ -133,8 +153,8 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
     object.spec_version = item.Text("spec_version", false);
     std::string enabled = item.Text("enabled", false);
     if (!enabled.empty() && enabled != "true" && enabled != "false") {
-      problem(objects.item(i),
-              fmt::format("objects[{}]: enabled is \"{}\", not true or false", i, enabled));
+      problem(objects.item(i), fmt::format("objects[{}]: enabled ({} bytes) is not true or false",
+                                           i, enabled.size()));
       continue;
     }
     object.enabled = enabled != "false";
@@ -160,7 +180,8 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
       run.outcome = Run::Outcome::kRunning;
     } else if (item.problem().empty()) {
       problem(runs.item(i),
-              fmt::format("runs[{}]: result \"{}\" is not success, failure or running", i, result));
+              fmt::format("runs[{}]: result ({} bytes) is not success, failure or running", i,
+                          result.size()));
       continue;
     }
     if (!item.problem().empty()) {

@@ -2,9 +2,12 @@
 // checkpoint is a counted problem with progress unknown, a malformed snapshot a failed read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "exporter/checkpoint.h"
 #include "exporter/refresher.h"
 #include "exporter/state.h"
+#include "exporter/status_page.h"
 #include "sources/catalog.h"
 #include "sources/file/file_source.h"
 #include "tests/exporter/published_util.h"
@@ -53,20 +56,99 @@ TEST(CheckpointTest, ParsesUnixSecondsAndRfc3339) {
 TEST(CheckpointTest, OutOfRangeAndGarbageAreErrorsNotCrashes) {
   // 19 digits: passed the old length check, then std::stoll threw out_of_range (exit 134).
   EXPECT_EQ(ParseCheckpoint("9999999999999999999\n").error(),
-            "checkpoint \"9999999999999999999\" is out of range (Unix seconds up to "
-            "253402300799)");
-  EXPECT_EQ(ParseCheckpoint("253402300800").error(),
-            "checkpoint \"253402300800\" is out of range (Unix seconds up to 253402300799)");
+            "checkpoint at line 1 (19 bytes), column 1: a number of 19 digits, out of range "
+            "(Unix seconds up to 253402300799)");
+  EXPECT_EQ(ParseCheckpoint("  253402300800").error(),
+            "checkpoint at line 1 (14 bytes), column 3: a number of 12 digits, out of range "
+            "(Unix seconds up to 253402300799)");
   EXPECT_FALSE(ParseCheckpoint(std::string(5000, '9')).ok());
   EXPECT_EQ(ParseCheckpoint("-5").error(),
-            "checkpoint \"-5\" is neither Unix seconds nor an RFC 3339 time from 1970 to 9999");
+            "checkpoint at line 1 (2 bytes), column 1: neither Unix seconds nor an RFC 3339 time "
+            "from 1970 to 9999 (the text is not shown)");
   EXPECT_EQ(ParseCheckpoint("1969-12-31T23:59:59Z").error(),
-            "checkpoint \"1969-12-31T23:59:59Z\" is neither Unix seconds nor an RFC 3339 time "
-            "from 1970 to 9999");
+            "checkpoint at line 1 (20 bytes), column 1: neither Unix seconds nor an RFC 3339 time "
+            "from 1970 to 9999 (the text is not shown)");
   EXPECT_EQ(
       ParseCheckpoint(std::string("\x01\xff garbage that goes on and on and on and on")).error(),
-      "checkpoint \"?\xff garbage that goes on and on and on an...\" is neither Unix "
-      "seconds nor an RFC 3339 time from 1970 to 9999");
+      "checkpoint at line 1 (44 bytes), column 1: neither Unix seconds nor an RFC 3339 time "
+      "from 1970 to 9999 (the text is not shown)");
+}
+
+// A job's user who links a checkpoint, a snapshot or a run record to a file only root may read
+// (a token, /etc/shadow) must not see a byte of it on any page, in the metrics or in the log:
+// messages say what was wrong, where and how large, never what the file held.
+TEST(SecretTest, NoByteOfAFileThatFailedToParseReachesPagesMetricsOrLogs) {
+  const std::string secret = "ghp_SECRETTOKEN0123456789";
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources:
+  items: {type: file, path: items.yaml, runs_dir: runs}
+  shadow: {type: file, path: shadow.yaml}
+  alias: {type: file, path: alias.yaml}
+jobs:
+  - role: ingest
+    source: items
+    schedule: "*/10 * * * *"
+    spec_version: "1"
+    progress: {file: ingest.checkpoint, stale_after: 1h}
+  - {role: other, source: items, schedule: "*/10 * * * *", spec_version: "1", progress: {file: other.checkpoint, stale_after: 1h}}
+  - {role: s, source: shadow, schedule: "*/10 * * * *", spec_version: "1"}
+  - {role: a, source: alias, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  WriteFile(dir.path() / "items.yaml",
+            "objects:\n"
+            "  - {id: i, role: ingest, schedule: '*/10 * * * *', spec_version: '1'}\n"
+            "  - {id: j, role: x, schedule: 's', enabled: " +
+                secret +
+                "}\n"
+                "  - {id: k, role: x, schedule: [" +
+                secret +
+                "]}\n"
+                "  - " +
+                secret +
+                "\n"
+                "runs:\n"
+                "  - {role: ingest, started: " +
+                secret +
+                ", result: success}\n"
+                "  - {role: ingest, started: -1m, result: " +
+                secret +
+                "}\n"
+                "progress:\n"
+                "  - {role: other, time: " +
+                secret + "}\n");
+  WriteFile(dir.path() / "shadow.yaml", "root:*:20228:0:99999:7:::" + secret + "\n");
+  WriteFile(dir.path() / "alias.yaml", "objects: [*" + secret + "]\n");
+  WriteFile(dir.path() / "ingest.checkpoint", secret + "\n");
+  WriteFile(dir.path() / "other.checkpoint", "99999999999999999999" + secret + "\n");
+  fs::create_directories(dir.path() / "runs" / "ingest");
+  WriteFile(dir.path() / "runs" / "ingest" / "1.json", "{\"" + secret + "\": 1}");
+  WriteFile(dir.path() / "runs" / "ingest" / "2.json", secret);
+  WriteFile(dir.path() / "runs" / "ingest" / "3.json",
+            R"({"format": 1, "role": ")" + secret + R"(", "state": "running", "start": 1})");
+  ::testing::internal::CaptureStderr();
+  auto refresher = MakeRefresher(dir.path() / "spec.yaml");
+  refresher->RefreshOnce();
+  refresher->RefreshOnce();
+  std::string log = ::testing::internal::GetCapturedStderr();
+  auto published = refresher->Current();
+  std::vector<std::string> reasons;
+  for (const auto& source : published->result.sources) {
+    for (const auto& problem : source.problems) reasons.push_back(problem.reason);
+    if (!source.error.empty()) reasons.push_back("error");
+  }
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "bad_checkpoint"), 2);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "bad_run_record"), 3);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "malformed_object"), 6);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "error"), 2);  // shadow, alias
+  for (const std::string& output : std::vector<std::string>{
+           published->metrics.str(), RenderStatusHtml(published->result),
+           RenderStatusJson(published->result), *RenderRoleHtml(published->result, "ingest"),
+           *RenderRoleJson(published->result, "ingest"), log}) {
+    EXPECT_EQ(output.find("SECRETTOKEN"), std::string::npos) << output;
+    EXPECT_EQ(output.find("20228"), std::string::npos) << output;
+  }
+  EXPECT_NE(log.find("list failed"), std::string::npos) << log;
 }
 
 TEST(CheckpointTest, ReadIsCappedAndMissingFileIsUnknown) {
@@ -107,8 +189,8 @@ jobs:
   EXPECT_EQ(source.problems[0].reason, "bad_checkpoint");
   EXPECT_EQ(source.problems[0].message,
             "role ingest: " + (dir.path() / "ingest.checkpoint").string() +
-                ": checkpoint \"9999999999999999999\" is out of range (Unix seconds up to "
-                "253402300799)");
+                ": checkpoint at line 1 (19 bytes), column 1: a number of 19 digits, out of "
+                "range (Unix seconds up to 253402300799)");
   EXPECT_TRUE(Has(published->metrics,
                   R"(schedwatch_source_errors_total{reason="bad_checkpoint",source="s"} 2)"));
   EXPECT_EQ(published->metrics.find("schedwatch_job_last_progress_timestamp_seconds{"),
@@ -123,7 +205,7 @@ jobs:
 TEST(SnapshotTest, MalformedOrIncompleteSnapshotIsAFailedRead) {
   const std::map<std::string, std::string> cases = {
       {"objects: 5\n",
-       "1:10: objects is the value \"5\", not a list (a scheduler with nothing "
+       "1:10: objects is a string of 1 byte, not a list (a scheduler with nothing "
        "is objects: [])"},
       {"{}\n", "1:1: no objects list (a scheduler with nothing is objects: [])"},
       {"runs: []\n", "1:1: no objects list (a scheduler with nothing is objects: [])"},
@@ -133,7 +215,7 @@ TEST(SnapshotTest, MalformedOrIncompleteSnapshotIsAFailedRead) {
       {"objects: {a: 1}\n",
        "1:10: objects is a mapping, not a list (a scheduler with nothing "
        "is objects: [])"},
-      {"objects: []\nruns: 5\n", "2:7: runs is the value \"5\", not a list"},
+      {"objects: []\nruns: 5\n", "2:7: runs is a string of 1 byte, not a list"},
       {"objects: []\nprogress: {}\n", "2:11: progress is a mapping, not a list"},
       {"- objects: []\n", "1:1: expected a mapping with objects, runs and progress, got a list"},
   };

@@ -284,11 +284,11 @@ runs:
   ASSERT_EQ(partial.problems.size(), 4u);
   EXPECT_EQ(partial.problems[0].message, "line 3: objects[1]: role is missing");
   EXPECT_EQ(partial.problems[1].message,
-            "line 4: objects[2] is the value \"just a string\", not a mapping");
+            "line 4: objects[2] is a string of 13 bytes, not a mapping");
   EXPECT_EQ(partial.problems[2].message,
-            "line 6: runs[0]: started \"yesterday\" is neither RFC 3339 nor relative like -15m");
+            "line 6: runs[0]: started (9 bytes) is neither RFC 3339 nor relative like -15m");
   EXPECT_EQ(partial.problems[3].message,
-            "line 7: runs[1]: result \"exploded\" is not success, failure or running");
+            "line 7: runs[1]: result (8 bytes) is not success, failure or running");
   EXPECT_EQ(Role(*published, "b").status.registered_objects, 1);
   EXPECT_NE(
       published->metrics.find(

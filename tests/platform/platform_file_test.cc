@@ -132,5 +132,62 @@ TEST_F(PlatformFileTest, DescriptorReadChecksTheTypeToo) {
   EXPECT_EQ(text.error(), "cannot read /dev/null: it is a character device, not a regular file");
 }
 
+// OpenGuarded as any user can check it; the refusal of another user's link is in
+// tests/e2e/job_files_test.py (needs root and a second user).
+TEST_F(PlatformFileTest, GuardedOpenFollowsOwnLinksAndWalksEveryComponent) {
+  std::string path = Write("checkpoint", "1796040000\n");
+  fs::create_directory(Path("sub"));
+  fs::create_symlink("../checkpoint", Path("sub/relative"));
+  fs::create_symlink(path, Path("absolute"));
+  fs::create_directory_symlink(directory_, Path("loop-free"));
+  for (const char* name : {"checkpoint", "sub/relative", "absolute", "loop-free/sub/../checkpoint",
+                           "./sub/./relative"}) {
+    auto text = ReadGuardedFile(Path(name), 1024);
+    ASSERT_TRUE(text.ok()) << name << ": " << text.error();
+    EXPECT_EQ(*text, "1796040000\n") << name;
+  }
+  auto directory = OpenGuarded(Path("loop-free"), OpenKind::kDirectory);
+  ASSERT_TRUE(directory.ok()) << directory.error();
+  struct stat info {};
+  ASSERT_EQ(fstat(directory->get(), &info), 0);
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+  EXPECT_TRUE(OpenGuarded("/", OpenKind::kDirectory).ok());
+}
+
+TEST_F(PlatformFileTest, GuardedOpenSaysNotFoundNotRegularAndLoops) {
+  ReadFailure failure;
+  EXPECT_FALSE(ReadGuardedFile(Path("nope/x"), 10, nullptr, &failure).ok());
+  EXPECT_EQ(failure, ReadFailure::kNotFound);
+  fs::create_symlink(Path("gone"), Path("dangling"));
+  EXPECT_FALSE(ReadGuardedFile(Path("dangling"), 10, nullptr, &failure).ok());
+  EXPECT_EQ(failure, ReadFailure::kNotFound);
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0600), 0);
+  auto fifo = ReadGuardedFile(Path("fifo"), 10, nullptr, &failure);
+  EXPECT_EQ(failure, ReadFailure::kNotRegular);
+  EXPECT_EQ(fifo.error(), "cannot read " + Path("fifo") + ": it is a FIFO, not a regular file");
+  fs::create_symlink(Path("b"), Path("a"));
+  fs::create_symlink(Path("a"), Path("b"));
+  EXPECT_FALSE(ReadGuardedFile(Path("a"), 10, nullptr, &failure).ok());
+  EXPECT_EQ(failure, ReadFailure::kOpen);
+  EXPECT_FALSE(OpenGuarded(Path("fifo"), OpenKind::kDirectory, &failure).ok());
+  EXPECT_EQ(failure, ReadFailure::kNotRegular);
+}
+
+TEST_F(PlatformFileTest, GuardedOpenRefusesAHardLinkInADirectoryOthersMayWrite) {
+  std::string secret = Write("secret", "ghp_SECRETTOKEN\n");
+  fs::create_directory(Path("shared"));
+  ASSERT_EQ(chmod(Path("shared").c_str(), 01777), 0);  // as /tmp
+  ASSERT_EQ(link(secret.c_str(), Path("shared/checkpoint").c_str()), 0);
+  ReadFailure failure;
+  auto text = ReadGuardedFile(Path("shared/checkpoint"), 1024, nullptr, &failure);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(failure, ReadFailure::kUnsafe);
+  EXPECT_EQ(text.error(), "cannot read " + Path("shared/checkpoint") +
+                              ": it has 2 links, in a directory others may write");
+  // The same file with one link there is read.
+  ASSERT_EQ(unlink(secret.c_str()), 0);
+  EXPECT_TRUE(ReadGuardedFile(Path("shared/checkpoint"), 1024).ok());
+}
+
 }  // namespace
 }  // namespace schedwatch::platform

@@ -40,6 +40,9 @@ class YamlNode {
 
   // A short description for error messages: "a mapping", "a list", "the string \"x\"".
   std::string Describe() const;
+  // The same without the text: "a string of 26 bytes". For input whose text must not be shown
+  // (a file a job's user may have linked to a secret).
+  std::string DescribeShape() const;
 
  private:
   friend class YamlDocument;

@@ -22,6 +22,7 @@ enum class ReadFailure {
   kTooLarge,    // more than max_bytes, by its size or while it was read
   kRead,        // read(2) failed
   kCancelled,   // `cancelled` became true
+  kUnsafe,      // OpenGuarded: a path someone other than root or this user could redirect
 };
 
 // The whole content of the regular file at `path` (symlinks are followed: Kubernetes mounts
@@ -35,6 +36,49 @@ Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_byt
 Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t max_bytes,
                                   const std::atomic<bool>* cancelled = nullptr,
                                   ReadFailure* failure = nullptr);
+
+// A descriptor that closes itself.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Files in directories a job's user may write (a progress checkpoint, a `file` snapshot, run
+// records, schedwatch_run's record and lock directories) are opened with OpenGuarded, so that
+// a planted link cannot make the reader (often root) show or touch a file that user may not
+// read. The path is walked one component at a time (openat with O_NOFOLLOW), and refused when:
+// - a component is a symbolic link that neither root nor this process's user owns (links root
+//   made, such as the ones Kubernetes mounts a ConfigMap with, are followed);
+// - it steps from a directory an ordinary user owns to anything another user owns (systemd's
+//   rule for safe paths: that user could have put a link or hard link to it there);
+// - the last component is a regular file with more than one link in a directory that others
+//   than its owner may write (a hard link planted in /tmp).
+// A missing component is kNotFound; a refusal is kUnsafe and its message names the component
+// and its owner, never any content. `directory`: the last component must be a directory (the
+// descriptor is O_RDONLY | O_DIRECTORY), else a regular file (O_RDONLY | O_NONBLOCK).
+enum class OpenKind { kRegularFile, kDirectory };
+Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind,
+                             ReadFailure* failure = nullptr);
+
+// ReadRegularFile through OpenGuarded.
+Result<std::string> ReadGuardedFile(const std::string& path, std::size_t max_bytes,
+                                    const std::atomic<bool>* cancelled = nullptr,
+                                    ReadFailure* failure = nullptr);
 
 // How WriteFileAtomically treats a file already at the path.
 enum class Existing { kReplace, kKeep };

@@ -22,6 +22,11 @@ class FileLock {
     std::string holder;
   };
   static Result<Attempt> TryLock(const std::string& path, unsigned int mode = 0644);
+  // The same for `name` in the directory `directory_fd` (`path` names it in messages), in a
+  // directory other users may write too: the file must belong to this user or root, else
+  // another user could hold it (or have made it a link) and every copy would stop.
+  static Result<Attempt> TryLockOwnedAt(int directory_fd, const std::string& name,
+                                        const std::string& path, unsigned int mode = 0644);
 
   // Tries every 100 ms until `wait` passes; null when it is still held then or `cancelled`.
   static Result<std::unique_ptr<FileLock>> Lock(const std::string& path, unsigned int mode,
