@@ -40,6 +40,7 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
   std::unordered_set<std::string> followed;
   int restarts = 0, pages = 0;
   platform::ApiCall call;
+  call.max_body_bytes = options_.max_answer_bytes;
   call.describe = [](const HttpResponse& response) {
     return DescribeApiError(response.status, response.body);
   };

@@ -279,6 +279,22 @@ TEST_F(KubernetesSourceTest, NullItemsFailTheListInsteadOfEmptyingIt) {
   EXPECT_EQ(Count(Reasons(*some), "malformed_object"), 2u);
 }
 
+// One answer of 512 MiB once took the exporter's RSS to 510 MiB: an answer past 64 MiB fails
+// the read (roles unknown) and is not retried.
+TEST_F(KubernetesSourceTest, AnAnswerPastTheCapFailsTheReadNotTheProcess) {
+  Json world = World();
+  std::string huge = R"({"kind":"CronJobList","metadata":{},"items":[],"padding":")" +
+                     std::string(std::size_t{64} << 20, 'x') + "\"}";
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", huge}}};
+  huge.clear();
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: the answer is larger than 67108864 bytes");
+  EXPECT_EQ(Paths().size(), 1u) << "not retried";
+}
+
 TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
   Json world = World();
   world["faults"] = {
