@@ -674,6 +674,11 @@ Result<Spec> ParseSpec(std::string_view text, const std::string& file,
                        const SourceCatalog& catalog) {
   auto document = YamlDocument::Parse(text);
   if (!document) return Error{fmt::format("{}:{}", file, document.error())};
+  // What follows a second "---" would be dropped without a word: refused instead.
+  if (const auto& second = document->second_document()) {
+    return Error{fmt::format("{}:{}:{}: a second YAML document; a spec is one document", file,
+                             second->line, second->column)};
+  }
   Decoder decoder(file, catalog);
   Spec spec = decoder.Decode(document->root());
   std::string problems = decoder.Problems();

@@ -4,6 +4,7 @@
 #include <date/tz.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace schedwatch {
@@ -45,6 +46,11 @@ std::optional<std::int64_t> ParseRfc3339(std::string_view text) {
 }
 
 std::string FormatRfc3339(std::int64_t unix_seconds, const date::time_zone* zone) {
+  // Peers send any 64-bit number (an 18-digit rate-limit reset): bounded to years 0000-9999
+  // before the calendar arithmetic, which would overflow into a garbage date.
+  constexpr std::int64_t kFirst = -62167219200;  // 0000-01-01T00:00:00Z
+  constexpr std::int64_t kLast = 253402300799;   // 9999-12-31T23:59:59Z
+  unix_seconds = std::min(std::max(unix_seconds, kFirst), kLast);
   date::sys_seconds instant{std::chrono::seconds(unix_seconds)};
   if (zone == nullptr) return date::format("%FT%TZ", instant);
   auto local = date::make_zoned(zone, instant);

@@ -4,8 +4,10 @@
 #include <yaml.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 namespace schedwatch {
 namespace {
@@ -40,6 +42,35 @@ yaml_mark_t MarkAt(std::string_view text, std::size_t offset) {
 }
 
 }  // namespace
+
+std::optional<YamlDocument::DuplicateKey> YamlDocument::FindDuplicateKey(
+    const YamlDocument& doc, const std::vector<std::uint32_t>& entries) {
+  std::unordered_map<std::string_view, std::uint32_t> seen;
+  for (std::size_t i = 0; i + 1 < entries.size(); i += 2) {
+    const Node& key = doc.nodes_[entries[i]];
+    if (key.kind != YamlNode::Kind::kScalar) continue;
+    std::string_view text = std::string_view(doc.scalars_).substr(key.first, key.count);
+    auto [it, added] = seen.emplace(text, entries[i]);
+    if (added) continue;
+    const Node& earlier = doc.nodes_[it->second];
+    return DuplicateKey{std::string(text),
+                        {static_cast<int>(key.line), static_cast<int>(key.column)},
+                        {static_cast<int>(earlier.line), static_cast<int>(earlier.column)}};
+  }
+  return std::nullopt;
+}
+
+bool YamlDocument::LineInsideScalar(int line) const {
+  if (line < 1) return false;
+  auto target = static_cast<std::uint32_t>(line);
+  // The last span starting at or before `line`.
+  auto after = std::upper_bound(
+      scalar_lines_.begin(), scalar_lines_.end(), target,
+      [](std::uint32_t value, const std::pair<std::uint32_t, std::uint32_t>& span) {
+        return value < span.first;
+      });
+  return after != scalar_lines_.begin() && std::prev(after)->second >= target;
+}
 
 Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
   std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
@@ -89,8 +120,20 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
     switch (e.type) {
       case YAML_STREAM_END_EVENT:
         return doc;
-      case YAML_DOCUMENT_END_EVENT:
-        return doc;  // only the first document counts
+      case YAML_DOCUMENT_END_EVENT: {
+        // Only the first document is read; whether another follows is the caller's to judge.
+        Event next;
+        if (yaml_parser_parse(parser.get(), &next.event) &&
+            next.event.type == YAML_DOCUMENT_START_EVENT) {
+          doc.second_document_ = Position{static_cast<int>(next.event.start_mark.line + 1),
+                                          static_cast<int>(next.event.start_mark.column + 1)};
+        } else if (parser->error != YAML_NO_ERROR) {
+          // Something after the first document that is not even YAML: a second one, broken.
+          doc.second_document_ = Position{static_cast<int>(parser->problem_mark.line + 1),
+                                          static_cast<int>(parser->problem_mark.column + 1)};
+        }
+        return doc;
+      }
       case YAML_ALIAS_EVENT: {
         auto it = anchors.find(reinterpret_cast<const char*>(e.data.alias.anchor));
         if (it == anchors.end()) {
@@ -123,6 +166,12 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
         node.count = static_cast<std::uint32_t>(value.size());
         doc.scalars_.append(value);
         add_child(index);
+        // Lines after the first that the scalar covers; the end mark sits at column 0 of the
+        // line after a block scalar, which is then not inside it.
+        std::uint32_t last =
+            static_cast<std::uint32_t>(e.end_mark.line + 1) - (e.end_mark.column == 0 ? 1 : 0);
+        std::uint32_t first = static_cast<std::uint32_t>(e.start_mark.line + 2);
+        if (last >= first) doc.scalar_lines_.emplace_back(first, last);
         break;
       }
       case YAML_SEQUENCE_START_EVENT:
@@ -142,6 +191,9 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
       }
       case YAML_SEQUENCE_END_EVENT:
       case YAML_MAPPING_END_EVENT: {
+        if (e.type == YAML_MAPPING_END_EVENT && !doc.duplicate_key_) {
+          doc.duplicate_key_ = FindDuplicateKey(doc, open.back());
+        }
         Node& node = doc.nodes_[open_nodes.back()];
         node.first = static_cast<std::uint32_t>(doc.children_.size());
         node.count = static_cast<std::uint32_t>(open.back().size());

@@ -47,6 +47,16 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view header,
       std::max<std::int64_t>(0, static_cast<std::int64_t>(date) - now_unix));
 }
 
+std::int64_t BoundedRetryAt(std::int64_t asked_unix, std::int64_t now_unix,
+                            std::chrono::seconds max_wait, bool* capped) {
+  std::int64_t wait = std::max<std::int64_t>(0, max_wait.count());
+  // Compared without asked - now, which overflows for a hostile asked near INT64_MAX.
+  bool cut = asked_unix > now_unix && asked_unix - wait > now_unix;
+  if (capped != nullptr) *capped = cut;
+  if (cut) return now_unix + wait;
+  return std::max(asked_unix, now_unix);
+}
+
 std::vector<std::pair<std::string, std::string>> DefaultHeaders(const ApiHeaders& headers,
                                                                 const std::string& bearer_token) {
   std::vector<std::pair<std::string, std::string>> result = {

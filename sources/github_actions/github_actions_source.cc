@@ -231,9 +231,19 @@ Result<std::string> GitHubActionsSource::Branch(Reading& reading) {
 Result<std::vector<Workflow>> GitHubActionsSource::Workflows(Reading& reading) {
   std::vector<Workflow> workflows;
   std::string url = fmt::format("{}/actions/workflows?per_page={}", RepoUrl(), kWorkflowsPerPage);
+  const std::string first_url = url;
+  std::set<std::string> followed;  // a next link back to a page read already is a circle
+  std::vector<SourceProblem> item_problems;
+  std::size_t listed = 0;
   for (int page = 1; !url.empty(); ++page) {
     if (page > kMaxWorkflowPages) {
       return Error{fmt::format("more than {} pages of workflows", kMaxWorkflowPages)};
+    }
+    if (!followed.insert(url).second) {
+      return Error{
+          fmt::format("GET {}: the next link of workflows page {} leads back to an "
+                      "earlier page; the list never completes",
+                      UrlPathForMessages(url), page - 1)};
     }
     auto fetched = Fetch(reading, workflow_pages_, url, github::kJsonMediaType,
                          [](std::string_view body) { return github::ParseWorkflowPage(body); });
@@ -241,11 +251,16 @@ Result<std::vector<Workflow>> GitHubActionsSource::Workflows(Reading& reading) {
     const github::WorkflowPage& parsed = (*fetched)->value;
     workflows.insert(workflows.end(), parsed.workflows.begin(), parsed.workflows.end());
     for (const auto& problem : parsed.problems) {
-      reading.snapshot.problems.push_back(
+      item_problems.push_back(
           {problem.reason, fmt::format("workflows page {}: {}", page, problem.message)});
     }
+    listed += parsed.listed;
     url = (*fetched)->next;
   }
+  auto readable = github::SomethingReadable(listed, item_problems, "workflows");
+  if (!readable) return Error{"GET " + UrlPathForMessages(first_url) + ": " + readable.error()};
+  reading.snapshot.problems.insert(reading.snapshot.problems.end(), item_problems.begin(),
+                                   item_problems.end());
   return workflows;
 }
 

@@ -22,7 +22,8 @@ platform::RetryPolicy RetryPolicy(std::chrono::milliseconds timeout) {
   policy.max_attempts = 3;
   policy.first_backoff = std::chrono::seconds(1);
   policy.max_backoff = std::chrono::seconds(4);
-  policy.retry_rate_limited = false;  // GitHub's limits block every request: see Get
+  policy.retry_rate_limited = false;           // GitHub's limits block every request: see Get
+  policy.max_retry_after = kMaxRateLimitWait;  // for a 5xx's Retry-After, and Get's blocks
   policy.request_timeout = timeout;
   return policy;
 }
@@ -60,11 +61,14 @@ std::string Api::BlockedMessage(std::int64_t until) const {
   return fmt::format("rate limited until {} (no request sent)", FormatRfc3339(until));
 }
 
-void Api::NoteQuota(const HttpResponse& response) {
+void Api::NoteQuota(const HttpResponse& response, std::int64_t now) {
   if (auto remaining = IntegerHeader(response.headers, "x-ratelimit-remaining")) {
     remaining_ = remaining;
   }
-  if (auto reset = IntegerHeader(response.headers, "x-ratelimit-reset")) reset_ = reset;
+  // Bounded when noted: a reset in 2058 would otherwise block every read until then.
+  if (auto reset = IntegerHeader(response.headers, "x-ratelimit-reset")) {
+    reset_ = platform::BoundedRetryAt(*reset, now, client_.policy().max_retry_after);
+  }
 }
 
 Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std::string_view accept,
@@ -82,9 +86,9 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   call.accept = accept;
   if (!etag.empty()) call.headers.emplace_back("If-None-Match", etag);
   call.describe = [&](const HttpResponse& response) {
-    std::string message =
-        ClassifyFailure(response.status, response.headers, response.body, now, secondary_backoff_)
-            .message;
+    std::string message = ClassifyFailure(response.status, response.headers, response.body, now,
+                                          secondary_backoff_, client_.policy().max_retry_after)
+                              .message;
     return fmt::format("HTTP {}{}", response.status, message.empty() ? "" : ": " + message);
   };
   int before = client_.requests();
@@ -94,7 +98,7 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   auto response = client_.Send(call, deadline, cancelled);
   stats_.requests += client_.requests() - before;
   if (!response) return Error{response.error()};
-  NoteQuota(*response);
+  NoteQuota(*response, now);
 
   long status = response->status;
   if (status == 200 || status == 304 || status == 404) {
@@ -111,7 +115,7 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   // Redacted before ClassifyFailure shortens GitHub's message: a cut token no longer matches.
   ApiFailure failure =
       ClassifyFailure(status, response->headers, client_.Redact(std::move(response->body)), now,
-                      secondary_backoff_);
+                      secondary_backoff_, client_.policy().max_retry_after);
   std::string detail = client_.Redact(failure.message);
   std::string said = detail.empty() ? std::string() : ": " + detail;
   switch (failure.kind) {
@@ -121,8 +125,12 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
         secondary_backoff_ = std::min(secondary_backoff_ * 2, kMaxSecondaryBackoff);
       }
       return Error{fmt::format(
-          "GET {}: rate limited until {} ({} {}{})", path, FormatRfc3339(*failure.retry_at), status,
-          failure.secondary ? "secondary limit" : "primary limit exhausted", said)};
+          "GET {}: rate limited until {} ({} {}{}{})", path, FormatRfc3339(*failure.retry_at),
+          status, failure.secondary ? "secondary limit" : "primary limit exhausted",
+          failure.capped ? fmt::format(", a longer wait asked for, capped at {}s",
+                                       client_.policy().max_retry_after.count())
+                         : "",
+          said)};
     case ApiFailure::Kind::kUnauthorized:
       return Error{fmt::format("GET {}: 401 unauthorized{} (check the token)", path, said)};
     case ApiFailure::Kind::kForbidden:

@@ -66,7 +66,7 @@ class Api {
   std::vector<platform::RecoveredFailure> TakeRecovered() { return client_.TakeRecovered(); }
 
  private:
-  void NoteQuota(const HttpResponse& response);
+  void NoteQuota(const HttpResponse& response, std::int64_t now);
 
   std::string base_url_;
   std::string origin_;  // scheme://host[:port] of base_url_

@@ -41,7 +41,8 @@ std::optional<std::int64_t> TimeField(const Json& object, const char* key) {
   return text ? ParseRfc3339(*text) : std::nullopt;
 }
 
-// The items of `key` in a JSON object answer, or an error naming what was expected.
+// The items of `key` in a JSON object answer, or an error naming what was expected (null is
+// no list: GitHub writes [] for none).
 Result<const Json*> ItemList(const Json& json, const char* key) {
   const Json* items = json.is_object() ? Field(json, key) : nullptr;
   if (items == nullptr || !items->is_array()) {
@@ -69,33 +70,93 @@ std::optional<YamlNode> MappingValue(YamlNode mapping, std::string_view key) {
   return std::nullopt;
 }
 
-// `# schedwatch: spec_version=7` on a line of its own (YAML drops comments, so scan the text).
-std::string MarkerSpecVersion(std::string_view text) {
+// At most 40 characters of a workflow's text for a message, control characters replaced.
+std::string Printable(std::string_view text) {
+  std::string result(text.substr(0, 40));
+  for (char& c : result) {
+    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+  }
+  return result;
+}
+
+// The next line of `text` and its end, where libyaml ends lines (\n, \r\n, \r, NEL, LS, PS),
+// so that line numbers agree with the YAML tree's.
+std::string_view NextLine(std::string_view& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    std::size_t skip = 0;
+    char c = text[i];
+    if (c == '\n') {
+      skip = 1;
+    } else if (c == '\r') {
+      skip = i + 1 < text.size() && text[i + 1] == '\n' ? 2 : 1;
+    } else if (c == '\xc2' && i + 1 < text.size() && text[i + 1] == '\x85') {
+      skip = 2;
+    } else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {
+      skip = 3;
+    }
+    if (skip == 0) continue;
+    std::string_view line = text.substr(0, i);
+    text.remove_prefix(i + skip);
+    return line;
+  }
+  std::string_view line = text;
+  text = {};
+  return line;
+}
+
+// `# schedwatch: spec_version=7` on a line of its own that is a YAML comment: a '#' line
+// inside a `run: |` block or a quoted string is the script's text, and does not count. Two
+// markers that disagree are a problem, and then no version is claimed.
+std::string MarkerSpecVersion(std::string_view text, const YamlDocument& document,
+                              std::vector<std::string>& problems) {
   constexpr std::string_view kMarker = "schedwatch:";
-  while (!text.empty()) {
-    std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  constexpr std::string_view kBom = "\xef\xbb\xbf";
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
+  std::string version;
+  int version_line = 0;
+  for (int number = 1; !text.empty(); ++number) {
+    std::string_view line = NextLine(text);
     std::size_t hash = line.find_first_not_of(" \t");
     if (hash == std::string_view::npos || line[hash] != '#') continue;
     line.remove_prefix(hash + 1);
     line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
     if (line.substr(0, kMarker.size()) != kMarker) continue;
+    if (document.LineInsideScalar(number)) continue;
     line.remove_prefix(kMarker.size());
     while (!line.empty()) {
-      std::size_t start = line.find_first_not_of(" \t\r");
+      std::size_t start = line.find_first_not_of(" \t");
       if (start == std::string_view::npos) break;
       line.remove_prefix(start);
-      std::string_view token = line.substr(0, line.find_first_of(" \t\r"));
+      std::string_view token = line.substr(0, line.find_first_of(" \t"));
       line.remove_prefix(token.size());
       constexpr std::string_view kKey = "spec_version=";
-      if (token.substr(0, kKey.size()) == kKey) return std::string(token.substr(kKey.size()));
+      if (token.substr(0, kKey.size()) != kKey) continue;
+      std::string found(token.substr(kKey.size()));
+      if (version_line == 0) {
+        version = std::move(found);
+        version_line = number;
+      } else if (found != version) {
+        problems.push_back(fmt::format(
+            "line {}: a second schedwatch marker says spec_version={}, line {} said {}; no spec "
+            "version is taken from the file",
+            number, Printable(found), version_line, Printable(version)));
+        return {};
+      }
+      break;
     }
   }
-  return {};
+  return version;
 }
 
 }  // namespace
+
+Result<bool> SomethingReadable(std::size_t items, const std::vector<SourceProblem>& problems,
+                               const char* key) {
+  if (items == 0 || problems.size() < items) return true;
+  return Error{fmt::format("none of the {} items of \"{}\" can be read (first: {})", items, key,
+                           problems.front().message)};
+}
 
 Result<WorkflowPage> ParseWorkflowPage(std::string_view body) {
   auto json = ParseJson(body);
@@ -122,6 +183,7 @@ Result<WorkflowPage> ParseWorkflowPage(std::string_view body) {
     workflow.name = StringField(item, "name").value_or("");
     page.workflows.push_back(std::move(workflow));
   }
+  page.listed = (*items)->size();
   return page;
 }
 
@@ -139,11 +201,18 @@ Result<DirectoryListing> ParseDirectoryListing(std::string_view body) {
   if (!json->is_array()) return Error{"the answer is not a directory listing"};
   DirectoryListing listing;
   listing.complete = json->size() < kMaxDirectoryEntries;
+  std::size_t unreadable = 0;
   for (const Json& entry : *json) {
     auto path = entry.is_object() ? StringField(entry, "path") : std::nullopt;
     auto sha = entry.is_object() ? StringField(entry, "sha") : std::nullopt;
     // An entry without a sha is simply fetched by path later.
     if (path && sha) listing.blob_sha_by_path[*path] = *sha;
+    // One without a path could be any file: the listing no longer proves a file absent.
+    if (!path) ++unreadable, listing.complete = false;
+  }
+  if (unreadable > 0 && unreadable == json->size()) {
+    return Error{
+        fmt::format("none of the {} entries of the directory listing has a path", unreadable)};
   }
   return listing;
 }
@@ -152,7 +221,25 @@ Result<WorkflowFile> ParseWorkflowFile(std::string_view text) {
   auto document = YamlDocument::Parse(text);
   if (!document) return Error{document.error()};
   WorkflowFile file;
-  file.spec_version = MarkerSpecVersion(text);
+  file.spec_version = MarkerSpecVersion(text, *document, file.problems);
+  // GitHub's workflow parser takes one document with unique keys and refuses the file
+  // otherwise ("'on' is already defined"): such a workflow never runs, so no schedule counts.
+  if (const auto& duplicate = document->duplicate_key()) {
+    file.problems.push_back(fmt::format(
+        "line {}: GitHub refuses this workflow: key \"{}\" is defined twice (first on line {}); "
+        "it runs on no schedule",
+        duplicate->at.line, Printable(duplicate->key), duplicate->first.line));
+    file.spec_version.clear();
+    return file;
+  }
+  if (const auto& second = document->second_document()) {
+    file.problems.push_back(
+        fmt::format("line {}: GitHub refuses this workflow: a second YAML document; it runs on "
+                    "no schedule",
+                    second->line));
+    file.spec_version.clear();
+    return file;
+  }
   YamlNode root = document->root();
   if (!root.IsMapping()) {
     file.problems.push_back(
@@ -272,6 +359,10 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
     }
     page.runs.push_back(run);
   }
+  if (auto readable = SomethingReadable((*items)->size(), page.problems, "workflow_runs");
+      !readable) {
+    return Error{readable.error()};
+  }
   return page;
 }
 
@@ -343,8 +434,8 @@ std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::strin
 }
 
 ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,
-                           std::string_view body, std::int64_t now,
-                           std::int64_t secondary_backoff) {
+                           std::string_view body, std::int64_t now, std::int64_t secondary_backoff,
+                           std::chrono::seconds max_wait) {
   ApiFailure failure;
   failure.message = ShortMessage(body);
   std::string lower = failure.message;
@@ -368,6 +459,10 @@ ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>
       failure.retry_at = now + secondary_backoff;
     } else {
       failure.kind = ApiFailure::Kind::kForbidden;  // a permission problem, not a limit
+    }
+    if (failure.retry_at) {
+      failure.retry_at =
+          platform::BoundedRetryAt(*failure.retry_at, now, max_wait, &failure.capped);
     }
   } else if (status == 404) {
     failure.kind = ApiFailure::Kind::kNotFound;

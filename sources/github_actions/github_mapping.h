@@ -3,6 +3,7 @@
 // source (github_actions_source.h) fetches, these functions read what it fetched.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,9 +29,15 @@ struct Workflow {
 // One page of workflows; malformed items become problems, the rest is kept.
 struct WorkflowPage {
   std::vector<Workflow> workflows;
-  std::vector<SourceProblem> problems;
+  std::vector<SourceProblem> problems;  // at most one per item
+  std::size_t listed = 0;               // items on the page, readable or not
 };
 Result<WorkflowPage> ParseWorkflowPage(std::string_view body);
+
+// A list (all its pages) of which every item is a problem is no list to read: a failed read,
+// never an empty list whose roles would look missing. `key` names the list in the error.
+Result<bool> SomethingReadable(std::size_t items, const std::vector<SourceProblem>& problems,
+                               const char* key);
 
 // `default_branch` of GET /repos/{owner}/{repo}.
 Result<std::string> ParseDefaultBranch(std::string_view body);
@@ -59,6 +66,9 @@ struct WorkflowFile {
   std::vector<std::string> problems;  // malformed schedule entries, by line
 };
 // Fails only when the text is not YAML at all; a file without `on.schedule` has no entries.
+// The marker counts only on a YAML comment line (not inside a `run: |` block); two markers that
+// disagree are a problem and give no version. A file GitHub refuses (a key twice in a mapping,
+// a second document) is a problem with no schedule and no version.
 Result<WorkflowFile> ParseWorkflowFile(std::string_view text);
 
 // "retry.yml" -> ".github/workflows/retry.yml"; "./.github/workflows/x.yml" -> without "./".
@@ -82,7 +92,8 @@ struct ScheduledRun {
   State state = State::kRunning;
 };
 
-// One page of GET .../actions/workflows/{id}/runs: newest first.
+// One page of GET .../actions/workflows/{id}/runs: newest first. A page of nothing readable is
+// an Error (only one page of runs is read).
 struct RunPage {
   std::vector<ScheduledRun> runs;
   std::vector<SourceProblem> problems;
@@ -107,12 +118,17 @@ struct ApiFailure {
   // For kRateLimited: Unix seconds before which no request should be sent.
   std::optional<std::int64_t> retry_at;
   bool secondary = false;  // a secondary (abuse) limit, which backs off exponentially
+  bool capped = false;     // the server asked for a longer wait than max_wait
   std::string message;     // GitHub's `message`, shortened; may be empty
 };
+// GitHub's primary limit resets within its hour: a longer wait is the server's mistake.
+inline constexpr std::chrono::seconds kMaxRateLimitWait{3600};
 // `headers` keys are lower case. `now` anchors retry-after (seconds or an HTTP-date, read by
 // platform::ParseRetryAfter); `secondary_backoff` is used for a
-// secondary limit that names no retry-after.
+// secondary limit that names no retry-after. retry_at is at most `now + max_wait`
+// (platform::BoundedRetryAt), whatever retry-after or x-ratelimit-reset said.
 ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,
-                           std::string_view body, std::int64_t now, std::int64_t secondary_backoff);
+                           std::string_view body, std::int64_t now, std::int64_t secondary_backoff,
+                           std::chrono::seconds max_wait = kMaxRateLimitWait);
 
 }  // namespace schedwatch::github

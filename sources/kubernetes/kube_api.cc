@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "sources/kubernetes/kube_objects.h"
 #include "sources/problems.h"
 
@@ -33,8 +35,12 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
                              const PageHandler& on_page, const std::function<void()>& on_restart) {
   const std::string where = "GET " + path;
   std::string continue_token, next_token;
+  // Every token this pass of the list has followed: a server that hands one out again would
+  // be followed in a circle until the timeout.
+  std::unordered_set<std::string> followed;
   int restarts = 0, pages = 0;
   platform::ApiCall call;
+  call.max_body_bytes = options_.max_answer_bytes;
   call.describe = [](const HttpResponse& response) {
     return DescribeApiError(response.status, response.body);
   };
@@ -61,6 +67,11 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
       continue_token = std::move(next_token);
       ++pages;
       if (continue_token.empty()) return true;
+      if (!followed.insert(continue_token).second) {
+        return Error{fmt::format(
+            "{}: page {} repeats the continue token of an earlier page; the list never completes",
+            where, pages)};
+      }
     } else if (response->status == 410 && !continue_token.empty() &&
                StatusReason(response->body) == "Expired") {
       // The caller's case, not a retry: the list starts again from its first page.
@@ -75,6 +86,7 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
                            /*recovered=*/true});
       on_restart();
       continue_token.clear();
+      followed.clear();
       pages = 0;
     } else {
       return Error{fmt::format("{}: {}", where,

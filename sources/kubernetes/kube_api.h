@@ -20,6 +20,10 @@ namespace schedwatch::kubernetes {
 struct ListOptions {
   int page_size = 500;
   int max_restarts = 3;  // per list, for expired continue tokens
+  // Per answer: a page of 500 CronJobs is a few MiB; one larger than this fails the read
+  // (never the process) before it fills the example Deployment's 256Mi.
+  std::size_t max_answer_bytes = kDefaultMaxAnswerBytes;
+  static constexpr std::size_t kDefaultMaxAnswerBytes = 64u << 20;
 };
 
 // How the Kubernetes API is retried: 3 attempts per request, from 200 ms doubling.

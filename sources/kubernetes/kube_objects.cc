@@ -48,14 +48,17 @@ class ListReader final : public nlohmann::json_sax<Json> {
     bool parsed = Json::sax_parse(body.begin(), body.end(), this);
     if (!error_.empty()) return Error{fmt::format("malformed JSON in a {}: {}", kind, error_)};
     if (!parsed || !root_.is_object()) return Error{fmt::format("a {} is not a JSON object", kind)};
-    if (items_ != Items::kList && items_ != Items::kNull) {
-      return Error{fmt::format("a {} has no items list", kind)};
-    }
+    // The API server always writes a list, [] when empty: null is no list to trust.
+    if (items_ == Items::kNull) return Error{fmt::format("a {} has items: null, not a list", kind)};
+    if (items_ != Items::kList) return Error{fmt::format("a {} has no items list", kind)};
     auto metadata = root_.find("metadata");
     if (metadata == root_.end() || !metadata->is_object()) return std::string();
     auto token = metadata->find("continue");
     return token != metadata->end() && token->is_string() ? token->get<std::string>() : "";
   }
+
+  // How many items the page held, readable or not.
+  std::size_t items() const { return index_; }
 
   bool null() override { return Value(Json(nullptr)); }
   bool boolean(bool value) override { return Value(Json(value)); }
@@ -343,6 +346,8 @@ void MapCronJob(const Json& item, std::size_t i, Page<CronJob>& result) {
     return;
   }
   const Json& metadata = item["metadata"];
+  // Every item is named: one without a name is a problem even when it is not ours.
+  reader.Text(metadata, "name", "metadata.name", true);
   const Json* labels = reader.Object(metadata, "labels", "metadata.labels");
   std::string role =
       labels != nullptr ? reader.Text(*labels, kRoleLabel, "the role label", false) : "";
@@ -402,6 +407,7 @@ void MapJob(const Json& item, std::size_t i,
     return;
   }
   const Json& metadata = item["metadata"];
+  reader.Text(metadata, "name", "metadata.name", true);  // a problem even when not ours
   // Most Jobs of a cluster are not ours: find the owner before reading anything else.
   const Json* references = reader.Array(metadata, "ownerReferences", "metadata.ownerReferences");
   std::optional<std::size_t> owner;
@@ -424,7 +430,6 @@ void MapJob(const Json& item, std::size_t i,
   }
   Job job;
   job.owner = *owner;
-  reader.Text(metadata, "name", "metadata.name", true);
   job.uid = reader.Text(metadata, "uid", "metadata.uid", true);
   auto created = reader.Time(metadata, "creationTimestamp", "metadata.creationTimestamp");
   std::optional<std::int64_t> start, completion;
@@ -494,6 +499,7 @@ Result<Page<CronJob>> ParseCronJobList(std::string_view body) {
   });
   auto token = reader.Read(body, "CronJobList");
   if (!token) return Error{token.error()};
+  result.listed = reader.items();
   result.continue_token = std::move(*token);
   return result;
 }
@@ -506,8 +512,17 @@ Result<Page<Job>> ParseJobList(std::string_view body,
   });
   auto token = reader.Read(body, "JobList");
   if (!token) return Error{token.error()};
+  result.listed = reader.items();
   result.continue_token = std::move(*token);
   return result;
+}
+
+std::optional<std::string> NothingReadable(std::size_t listed,
+                                           const std::vector<SourceProblem>& problems,
+                                           const char* kind) {
+  if (listed == 0 || problems.size() < listed) return std::nullopt;
+  return fmt::format("none of the {} {} listed can be read (first: {})", listed, kind,
+                     problems.front().message);
 }
 
 SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs) {

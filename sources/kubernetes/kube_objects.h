@@ -50,12 +50,21 @@ struct Job {
 template <typename T>
 struct Page {
   std::vector<T> items;
-  std::string continue_token;  // "" on the last page
-  std::vector<SourceProblem> problems;
+  std::string continue_token;           // "" on the last page
+  std::vector<SourceProblem> problems;  // at most one per item
+  std::size_t listed = 0;               // items on the page, readable or not, ours or not
 };
 
+// Every item of a list was a problem (`listed` items, `problems` of them): the list is no list
+// to read, a failed read, never an empty one whose roles would look missing. Judged over all
+// pages of a list, so that the page size does not change the verdict.
+std::optional<std::string> NothingReadable(std::size_t listed,
+                                           const std::vector<SourceProblem>& problems,
+                                           const char* kind);
+
 // A CronJobList page: only CronJobs with the role label are returned. An Error means the page
-// as a whole is unusable (not JSON, not a list).
+// as a whole is unusable (not JSON, not a list, `items: null`). Items without a name are
+// problems, ours or not.
 Result<Page<CronJob>> ParseCronJobList(std::string_view body);
 
 // A JobList page: only Jobs owned by one of `owners` (CronJob uid -> index) are returned.

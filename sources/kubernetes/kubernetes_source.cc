@@ -34,12 +34,14 @@ std::string ListPath(const std::string& namespace_name, const char* resource) {
 
 // Lists `resource` in every scope ("" for all namespaces) into `items`, adding the problems of
 // its pages. When a list restarts, what its earlier pages gave is dropped first.
+// A list of which no item could be read is a failed read, never an empty list.
 template <typename T, typename ParsePage>
 Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes,
                        const char* resource, const std::string& query, ParsePage parse,
                        std::vector<T>& items, std::vector<SourceProblem>& problems) {
   for (const auto& scope : scopes) {
-    std::size_t first_item = items.size(), first_problem = problems.size();
+    std::size_t first_item = items.size(), first_problem = problems.size(), seen = 0;
+    std::vector<SourceProblem> item_problems;
     auto listed = lister.List(
         ListPath(scope, resource), query,
         [&](std::string_view body) -> Result<std::string> {
@@ -47,13 +49,19 @@ Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes
           if (!page) return Error{page.error()};
           std::move(page->items.begin(), page->items.end(), std::back_inserter(items));
           problems.insert(problems.end(), page->problems.begin(), page->problems.end());
+          seen += page->listed;
           return page->continue_token;
         },
         [&] {
           items.resize(first_item);
           problems.resize(first_problem);
+          seen = 0;
         });
     if (!listed) return listed;
+    item_problems.assign(problems.begin() + first_problem, problems.end());
+    if (auto unreadable = NothingReadable(seen, item_problems, resource)) {
+      return Error{fmt::format("GET {}: {}", ListPath(scope, resource), *unreadable)};
+    }
   }
   return true;
 }

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <deque>
+#include <limits>
 #include <thread>
 
 namespace schedwatch::platform {
@@ -284,6 +285,24 @@ TEST(ParseRetryAfterTest, SecondsAndTheThreeHttpDateForms) {
   EXPECT_EQ(ParseRetryAfter("1.5", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter(std::string(100, '9'), now), std::nullopt);
   EXPECT_GE(ParseRetryAfter("99999999999999", now).value(), seconds(600)) << "capped by the caller";
+}
+
+// What a server says to wait until is bounded by the policy, whatever its number.
+TEST(BoundedRetryAtTest, NeverBeyondMaxWaitNeverBeforeNow) {
+  const std::int64_t now = 1796040000;
+  bool capped = true;
+  EXPECT_EQ(BoundedRetryAt(now + 30, now, seconds(600), &capped), now + 30);
+  EXPECT_FALSE(capped);
+  EXPECT_EQ(BoundedRetryAt(now - 30, now, seconds(600), &capped), now) << "past: now";
+  EXPECT_FALSE(capped);
+  EXPECT_EQ(BoundedRetryAt(now + 1000000000000, now, seconds(3600), &capped), now + 3600);
+  EXPECT_TRUE(capped);
+  EXPECT_EQ(BoundedRetryAt(999999999999999999, now, seconds(3600)), now + 3600);
+  EXPECT_EQ(BoundedRetryAt(std::numeric_limits<std::int64_t>::max(), now, seconds(3600)),
+            now + 3600);
+  EXPECT_EQ(BoundedRetryAt(std::numeric_limits<std::int64_t>::min(), now, seconds(3600)), now);
+  EXPECT_EQ(BoundedRetryAt(now + 600, now, seconds(600), &capped), now + 600);
+  EXPECT_FALSE(capped);
 }
 
 }  // namespace

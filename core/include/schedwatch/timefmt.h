@@ -16,7 +16,8 @@ namespace schedwatch {
 // truncated), also with a space for the 'T'. nullopt when it is not one.
 std::optional<std::int64_t> ParseRfc3339(std::string_view text);
 
-// "2026-11-30T21:00:00+09:00" in `zone` (UTC when null: "2026-11-30T12:00:00Z").
+// "2026-11-30T21:00:00+09:00" in `zone` (UTC when null: "2026-11-30T12:00:00Z"). Any value is
+// safe: times outside years 0000-9999 are shown as the nearest of those bounds.
 std::string FormatRfc3339(std::int64_t unix_seconds, const date::time_zone* zone = nullptr);
 
 }  // namespace schedwatch

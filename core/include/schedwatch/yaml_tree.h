@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedwatch/result.h"
@@ -54,12 +56,29 @@ class YamlNode {
 
 class YamlDocument {
  public:
-  // Parses the first document of `text`. Errors read "LINE:COLUMN: message" (1-based).
+  // Parses the first document of `text` (and looks whether a second one starts). Errors read
+  // "LINE:COLUMN: message" (1-based).
   // The tree is acyclic and at most 256 levels deep: an alias to a node still open is an error.
   // Aliases share nodes, so a walker that expands them (into JSON, say) still needs a budget.
   static Result<YamlDocument> Parse(std::string_view text);
 
   YamlNode root() const { return YamlNode(this, root_); }
+
+  struct Position {
+    int line = 0, column = 0;  // 1-based
+  };
+  // Where a second document starts ("---" after the first), when the text holds one: Parse
+  // reads the first only, and callers refuse or judge the rest.
+  const std::optional<Position>& second_document() const { return second_document_; }
+  // The first key written twice in one mapping (scalar keys, compared as text), if any.
+  struct DuplicateKey {
+    std::string key;
+    Position at, first;  // the second occurrence, and the first
+  };
+  const std::optional<DuplicateKey>& duplicate_key() const { return duplicate_key_; }
+  // Whether 1-based `line` lies inside a scalar that spans lines (a `run: |` block, a quoted
+  // string going on), where a '#' is text, not a comment.
+  bool LineInsideScalar(int line) const;
 
  private:
   friend class YamlNode;
@@ -70,10 +89,17 @@ class YamlDocument {
     std::uint32_t first;  // scalar: offset in scalars_; collection: offset in children_
     std::uint32_t count;  // scalar: length; sequence: items; mapping: 2 x entries
   };
+  static std::optional<DuplicateKey> FindDuplicateKey(const YamlDocument& doc,
+                                                      const std::vector<std::uint32_t>& entries);
+
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> children_;
   std::string scalars_;
   std::uint32_t root_ = 0;
+  std::optional<Position> second_document_;
+  std::optional<DuplicateKey> duplicate_key_;
+  // [first, last] lines that are inside multi-line scalars, in order, not overlapping.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> scalar_lines_;
 };
 
 }  // namespace schedwatch

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
 #include "tests/test_util.h"
@@ -70,6 +72,39 @@ TEST(WorkflowPageTest, AnswersThatAreNotAListAreErrors) {
   auto empty = ParseWorkflowPage(R"({"total_count":0,"workflows":[]})");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->workflows.empty());
+}
+
+// null is no list, and a page of nothing readable is no empty list: either would make every
+// role look missing. Both are failed reads.
+TEST(WorkflowPageTest, NullOrOnlyUnreadableItemsAreErrors) {
+  EXPECT_EQ(ParseWorkflowPage(R"({"total_count":3,"workflows":null})").error(),
+            "the answer has no \"workflows\" list");
+  auto garbage = ParseWorkflowPage(R"({"total_count":2,"workflows":[{"id":"1"},7]})");
+  ASSERT_TRUE(garbage.ok()) << "judged over all pages by the source";
+  EXPECT_EQ(garbage->listed, 2u);
+  EXPECT_EQ(SomethingReadable(garbage->listed, garbage->problems, "workflows").error(),
+            "none of the 2 items of \"workflows\" can be read (first: workflows[0]: expected an "
+            "object with integer id, string path and state)");
+  EXPECT_TRUE(SomethingReadable(0, {}, "workflows").ok());
+  EXPECT_EQ(ParseRunPage(R"({"total_count":1,"workflow_runs":null})", "runs of x").error(),
+            "the answer has no \"workflow_runs\" list");
+  EXPECT_EQ(ParseRunPage(R"({"total_count":1,"workflow_runs":[{"status":"queued"}]})", "runs of x")
+                .error(),
+            "none of the 1 items of \"workflow_runs\" can be read (first: runs of x: "
+            "workflow_runs[0]: neither run_started_at nor created_at is an RFC 3339 time)");
+  auto empty = ParseRunPage(R"({"total_count":0,"workflow_runs":[]})", "runs of x");
+  ASSERT_TRUE(empty.ok()) << empty.error();
+  EXPECT_TRUE(empty->runs.empty());
+}
+
+TEST(DirectoryListingTest, AnEntryWithoutAPathProvesNoFileAbsent) {
+  auto listing = ParseDirectoryListing(
+      R"([{"path":".github/workflows/a.yml","sha":"1"},{"name":"nightly.yml","sha":"2"}])");
+  ASSERT_TRUE(listing.ok()) << listing.error();
+  EXPECT_FALSE(listing->complete) << "the pathless entry may be the job's file";
+  EXPECT_EQ(ParseDirectoryListing(R"([{"sha":"2"},3])").error(),
+            "none of the 2 entries of the directory listing has a path");
+  EXPECT_TRUE(ParseDirectoryListing("[]")->complete);
 }
 
 TEST(RepositoryTest, DefaultBranch) {
@@ -275,14 +310,14 @@ TEST(NextLinkTest, FindsNextAmongRelations) {
 
 TEST(ClassifyFailureTest, PrimaryLimitWaitsForTheReset) {
   std::map<std::string, std::string> headers{{"x-ratelimit-remaining", "0"},
-                                             {"x-ratelimit-reset", "1714600000"}};
+                                             {"x-ratelimit-reset", "1714593000"}};
   ApiFailure failure = ClassifyFailure(
       403, headers, R"({"message":"API rate limit exceeded for user ID 1234."})", 1714590000, 60);
   EXPECT_EQ(failure.kind, ApiFailure::Kind::kRateLimited);
   EXPECT_FALSE(failure.secondary);
-  EXPECT_EQ(failure.retry_at, 1714600000);
+  EXPECT_EQ(failure.retry_at, 1714593000);
   EXPECT_EQ(failure.message, "API rate limit exceeded for user ID 1234.");
-  EXPECT_EQ(ClassifyFailure(429, headers, "", 1714590000, 60).retry_at, 1714600000);
+  EXPECT_EQ(ClassifyFailure(429, headers, "", 1714590000, 60).retry_at, 1714593000);
 }
 
 TEST(ClassifyFailureTest, SecondaryLimitHonoursRetryAfterElseBacksOff) {
@@ -296,6 +331,37 @@ TEST(ClassifyFailureTest, SecondaryLimitHonoursRetryAfterElseBacksOff) {
   EXPECT_EQ(failure.kind, ApiFailure::Kind::kRateLimited);
   EXPECT_EQ(failure.retry_at, 1120);
   EXPECT_EQ(ClassifyFailure(429, {}, "", 1000, 60).retry_at, 1060);
+}
+
+// A hostile or broken server's wait is capped at the hour GitHub's primary window lasts: one
+// 429 with Retry-After: 1000000000000 once left the roles unknown until 2058.
+TEST(ClassifyFailureTest, WaitsAreCappedAndHugeNumbersStayBounded) {
+  const std::int64_t now = 1796040000;  // 2026-11-30T12:00:00Z
+  ApiFailure failure = ClassifyFailure(429, {{"retry-after", "1000000000000"}}, "", now, 60);
+  EXPECT_EQ(failure.kind, ApiFailure::Kind::kRateLimited);
+  EXPECT_EQ(failure.retry_at, now + 3600);
+  EXPECT_TRUE(failure.capped);
+  failure = ClassifyFailure(
+      403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "999999999999999999"}},
+      R"({"message":"API rate limit exceeded"})", now, 60);
+  EXPECT_EQ(failure.retry_at, now + 3600);
+  EXPECT_TRUE(failure.capped);
+  failure = ClassifyFailure(429, {{"retry-after", "Fri, 31 Dec 2099 23:59:59 GMT"}}, "", now, 60,
+                            std::chrono::seconds(600));
+  EXPECT_EQ(failure.retry_at, now + 600) << "the caller's cap";
+  failure = ClassifyFailure(429, {{"retry-after", "30"}}, "", now, 60);
+  EXPECT_EQ(failure.retry_at, now + 30);
+  EXPECT_FALSE(failure.capped);
+}
+
+// Every formatted time is a date: an 18-digit number once printed
+// "-970-12-03T277798484705281:46:39Z".
+TEST(FormatRfc3339Test, AnyNumberFormatsAsADateWithinYears0000To9999) {
+  EXPECT_EQ(FormatRfc3339(1796040000), "2026-11-30T12:00:00Z");
+  EXPECT_EQ(FormatRfc3339(999999999999999999), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(FormatRfc3339(std::numeric_limits<std::int64_t>::max()), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(FormatRfc3339(std::numeric_limits<std::int64_t>::min()), "0000-01-01T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339(-1), "1969-12-31T23:59:59Z");
 }
 
 TEST(ClassifyFailureTest, PermissionProblemsAreNotRateLimits) {
@@ -335,6 +401,76 @@ TEST(GitHubMappingHostileTest, DeeplyNestedAnswersDoNotCrash) {
   EXPECT_TRUE(!runs.ok() || runs->runs.empty());
   EXPECT_FALSE(ParseDefaultBranch(deep).ok());
   EXPECT_FALSE(ParseWorkflowFile("on: " + deep).ok());
+}
+
+// A job's script (a `run: |` block, a quoted string going on) may print anything: a '#' line in
+// it is not a YAML comment, so it cannot fake the spec version.
+TEST(WorkflowFileTest, OnlyYamlCommentsAreMarkers) {
+  WorkflowFile file = File("marker_in_script.yml");
+  EXPECT_EQ(file.spec_version, "7");
+  EXPECT_TRUE(file.problems.empty()) << file.problems.front();
+  // Without the real comment, the script's line gives no version at all.
+  auto scripted = ParseWorkflowFile(
+      "on: {schedule: [{cron: '0 3 * * *'}]}\njobs:\n  a:\n    steps:\n      - run: |\n"
+      "          # schedwatch: spec_version=999\n");
+  ASSERT_TRUE(scripted.ok()) << scripted.error();
+  EXPECT_EQ(scripted->spec_version, "");
+  // Line ends as libyaml counts them: a CR-only file keeps the block's lines apart.
+  auto carriage = ParseWorkflowFile(
+      "on: {schedule: [{cron: '0 3 * * *'}]}\rjobs:\r  a:\r    steps:\r      - run: |\r"
+      "          # schedwatch: spec_version=999\r# schedwatch: spec_version=4\r");
+  ASSERT_TRUE(carriage.ok()) << carriage.error();
+  EXPECT_EQ(carriage->spec_version, "4");
+  // A comment after a block scalar, back at the left margin, is YAML's again.
+  auto after = ParseWorkflowFile(
+      "jobs:\n  a:\n    steps:\n      - run: |\n          echo\n\n"
+      "# schedwatch: spec_version=5\non: {schedule: [{cron: '0 3 * * *'}]}\n");
+  ASSERT_TRUE(after.ok()) << after.error();
+  EXPECT_EQ(after->spec_version, "5");
+}
+
+TEST(WorkflowFileTest, TwoMarkersThatDisagreeAreAProblemAndGiveNoVersion) {
+  auto file = ParseWorkflowFile(
+      "# schedwatch: spec_version=7\n# schedwatch: spec_version=7\n"
+      "on: {schedule: [{cron: '0 3 * * *'}]}\n# schedwatch: spec_version=8\n");
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ(file->spec_version, "");
+  EXPECT_EQ(file->problems,
+            std::vector<std::string>{"line 4: a second schedwatch marker says spec_version=8, "
+                                     "line 1 said 7; no spec version is taken from the file"});
+  EXPECT_EQ(file->schedules.size(), 1u);
+}
+
+// GitHub's workflow parser refuses a key written twice and a second document, so the workflow
+// runs on no schedule: the file is judged the same way, never by its first `on:` alone.
+TEST(WorkflowFileTest, FilesGitHubRefusesHaveNoSchedule) {
+  auto twice = ParseWorkflowFile(
+      "# schedwatch: spec_version=7\non:\n  schedule:\n    - cron: '0 3 * * *'\n"
+      "jobs: {}\non:\n  push: {}\n");
+  ASSERT_TRUE(twice.ok()) << twice.error();
+  EXPECT_TRUE(twice->schedules.empty());
+  EXPECT_EQ(twice->spec_version, "");
+  EXPECT_EQ(twice->problems,
+            std::vector<std::string>{"line 6: GitHub refuses this workflow: key \"on\" is "
+                                     "defined twice (first on line 2); it runs on no schedule"});
+  auto nested = ParseWorkflowFile(
+      "on:\n  schedule:\n    - cron: '0 3 * * *'\n"
+      "      cron: '0 4 * * *'\n");
+  ASSERT_TRUE(nested.ok());
+  EXPECT_TRUE(nested->schedules.empty()) << "a duplicate anywhere refuses the file";
+  auto documents = ParseWorkflowFile(
+      "on:\n  schedule:\n    - cron: '0 3 * * *'\n---\non:\n  schedule:\n"
+      "    - cron: '0 4 * * *'\n");
+  ASSERT_TRUE(documents.ok()) << documents.error();
+  EXPECT_TRUE(documents->schedules.empty());
+  EXPECT_EQ(documents->problems,
+            std::vector<std::string>{"line 4: GitHub refuses this workflow: a second YAML "
+                                     "document; it runs on no schedule"});
+  // An explicit start and end of the one document are fine.
+  auto framed = ParseWorkflowFile("---\non: {schedule: [{cron: '0 3 * * *'}]}\n...\n");
+  ASSERT_TRUE(framed.ok());
+  EXPECT_EQ(framed->schedules.size(), 1u);
+  EXPECT_TRUE(framed->problems.empty());
 }
 
 TEST(WorkflowFileTest, WorkflowLevelConcurrencyGroup) {

@@ -333,6 +333,32 @@ TEST_F(GitHubSourceTest, SecondaryLimitHonoursRetryAfter) {
   EXPECT_TRUE(List(*source, kNow + 30).ok());
 }
 
+// A wait the server cannot mean blocks the source for an hour at most, not until 2058, and a
+// garbage reset still prints as a date.
+TEST_F(GitHubSourceTest, AHugeRetryAfterOrResetBlocksForAnHourAtMost) {
+  auto source = Make("    min_interval: 1s\n");
+  fake_.routes[kRepo].status = 429;
+  fake_.routes[kRepo].headers = {{"retry-after", "1000000000000"}};
+  fake_.routes[kRepo].body = R"({"message":"You have exceeded a secondary rate limit."})";
+  auto limited = List(*source, kNow);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_EQ(limited.error(),
+            "GET /repos/acme/widgets: rate limited until 2026-11-30T13:00:00Z (429 secondary "
+            "limit, a longer wait asked for, capped at 3600s: You have exceeded a secondary rate "
+            "limit.)");
+  EXPECT_EQ(List(*source, kNow + 3599).error(),
+            "rate limited until 2026-11-30T13:00:00Z (no request sent)");
+  fake_.routes[kRepo] = {
+      200,
+      R"({"default_branch":"main"})",
+      {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "999999999999999999"}}};
+  auto drained = List(*source, kNow + 3600);
+  ASSERT_FALSE(drained.ok()) << "the answer left no quota: the rest of the read waits";
+  EXPECT_EQ(drained.error(), "rate limited until 2026-11-30T14:00:00Z (no request sent)");
+  fake_.routes[kRepo] = {200, R"({"default_branch":"main"})", {}};
+  EXPECT_TRUE(List(*source, kNow + 7200).ok()) << "an hour later the reads go on";
+}
+
 TEST_F(GitHubSourceTest, PermissionDenialIsNotARateLimit) {
   auto source = Make("    min_interval: 1s\n");
   fake_.routes[kWorkflows] = {403,
@@ -465,6 +491,43 @@ TEST_F(GitHubSourceTest, GarbledAnswerIsAnError) {
   ASSERT_FALSE(snapshot.ok());
   EXPECT_EQ(snapshot.error(),
             "GET /repos/acme/widgets/actions/workflows: the answer has no \"workflows\" list");
+}
+
+// A next link back to a page already read is a circle: the first repeat fails the read
+// (not the 100-page bound, and not the timeout).
+TEST_F(GitHubSourceTest, ANextLinkBackToAnEarlierPageFailsTheRead) {
+  auto source = Make();
+  fake_.routes[kWorkflowsPage2].headers = {{"link", "<" + kWorkflows + ">; rel=\"next\""}};
+  auto snapshot = List(*source, kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /repos/acme/widgets/actions/workflows: the next link of workflows page 2 leads "
+            "back to an earlier page; the list never completes");
+  std::size_t workflow_pages = 0;
+  for (const auto& request : fake_.requests) {
+    workflow_pages += request.url.find("/actions/workflows?") != std::string::npos;
+  }
+  EXPECT_EQ(workflow_pages, 2u);
+}
+
+// A list of workflows of which nothing can be read is a failed read, never "no workflows"; one
+// readable item on another page makes the rest problems.
+TEST_F(GitHubSourceTest, AWorkflowListOfNothingReadableFailsTheRead) {
+  fake_.routes[kWorkflows].body = R"({"total_count":9,"workflows":[{"id":1}]})";
+  fake_.routes[kWorkflowsPage2].body = R"({"total_count":9,"workflows":[{"id":"x"},null]})";
+  auto snapshot = List(*Make(), kNow);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /repos/acme/widgets/actions/workflows: none of the 3 items of \"workflows\" can "
+            "be read (first: workflows page 1: workflows[0]: expected an object with integer id, "
+            "string path and state)");
+  fake_.routes[kWorkflowsPage2].body = R"({"total_count":9,"workflows":null})";
+  EXPECT_FALSE(List(*Make(), kNow).ok());
+  fake_.routes[kWorkflowsPage2].body = WorkflowsJson(
+      R"({"id":61234999,"name":"Cleanup","path":".github/workflows/cleanup.yml","state":"active"})");
+  auto partly = List(*Make(), kNow);
+  ASSERT_TRUE(partly.ok()) << partly.error();
+  EXPECT_EQ(partly->problems.size(), 1u);
 }
 
 TEST_F(GitHubSourceTest, NextLinkToAnotherOriginIsRefused) {

@@ -61,7 +61,16 @@ class FakeKubernetes {
         tls_.push_back(tls);
       }
       return [this, tls](const HttpRequest& request, const std::atomic<bool>*,
-                         HttpFailure* failure) { return Answer(request, tls, failure); };
+                         HttpFailure* failure) -> Result<HttpResponse> {
+        auto answer = Answer(request, tls, failure);
+        // As HttpClient: a body past the request's cap is a failure, not an answer.
+        if (answer && answer->body.size() > request.max_body_bytes) {
+          if (failure != nullptr) *failure = HttpFailure::kTooLarge;
+          return Error{fmt::format("GET {}: the answer is larger than {} bytes",
+                                   UrlPathForMessages(request.url), request.max_body_bytes)};
+        }
+        return answer;
+      };
     };
   }
 

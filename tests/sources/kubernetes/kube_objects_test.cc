@@ -107,9 +107,59 @@ TEST(CronJobListTest, AWholePageThatIsNotAListIsAnError) {
   EXPECT_EQ(ParseCronJobList("").error().rfind("malformed JSON", 0), 0u);
   EXPECT_EQ(ParseCronJobList("\"text\"").error(), "a CronJobList is not a JSON object");
   EXPECT_EQ(ParseCronJobList("{\"items\":[]} trailing").error().rfind("malformed JSON", 0), 0u);
-  auto empty = ParseCronJobList("{\"kind\":\"CronJobList\",\"metadata\":{},\"items\":null}");
+  auto empty = ParseCronJobList(R"({"kind":"CronJobList","metadata":{},"items":[]})");
   ASSERT_TRUE(empty.ok()) << empty.error();
   EXPECT_TRUE(empty->items.empty());
+}
+
+// An API server writes [] for an empty list; null or a page of nothing readable would make
+// every role look missing (and reconcile create it): the page is a failed read instead.
+TEST(CronJobListTest, NullItemsOrOnlyUnreadableItemsAreAnErrorNotAnEmptyList) {
+  EXPECT_EQ(ParseCronJobList(R"({"kind":"CronJobList","metadata":{},"items":null})").error(),
+            "a CronJobList has items: null, not a list");
+  EXPECT_EQ(ParseJobList(R"({"kind":"JobList","metadata":{},"items":null})", {}).error(),
+            "a JobList has items: null, not a list");
+  // A page of nothing readable is counted; the list it belongs to is judged as a whole.
+  auto garbage = ParseCronJobList(R"({"kind":"CronJobList","items":[1,"x",null]})");
+  ASSERT_TRUE(garbage.ok()) << garbage.error();
+  EXPECT_EQ(garbage->listed, 3u);
+  EXPECT_EQ(NothingReadable(garbage->listed, garbage->problems, "cronjobs"),
+            "none of the 3 cronjobs listed can be read (first: CronJobList item 0 is not an "
+            "object)");
+  auto jobs = ParseJobList(R"({"kind":"JobList","items":[[],{"metadata":{}}]})", {});
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  EXPECT_EQ(jobs->listed, 2u);
+  EXPECT_EQ(jobs->problems.size(), 2u);
+  EXPECT_EQ(NothingReadable(0, {}, "jobs"), std::nullopt) << "an empty list is a list";
+  // One readable item is enough: the rest are problems.
+  auto mixed = ParseCronJobList(R"({"kind":"CronJobList","items":[7,{"metadata":{"name":"other",
+      "namespace":"ns"}}]})");
+  ASSERT_TRUE(mixed.ok()) << mixed.error();
+  EXPECT_TRUE(mixed->items.empty());
+  EXPECT_EQ(NothingReadable(mixed->listed, mixed->problems, "cronjobs"), std::nullopt);
+  EXPECT_EQ(Messages(mixed->problems),
+            std::vector<std::string>{"CronJobList item 0 is not an object"});
+}
+
+// Not ours or not, an item without a name is counted, never dropped silently.
+TEST(CronJobListTest, ItemsWithoutANameAreProblems) {
+  auto cronjobs = ParseCronJobList(R"({"kind":"CronJobList","items":[
+      {"metadata":{"namespace":"ns","uid":"u1"},"spec":{"schedule":"@daily"}},
+      {"metadata":{"name":"","namespace":"ns","labels":{"schedwatch.io/role":"r"}}},
+      {"metadata":{"name":"fine","namespace":"ns","uid":"u2","labels":{"schedwatch.io/role":"r"}},
+       "spec":{"schedule":"@daily"}}]})");
+  ASSERT_TRUE(cronjobs.ok()) << cronjobs.error();
+  ASSERT_EQ(cronjobs->items.size(), 1u);
+  EXPECT_EQ(Messages(cronjobs->problems),
+            (std::vector<std::string>{"CronJobList item 0: metadata.name is missing",
+                                      "CronJob ns/: metadata.name is empty"}));
+  auto jobs = ParseJobList(R"({"kind":"JobList","items":[
+      {"metadata":{"namespace":"ns","uid":"j1","ownerReferences":[{"kind":"CronJob","uid":"x"}]}},
+      {"metadata":{"name":"other","namespace":"ns","uid":"j2"}}]})",
+                           {{"u2", 0}});
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  EXPECT_EQ(Messages(jobs->problems),
+            std::vector<std::string>{"JobList item 0: metadata.name is missing"});
 }
 
 TEST(CronJobListTest, KeyOrderDoesNotMatter) {

@@ -226,6 +226,75 @@ TEST_F(KubernetesSourceTest, ContinueTokensThatKeepExpiringFailTheList) {
   EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 8u);
 }
 
+// A server that hands out a continue token again would be followed in a circle until the
+// timeout (225 requests in 10 s): the first repeat fails the list.
+TEST_F(KubernetesSourceTest, AContinueTokenThatRepeatsFailsTheListAtOnce) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
+                      {"continue", true},
+                      {"raw", R"({"kind":"CronJobList","metadata":{"continue":"c2FtZQ=="},
+                                  "items":[]})"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"3"}}}));
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: page 3 repeats the continue token of an earlier page; "
+            "the list never completes");
+  EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 3u)
+      << "the first page, the page giving the token, the page giving it again";
+}
+
+// items: null (and a page of nothing readable) is a failed read, retried, then unknown: never
+// an empty list whose roles would be missing.
+TEST_F(KubernetesSourceTest, NullItemsFailTheListInsteadOfEmptyingIt) {
+  Json world = World();
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
+                      {"raw", R"({"kind":"CronJobList","metadata":{},"items":null})"}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: a CronJobList has items: null, not a list (gave up "
+            "after 3 attempts)");
+  // Every item unreadable, over all pages of the list (whatever the page size): no list.
+  world = World();
+  Json nameless = {{"metadata", {{"namespace", "ops"}, {"labels", {{"schedwatch.io/role", "q"}}}}}};
+  world["cronjobs"] = {nameless, nameless};
+  Serve(world);
+  auto garbage = List(*MakeWithKubeconfig({{"page_size", {"2"}}}));
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error(),
+            "GET /apis/batch/v1/cronjobs: none of the 2 cronjobs listed can be read (first: "
+            "CronJobList item 0: metadata.name is missing)");
+  world["cronjobs"].push_back({{"metadata",
+                                {{"name", "fine"},
+                                 {"namespace", "ops"},
+                                 {"uid", "u"},
+                                 {"labels", {{"schedwatch.io/role", "r"}}}}},
+                               {"spec", {{"schedule", "@daily"}}}});
+  Serve(world);
+  auto some = List(*MakeWithKubeconfig({{"page_size", {"2"}}}));
+  ASSERT_TRUE(some.ok()) << some.error();
+  EXPECT_EQ(some->objects.size(), 1u);
+  EXPECT_EQ(Count(Reasons(*some), "malformed_object"), 2u);
+}
+
+// One answer of 512 MiB once took the exporter's RSS to 510 MiB: an answer past 64 MiB fails
+// the read (roles unknown) and is not retried.
+TEST_F(KubernetesSourceTest, AnAnswerPastTheCapFailsTheReadNotTheProcess) {
+  Json world = World();
+  std::string huge = R"({"kind":"CronJobList","metadata":{},"items":[],"padding":")" +
+                     std::string(std::size_t{64} << 20, 'x') + "\"}";
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", huge}}};
+  huge.clear();
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: the answer is larger than 67108864 bytes");
+  EXPECT_EQ(Paths().size(), 1u) << "not retried";
+}
+
 TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
   Json world = World();
   world["faults"] = {

@@ -34,6 +34,12 @@ HttpTransport TransportOver(std::shared_ptr<HttpClient> client);
 // from `now_unix`; nullopt when absent or unreadable. A date in the past is a wait of 0.
 std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view header, std::int64_t now_unix);
 
+// The Unix time a server said to wait until (a Retry-After, a rate limit's reset), bounded to
+// [now_unix, now_unix + max_wait]: no server's word blocks requests longer than the policy's
+// max_retry_after, and no arithmetic on its number overflows. `capped` is set when it was cut.
+std::int64_t BoundedRetryAt(std::int64_t asked_unix, std::int64_t now_unix,
+                            std::chrono::seconds max_wait, bool* capped = nullptr);
+
 struct ApiHeaders {
   std::string product = "schedwatch";  // User-Agent: <product>/<version>
   std::string accept = "application/json";
