@@ -1,13 +1,22 @@
 #!/usr/bin/python3
-"""Refresh and memory benchmark: N roles (file or crontab source, bench/gen_roles.py) served by a
-schedwatch_exporter binary refreshing every 2 s. Prints the refresh times (from the exporter's
-debug log), the /metrics scrape (median time, bytes, plain and gzip) and peak resident memory
-(VmHWM) after a few refreshes and scrapes. Give two binaries to compare them side by side.
+"""Refresh, scrape and memory benchmark: N roles (file or crontab source, bench/gen_roles.py)
+served by a schedwatch_exporter binary. Prints, per binary:
+
+  - ready: seconds from start to the first complete refresh (/-/ready answers 200);
+  - refresh: wall seconds (from the exporter's debug log) and CPU seconds per refresh;
+  - /metrics right after each refresh, as Prometheus asks (gzip) and plain: time, bytes, and
+    whether every answer was whole (its Content-Length arrived and the gzip member is complete);
+  - /metrics from the same refresh afterwards (median of --scrapes);
+  - memory: VmHWM (peak) and VmRSS (steady) after all that.
+
+Give two binaries to compare them side by side.
 
   bench/refresh_bench.py --exporter build/exporter/schedwatch_exporter [--exporter OTHER]
                          [--roles 10000] [--type crontab] [--refreshes 5] [--scrapes 20]
+                         [--interval 2s]
 """
 import argparse
+import http.client
 import os
 import re
 import statistics
@@ -15,44 +24,114 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "harness"))
-from schedwatch_test import free_port, proc_status_kib, scrape_times  # noqa: E402
+from schedwatch_test import free_port, proc_status_kib  # noqa: E402
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def scrape(url, count, gzip_header):
-    times, size = scrape_times(url, count, gzip=gzip_header)
-    return statistics.median(times), size
+def scrape(port, gzip, timeout=15):
+    """One /metrics answer: (milliseconds, bytes on the wire, whole?)."""
+    started = time.monotonic()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", "/metrics",
+                           headers={"Accept-Encoding": "gzip"} if gzip else {})
+        answer = connection.getresponse()
+        promised = int(answer.getheader("Content-Length", "-1"))
+        body = b""
+        try:
+            body = answer.read()
+        except (http.client.IncompleteRead, OSError) as error:
+            body = getattr(error, "partial", b"")
+        whole = answer.status == 200 and len(body) == promised
+        if whole and gzip:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            inflater.decompress(body)
+            whole = inflater.eof and not inflater.unused_data
+        return (time.monotonic() - started) * 1000, len(body), whole
+    except OSError:
+        return (time.monotonic() - started) * 1000, 0, False
+    finally:
+        connection.close()
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+
+def ready(port):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", "/-/ready")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        connection.close()
 
 
 def run(binary, spec, args):
     port = free_port()
     log = tempfile.TemporaryFile(mode="w+")
+    started = time.monotonic()
     process = subprocess.Popen(
         [binary, "--config.file", spec, "--web.listen-address", f"127.0.0.1:{port}",
-         "--refresh.interval", "2s", "--refresh.confirm-delay", "200ms", "--log.level", "debug"],
+         "--refresh.interval", args.interval, "--refresh.confirm-delay", "200ms",
+         "--log.level", "debug"],
         stderr=log, stdout=subprocess.DEVNULL)
+
+    def refreshes():
+        log.seek(0)
+        return [float(m) for m in re.findall(r'msg="refresh done".*?seconds=([0-9.]+)', log.read())]
+
     try:
-        base = f"http://127.0.0.1:{port}"
-        refreshes = []
-        deadline = time.time() + 300
-        while len(refreshes) < args.refreshes and time.time() < deadline:
-            time.sleep(0.5)
-            log.seek(0)
-            refreshes = [float(m) for m in
-                         re.findall(r'msg="refresh done".*?seconds=([0-9.]+)', log.read())]
-            if process.poll() is not None:
-                raise RuntimeError(f"{binary} exited with {process.returncode}")
-        plain, plain_bytes = scrape(base + "/metrics", args.scrapes, False)
-        gz, gz_bytes = scrape(base + "/metrics", args.scrapes, True)
+        deadline = time.monotonic() + 600
+        while not ready(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{binary} never became ready (exit {process.returncode})")
+            time.sleep(0.05)
+        ready_seconds = time.monotonic() - started
+        after_gzip, after_plain = [], []
+        cpu = []
+        seen = len(refreshes())
+        while seen < args.refreshes and time.monotonic() < deadline:
+            cpu_before = cpu_seconds(process.pid)
+            while len(refreshes()) == seen:  # the next refresh is published: scrape at once
+                if process.poll() is not None:
+                    raise RuntimeError(f"{binary} exited with {process.returncode}")
+                time.sleep(0.02)
+            cpu.append(cpu_seconds(process.pid) - cpu_before)
+            seen = len(refreshes())
+            after_gzip.append(scrape(port, True))
+            after_plain.append(scrape(port, False))
+        cached_gzip = [scrape(port, True) for _ in range(args.scrapes)]
+        cached_plain = [scrape(port, False) for _ in range(max(1, args.scrapes // 4))]
         hwm = proc_status_kib(process.pid, "VmHWM") / 1024
         rss = proc_status_kib(process.pid, "VmRSS") / 1024
-        print(f"{binary}:\n  refresh median {statistics.median(refreshes[1:] or refreshes):.3f} s "
-              f"(first {refreshes[0]:.3f} s, {len(refreshes)} refreshes)\n"
-              f"  /metrics plain {plain:.1f} ms median, {plain_bytes} bytes | "
-              f"gzip {gz:.1f} ms median, {gz_bytes} bytes\n"
-              f"  memory: peak (VmHWM) {hwm:.1f} MiB, now (VmRSS) {rss:.1f} MiB")
+        walls = refreshes()
+
+        def line(name, answers):
+            whole = sum(1 for answer in answers if answer[2])
+            return (f"  /metrics {name}: {statistics.median(a[0] for a in answers):.1f} ms median "
+                    f"(max {max(a[0] for a in answers):.1f}), {answers[-1][1]} bytes, "
+                    f"{whole}/{len(answers)} whole")
+
+        print(f"{binary}:\n  ready after {ready_seconds:.2f} s\n"
+              f"  refresh median {statistics.median(walls[1:] or walls):.3f} s wall "
+              f"(first {walls[0]:.3f} s, {len(walls)} refreshes), "
+              f"{statistics.median(cpu):.2f} s CPU (interval containing one refresh)")
+        print(line("gzip right after a refresh", after_gzip))
+        print(line("plain right after a refresh", after_plain))
+        print(line("gzip from cache", cached_gzip))
+        print(line("plain from cache", cached_plain))
+        print(f"  memory: peak (VmHWM) {hwm:.1f} MiB, now (VmRSS) {rss:.1f} MiB")
+        return all(answer[2] for answer in after_gzip + after_plain + cached_gzip + cached_plain)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -65,13 +144,18 @@ def main():
     parser.add_argument("--type", choices=["file", "crontab"], default="crontab")
     parser.add_argument("--refreshes", type=int, default=5)
     parser.add_argument("--scrapes", type=int, default=20)
+    parser.add_argument("--interval", default="2s", help="--refresh.interval of the exporter")
     args = parser.parse_args()
+    whole = True
     with tempfile.TemporaryDirectory(prefix="schedwatch-refresh-bench-") as workdir:
         subprocess.run([sys.executable, os.path.join(HERE, "gen_roles.py"), "--roles",
                         str(args.roles), "--type", args.type, "--out", workdir], check=True)
-        print(f"{args.roles} {args.type} roles")
+        print(f"{args.roles} {args.type} roles, --refresh.interval {args.interval}")
         for binary in args.exporter:
-            run(binary, os.path.join(workdir, "spec.yaml"), args)
+            whole = run(binary, os.path.join(workdir, "spec.yaml"), args) and whole
+    if not whole:
+        print("some /metrics answers were cut short")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
