@@ -581,13 +581,15 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
 }
 
 MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
-  std::shared_ptr<const Published> published = refresher_.Current();
+  // A copy of the chunk list, not the refresh: a slow reader then holds chunks that later
+  // refreshes mostly share, never a whole RefreshResult per refresh it outlives.
+  auto text = std::make_shared<const ChunkedText>(refresher_.Current()->metrics);
   std::string process;
   if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
   bool gzip = false;
   MHD_Response* response = CreateMetricsResponse(
-      std::shared_ptr<const ChunkedText>(published, &published->metrics), process,
-      AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)), &gzip);
+      std::move(text), process, AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
+      &gzip);
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, kExpositionType);
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
