@@ -17,9 +17,7 @@ constexpr std::size_t kMaxNoteBytes = 255;
 
 }  // namespace
 
-Result<FileLock::Attempt> FileLock::TryLock(const std::string& path, unsigned int mode) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, static_cast<mode_t>(mode));
-  if (fd < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+Result<FileLock::Attempt> FileLock::TryLockOpened(int fd, const std::string& path) {
   if (flock(fd, LOCK_EX | LOCK_NB) == 0)
     return Attempt{std::unique_ptr<FileLock>(new FileLock(fd)), ""};
   int error = errno;
@@ -36,6 +34,12 @@ Result<FileLock::Attempt> FileLock::TryLock(const std::string& path, unsigned in
   return Attempt{nullptr, holder};
 }
 
+Result<FileLock::Attempt> FileLock::TryLock(const std::string& path, unsigned int mode) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, static_cast<mode_t>(mode));
+  if (fd < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
+  return TryLockOpened(fd, path);
+}
+
 Result<FileLock::Attempt> FileLock::TryLockOwnedAt(int directory_fd, const std::string& name,
                                                    const std::string& path, unsigned int mode) {
   int fd = openat(directory_fd, name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
@@ -49,20 +53,7 @@ Result<FileLock::Attempt> FileLock::TryLockOwnedAt(int directory_fd, const std::
         "{} is owned by uid {}, not by this user (uid {}) or root: it cannot guard this role", path,
         info.st_uid, geteuid())};
   }
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    return Attempt{std::unique_ptr<FileLock>(new FileLock(fd)), ""};
-  }
-  int error = errno;
-  if (error != EWOULDBLOCK) {
-    close(fd);
-    return Error{fmt::format("cannot lock {}: {}", path, std::strerror(error))};
-  }
-  char buffer[kMaxNoteBytes + 1];
-  ssize_t n = pread(fd, buffer, kMaxNoteBytes, 0);
-  close(fd);
-  std::string holder = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
-  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-  return Attempt{nullptr, holder};
+  return TryLockOpened(fd, path);
 }
 
 Result<std::unique_ptr<FileLock>> FileLock::Lock(const std::string& path, unsigned int mode,

@@ -43,6 +43,8 @@ class FileLock {
 
  private:
   explicit FileLock(int fd) : fd_(fd) {}
+  // Locks `fd` (owned from here on) or reads who holds it.
+  static Result<Attempt> TryLockOpened(int fd, const std::string& path);
   int fd_;
 };
 
