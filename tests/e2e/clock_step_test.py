@@ -130,7 +130,7 @@ def main():
             check("+1h: hung, not_started and stale held", held(status, "tick") == sorted(TIME_BASED),
                   tick["reasons"])
             check("+1h: the reasons say the clock moved",
-                  all("clock moved forward 1h" in r["reason"] for r in tick["reasons"]),
+                  all("clock moved forward" in r["reason"] for r in tick["reasons"]),
                   tick["reasons"])
             no_false_conditions(exporter, "+1h")
             page = exporter.get("/roles/tick").text
