@@ -168,6 +168,27 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                           FormatDuration(job.progress->stale_after)),
         "inputs and domain conditions", "SchedwatchJobProgressStalled");
   }
+  if (status.held.any() && status.clock_step) {
+    const ClockStep& step = *status.clock_step;
+    static constexpr struct {
+      Condition condition;
+      const char* alert;
+    } kHeld[] = {{Condition::kNotStarted, "SchedwatchJobNotStarted"},
+                 {Condition::kHung, "SchedwatchJobHung"},
+                 {Condition::kStale, "SchedwatchJobSuccessStale"},
+                 {Condition::kStalled, "SchedwatchJobProgressStalled"}};
+    for (const auto& held : kHeld) {
+      if (!status.held.test(static_cast<int>(held.condition))) continue;
+      reasons.push_back(
+          {held.condition,
+           fmt::format("held, not raised: the watcher's clock moved {}{} (seen {}); by the clock "
+                       "without that step the role is not {}, so the step alone would raise it",
+                       step.seconds < 0 ? "back " : "forward ",
+                       FormatDuration(step.seconds < 0 ? -step.seconds : step.seconds),
+                       Ago(step.at, now), ConditionName(held.condition)),
+           "check the host's time sync (timedatectl, chronyc tracking)", held.alert, true});
+    }
+  }
   return reasons;
 }
 

@@ -22,9 +22,12 @@ struct ConditionReason {
   std::string text;    // what was seen
   std::string action;  // the safe first action
   std::string alert;   // the alert (and runbook section) it belongs to: "SchedwatchJobMissing"
+  // Not raised: only a recent step of the watcher's clock would raise it (RoleStatus::held).
+  bool held = false;
 };
 
-// One reason per condition that holds, in the order of the conditions table. `source` is the
+// One reason per condition that holds, in the order of the conditions table, then one per
+// condition held back after a clock step. `source` is the
 // role's source status (for the error of an unknown source); may be null.
 std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
                                                std::int64_t now);

@@ -4,15 +4,21 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "exporter/exposition.h"
+#include "schedwatch/duration.h"
 #include "schedwatch/platform/log.h"
+#include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
+#include "sources/problems.h"
 
 namespace schedwatch {
 
 Refresher::Refresher(RefresherOptions options)
-    : options_(std::move(options)), observer_(options_.ledger_file) {}
+    : options_(std::move(options)),
+      observer_(options_.ledger_file),
+      time_(options_.time != nullptr ? *options_.time : platform::RealClock()) {}
 
 Refresher::~Refresher() { Stop(); }
 
@@ -58,9 +64,36 @@ Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<cons
 
 std::int64_t Refresher::Now() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return time_.UnixSeconds();
+}
+
+std::optional<ClockStep> Refresher::WatchClock(std::int64_t now) {
+  platform::Clock::TimePoint monotonic = time_.Now();
+  if (!options_.clock && last_wall_) {
+    auto elapsed = std::llround(std::chrono::duration<double>(monotonic - last_monotonic_).count());
+    std::int64_t expected = *last_wall_ + elapsed;
+    std::int64_t step = now - expected;
+    if (step > kClockStepThreshold || step < -kClockStepThreshold) {
+      bool within_hold = recent_step_ && monotonic < hold_until_;
+      // Steps within one hold window add up: the clock without them is what both agree on.
+      recent_step_ = ClockStep{step + (within_hold ? recent_step_->seconds : 0), now};
+      hold_until_ = monotonic + kClockStepHold;
+      self_metrics_.SetClockStep(step, now);
+      Log(LogLevel::kWarn, "wall clock stepped",
+          {{"seconds", std::to_string(step)},
+           {"expected", FormatRfc3339(expected)},
+           {"now", FormatRfc3339(now)},
+           {"held_for", FormatDuration(kClockStepHold.count())}});
+      // When each role became desired is the exporter's own reading of the clock: it moves
+      // with the clock, so a step makes no role look desired for longer (or shorter).
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& entry : desired_since_) entry.second += step;
+    }
+  }
+  last_wall_ = now;
+  last_monotonic_ = monotonic;
+  if (recent_step_ && monotonic >= hold_until_) recent_step_.reset();
+  return recent_step_;
 }
 
 void Refresher::Start() {
@@ -88,6 +121,9 @@ void Refresher::Stop() {
 void Refresher::RefreshOnce() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
   auto started = std::chrono::steady_clock::now();
+  const std::int64_t now = Now();
+  // Before a new spec's roles get their desired_since from the clock as it reads now.
+  const std::optional<ClockStep> recent_step = WatchClock(now);
   ApplyPendingConfig();
   std::shared_ptr<Config> config;
   std::map<std::string, std::int64_t> desired_since;
@@ -96,13 +132,12 @@ void Refresher::RefreshOnce() {
     config = config_;
     desired_since = desired_since_;
   }
-  const std::int64_t now = Now();
 
   // Read, observe, classify, publish.
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
   Observed observed = observer_.Observe(*config->spec, reads, desired_since, now);
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
-  RefreshResult result = ClassifyRoles(observed, config->spec, now);
+  RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
   run_history_.Update(result);  // runs kept across refreshes, for the status page
   LogChanges(result);
   self_metrics_.Update(result, observed.problems, observed.new_duplicates_prevented);
@@ -118,25 +153,61 @@ void Refresher::RefreshOnce() {
 }
 
 RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
-                                       std::int64_t now) {
+                                       std::int64_t now,
+                                       const std::optional<ClockStep>& recent_step) {
   RefreshResult result;
   result.spec = std::move(spec);
   result.time = now;
   result.complete = true;
+  result.clock_step = recent_step;
   result.roles = std::move(observed.roles);
+  std::map<std::string, std::int64_t> future_counted;
   for (std::size_t i = 0; i < result.roles.size(); ++i) {
     RoleResult& role = result.roles[i];
     RoleObservation& observation = observed.observations[i];
-    role.status = Classify(*role.job, observation, now);
+    role.status = Classify(*role.job, observation, now, recent_step);
     role.objects = std::move(observation.objects);
+    if (!role.status.in_future.empty()) AddFutureProblem(observed, role, now, future_counted);
   }
+  future_counted_ = std::move(future_counted);  // roles whose future times went are forgotten
   observed.observations = {};  // before publishing, which holds two refreshes for a moment
+  for (auto& source : observed.sources) source.problems = CapProblems(std::move(source.problems));
   result.sources = std::move(observed.sources);
   std::sort(result.roles.begin(), result.roles.end(),
             [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
   std::sort(result.sources.begin(), result.sources.end(),
             [](const SourceStatus& a, const SourceStatus& b) { return a.name < b.name; });
   return result;
+}
+
+void Refresher::AddFutureProblem(Observed& observed, const RoleResult& role, std::int64_t now,
+                                 std::map<std::string, std::int64_t>& counted) {
+  // Times the scheduler or the job reported, never their text: a file's bytes stay out.
+  const std::vector<FutureTime>& times = role.status.in_future;
+  constexpr std::size_t kTimesNamed = 3;
+  std::string named;
+  std::int64_t latest = times.front().time;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    latest = std::max(latest, times[i].time);
+    if (i < kTimesNamed) {
+      named +=
+          fmt::format("{}{} {}", i == 0 ? "" : ", ", times[i].what, FormatRfc3339(times[i].time));
+    }
+  }
+  if (times.size() > kTimesNamed) named += fmt::format(" and {} more", times.size() - kTimesNamed);
+  SourceProblem problem = MakeProblem(
+      Reason::kRunInFuture,
+      fmt::format("role {}: {} later than now ({}) plus the clock skew allowance {}: not "
+                  "counted as a start or a success",
+                  role.job->role, named, FormatRfc3339(now), FormatDuration(kClockSkewAllowance)));
+  // Counted once while it stands, as a bad run record is: again only when a later one comes.
+  auto before = future_counted_.find(role.job->role);
+  problem.counted_before = before != future_counted_.end() && before->second >= latest;
+  counted[role.job->role] = latest;
+  for (auto& source : observed.sources) {
+    if (source.name == role.job->source) source.problems.push_back(problem);
+  }
+  observed.problems[role.job->source].push_back(std::move(problem));
 }
 
 void Refresher::LogChanges(const RefreshResult& result) {

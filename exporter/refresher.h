@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -23,10 +24,19 @@
 #include "exporter/run_history.h"
 #include "exporter/self_metrics.h"
 #include "exporter/state.h"
+#include "schedwatch/platform/clock.h"
 #include "schedwatch/result.h"
 #include "sources/source.h"
 
 namespace schedwatch {
+
+// A wall clock that moved more than this against the monotonic clock between two refreshes
+// was stepped (NTP slews by at most 0.5 ms a second; a step is seconds to years).
+inline constexpr std::int64_t kClockStepThreshold = 30;
+// For this long after a step (monotonic time), time-based conditions that only the stepped
+// clock raises are held (core's Classify with a ClockStep). The delay this adds to a genuine
+// alert is at most the step's size, as the clock without the step catches up with it.
+inline constexpr std::chrono::seconds kClockStepHold{3600};
 
 struct RefresherOptions {
   std::string config_file;
@@ -34,7 +44,11 @@ struct RefresherOptions {
   std::chrono::milliseconds interval{std::chrono::seconds(30)};
   std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
   std::chrono::milliseconds source_timeout{std::chrono::seconds(10)};  // unless the source sets one
-  std::function<std::int64_t()> clock;  // Unix seconds; the system clock when empty
+  // Wall clock (UnixSeconds) and monotonic clock (Now) of the refreshes; the real ones when
+  // null. Comparing the two between refreshes finds clock steps.
+  platform::Clock* time = nullptr;
+  // Unix seconds, instead of `time`'s wall clock (tests that pin time); no step detection then.
+  std::function<std::int64_t()> clock;
   // Called with the spec at start-up and after each successful reload (--reconcile.on-start).
   std::function<void(std::shared_ptr<const Spec>)> on_spec_loaded;
 };
@@ -80,11 +94,16 @@ class Refresher {
   std::int64_t Now() const;
   // The stages after reading.
   RefreshResult ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
-                              std::int64_t now);
+                              std::int64_t now, const std::optional<ClockStep>& recent_step);
   void LogChanges(const RefreshResult& result);
   void Publish(RefreshResult result);
   void ApplyPendingConfig();
   void RepublishSelfMetrics();
+  // The step of the wall clock since the last refresh, if any, and the hold window's step.
+  std::optional<ClockStep> WatchClock(std::int64_t now);
+  // A run_in_future problem for the role's times set aside, counted once while it stands.
+  void AddFutureProblem(Observed& observed, const RoleResult& role, std::int64_t now,
+                        std::map<std::string, std::int64_t>& counted);
 
   RefresherOptions options_;
   mutable std::mutex mutex_;  // guards config_, pending_config_, published_, desired_since_
@@ -95,6 +114,15 @@ class Refresher {
   std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
   RunHistoryStore run_history_;                         // refresh thread only
   Observer observer_;                                   // refresh thread only
+  // Clock-step detection, refresh thread only: the last refresh's wall and monotonic times,
+  // the steps within the hold window (summed: two that cancel hold nothing) and its end.
+  platform::Clock& time_;
+  std::optional<std::int64_t> last_wall_;
+  platform::Clock::TimePoint last_monotonic_{};
+  std::optional<ClockStep> recent_step_;
+  platform::Clock::TimePoint hold_until_{};
+  // Future times already counted in schedwatch_source_errors_total, by role: its latest one.
+  std::map<std::string, std::int64_t> future_counted_;
   SourceReaders readers_;
   SelfMetrics self_metrics_;
   std::mutex refresh_mutex_;  // one refresh at a time

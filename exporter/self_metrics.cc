@@ -111,11 +111,22 @@ void SelfMetrics::SetReload(bool successful, std::optional<std::int64_t> time) {
   if (time) reload_success_time_ = static_cast<double>(*time);
 }
 
+void SelfMetrics::SetClockStep(std::int64_t seconds, std::int64_t time) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  clock_step_ = {static_cast<double>(seconds), static_cast<double>(time)};
+}
+
 void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Labels build(build_labels_.begin(), build_labels_.end());
   Header(metrics::kBuildInfo, out);
   Sample(metrics::kBuildInfo, build, 1, out);
+  if (clock_step_) {
+    Header(metrics::kClockStep, out);
+    Sample(metrics::kClockStep, {}, clock_step_->first, out);
+    Header(metrics::kClockStepTime, out);
+    Sample(metrics::kClockStepTime, {}, clock_step_->second, out);
+  }
   Header(metrics::kReloadSuccessTime, out);
   Sample(metrics::kReloadSuccessTime, {}, reload_success_time_, out);
   Header(metrics::kReloadSuccessful, out);

@@ -32,6 +32,9 @@ class SelfMetrics {
   // After a (re)load: its outcome, and its time when it succeeded.
   void SetReload(bool successful, std::optional<std::int64_t> time);
 
+  // A step of the wall clock, seen by the refresher.
+  void SetClockStep(std::int64_t seconds, std::int64_t time);
+
   // Appends the families, by name, series ordered by label values. Without `complete` (before
   // the first refresh) there is no heartbeat.
   void Render(bool complete, ChunkedTextWriter& out) const;
@@ -53,6 +56,7 @@ class SelfMetrics {
   double last_cycle_ = 0;
   bool reload_successful_ = true;
   double reload_success_time_ = 0;
+  std::optional<std::pair<double, double>> clock_step_;  // seconds, time
 };
 
 }  // namespace schedwatch

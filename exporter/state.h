@@ -65,6 +65,8 @@ struct RefreshResult {
   bool complete = false;              // false before the first refresh has finished
   std::vector<RoleResult> roles;      // sorted by role
   std::vector<SourceStatus> sources;  // sorted by name
+  // A step of the wall clock within the hold window (refresher.h): what held conditions.
+  std::optional<ClockStep> clock_step;
 };
 
 }  // namespace schedwatch

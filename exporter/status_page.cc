@@ -153,6 +153,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                        {"reason", reason.text},
                        {"action", reason.action},
                        {"runbook", RunbookLink(options.runbook_url, reason.alert)}});
+    if (reason.held) reasons.back()["held"] = true;
   }
   nlohmann::json out = {
       {"role", job.role},
@@ -183,6 +184,13 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
       {"reasons", reasons},
       {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
                         detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
+  if (!status.in_future.empty()) {
+    nlohmann::json in_future = nlohmann::json::array();
+    for (const auto& time : status.in_future) {
+      in_future.push_back({{"what", time.what}, {"time", time.time}});
+    }
+    out["in_future"] = in_future;  // set aside: neither a start nor a success
+  }
   if (detailed) {
     nlohmann::json thresholds = nlohmann::json::array();
     for (const auto& threshold : Thresholds(job)) {
@@ -287,6 +295,16 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
                  "<a href=\"api/v1/status\">JSON</a></p></header>\n",
                  Time(result.time, now), healthy, result.roles.size(),
                  MetricsLink(options.telemetry_path, ""));
+  if (result.clock_step && result.clock_step->seconds != 0) {
+    std::int64_t seconds = result.clock_step->seconds;
+    fmt::format_to(std::back_inserter(out),
+                   "<p id=\"clock-step\" class=\"notice\">The watcher's clock moved {} {} ({}): "
+                   "for a while, not_started, hung, stale and stalled that only the step would "
+                   "raise are held and say so.</p>\n",
+                   seconds < 0 ? "back" : "forward",
+                   FormatDuration(seconds < 0 ? -seconds : seconds),
+                   Time(result.clock_step->at, now));
+  }
 
   // The filter form works without the script (a GET of this page); the script filters as you
   // type and keeps the page fresh.
@@ -419,13 +437,15 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
   out += "<section id=\"why\"><h2>Why</h2>\n<ul class=\"reasons\">\n";
   auto reasons = ExplainConditions(role, FindSource(result, job.source), now);
   for (const auto& reason : reasons) {
-    fmt::format_to(
-        std::back_inserter(out),
-        "<li data-condition=\"{0}\"><span class=\"c {1}\">{0}</span> "
-        "<span class=\"reason\">{2}</span><br><span class=\"action\">Safe first "
-        "action: <a href=\"{3}\" rel=\"noopener\">{4}</a></span></li>\n",
-        ConditionName(reason.condition), ChipStyle(reason.condition), EscapeHtml(reason.text),
-        EscapeHtml(RunbookLink(options.runbook_url, reason.alert)), EscapeHtml(reason.action));
+    fmt::format_to(std::back_inserter(out),
+                   "<li data-condition=\"{0}\"{5}><span class=\"c {1}\">{0}{6}</span> "
+                   "<span class=\"reason\">{2}</span><br><span class=\"action\">Safe first "
+                   "action: <a href=\"{3}\" rel=\"noopener\">{4}</a></span></li>\n",
+                   ConditionName(reason.condition),
+                   reason.held ? "warn" : ChipStyle(reason.condition), EscapeHtml(reason.text),
+                   EscapeHtml(RunbookLink(options.runbook_url, reason.alert)),
+                   EscapeHtml(reason.action), reason.held ? " data-held=\"true\"" : "",
+                   reason.held ? " held" : "");
   }
   if (reasons.empty()) {
     out +=
@@ -568,6 +588,9 @@ std::string RenderStatusJson(const RefreshResult& result, const PageOptions& opt
   nlohmann::json json;
   json["complete"] = result.complete;
   json["refreshed"] = result.complete ? nlohmann::json(FormatRfc3339(result.time)) : nullptr;
+  if (result.clock_step) {
+    json["clock_step"] = {{"seconds", result.clock_step->seconds}, {"at", result.clock_step->at}};
+  }
   json["roles"] = nlohmann::json::array();
   for (const auto& role : result.roles) {
     json["roles"].push_back(RoleJson(result, role, options, false));
@@ -623,8 +646,13 @@ std::string RenderExplainText(const nlohmann::json& role) {
   const auto& reasons = role.value("reasons", nlohmann::json::array());
   if (reasons.empty()) out += "  ok: every check passes\n";
   for (const auto& reason : reasons) {
-    out += fmt::format("  {}: {}\n    first: {}\n    runbook: {}\n", text(reason["condition"]),
-                       text(reason["reason"]), text(reason["action"]), text(reason["runbook"]));
+    out += fmt::format("  {}{}: {}\n    first: {}\n    runbook: {}\n", text(reason["condition"]),
+                       reason.value("held", false) ? " (held)" : "", text(reason["reason"]),
+                       text(reason["action"]), text(reason["runbook"]));
+  }
+  for (const auto& time : role.value("in_future", nlohmann::json::array())) {
+    out += fmt::format("  set aside: {} {}, later than now plus the clock skew allowance\n",
+                       text(time["what"]), when(time["time"]));
   }
   out += fmt::format(
       "\n1. desired\n  schedule       {} in {}\n  spec version   {}\n  template       {}\n",

@@ -37,6 +37,8 @@ const std::vector<ReasonInfo>& Reasons() {
       {Reason::kBadCheckpoint, "bad_checkpoint", "a job's progress checkpoint that cannot be read"},
       {Reason::kRunsDirFull, "runs_dir_full",
        "a runs_dir without room for schedwatch_run's next records"},
+      {Reason::kRunInFuture, "run_in_future",
+       "a run or checkpoint dated after now plus the clock skew allowance (5m); not counted"},
   };
   return reasons;
 }

@@ -39,6 +39,7 @@ enum class Reason {
   kBadRunRecord,     // a schedwatch_run record that is unreadable or not this role's
   kBadCheckpoint,    // a job's progress checkpoint that is unreadable
   kRunsDirFull,      // a runs_dir with no room left: new runs there go unrecorded
+  kRunInFuture,      // a run or checkpoint dated after now + the clock skew allowance
 };
 
 struct ReasonInfo {

@@ -113,8 +113,39 @@ bool Drifted(const JobSpec& job, const LiveObject& object) {
   return !live || !live->Equivalent(desired);
 }
 
-RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
+namespace {
+
+constexpr Condition kTimeBased[] = {Condition::kNotStarted, Condition::kHung, Condition::kStale,
+                                    Condition::kStalled};
+
+bool Later(std::optional<std::int64_t> time, std::int64_t limit) { return time && *time > limit; }
+
+// Classify at `now`, believing times up to `believed_until` + kClockSkewAllowance.
+RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int64_t now,
+                      std::int64_t believed_until) {
   RoleStatus status;
+  const std::int64_t limit = believed_until + kClockSkewAllowance;
+  RoleObservation sane;
+  const RoleObservation* chosen = &given;
+  if (given.source_up) {
+    std::vector<FutureTime> in_future;
+    RunHistory history = WithoutFutureTimes(given.history, limit, in_future);
+    if (Later(given.last_progress, limit))
+      in_future.push_back({"checkpoint", *given.last_progress});
+    if (!in_future.empty()) {
+      // A copy only when something is set aside: the common case keeps no second history.
+      sane.source_up = given.source_up;
+      sane.objects = given.objects;
+      sane.absence_confirmed = given.absence_confirmed;
+      sane.history = std::move(history);
+      if (!Later(given.last_progress, limit)) sane.last_progress = given.last_progress;
+      sane.ledger_id = given.ledger_id;
+      sane.desired_since = given.desired_since;
+      chosen = &sane;
+      status.in_future = std::move(in_future);
+    }
+  }
+  const RoleObservation& observation = *chosen;
   status.desired_since = observation.desired_since;
   status.last_scheduled = job.schedule.Previous(now);
   status.next_scheduled = job.schedule.Next(now);
@@ -164,6 +195,71 @@ RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std:
     set(Condition::kStalled);
   }
   if (status.conditions.none()) set(Condition::kOk);
+  return status;
+}
+
+}  // namespace
+
+RunHistory WithoutFutureTimes(const RunHistory& history, std::int64_t limit,
+                              std::vector<FutureTime>& in_future) {
+  auto late_run = [limit](const Run& run) {
+    return run.started > limit || Later(run.finished, limit);
+  };
+  bool late_runs = std::any_of(history.runs.begin(), history.runs.end(), late_run);
+  bool late_summaries = Later(history.last_started, limit) || Later(history.last_success, limit) ||
+                        Later(history.last_failure, limit) || Later(history.running_since, limit);
+  if (!late_runs && !late_summaries) return history;
+  RunHistory out;
+  // Believable summaries stand (they may count runs no longer kept), except a start that is a
+  // late run's: that run is no start. The rest is rebuilt from the runs kept.
+  bool start_of_late_run = false;
+  for (const Run& run : history.runs) {
+    if (late_run(run) && history.last_started == run.started) start_of_late_run = true;
+  }
+  if (!Later(history.last_started, limit) && !start_of_late_run) {
+    out.last_started = history.last_started;
+  }
+  if (!Later(history.last_success, limit)) out.last_success = history.last_success;
+  if (!Later(history.last_failure, limit)) out.last_failure = history.last_failure;
+  if (!Later(history.running_since, limit)) out.running_since = history.running_since;
+  for (const Run& run : history.runs) {
+    if (!late_run(run)) {
+      out.Add(run);
+    } else if (run.started > limit) {
+      in_future.push_back({"run start", run.started});
+    } else {
+      in_future.push_back({"run end", *run.finished});
+    }
+  }
+  if (!late_runs) {  // summaries a source reported without their runs
+    if (Later(history.last_started, limit))
+      in_future.push_back({"last start", *history.last_started});
+    if (Later(history.last_success, limit))
+      in_future.push_back({"last success", *history.last_success});
+    if (Later(history.last_failure, limit))
+      in_future.push_back({"last failure", *history.last_failure});
+    if (Later(history.running_since, limit)) {
+      in_future.push_back({"running since", *history.running_since});
+    }
+  }
+  return out;
+}
+
+RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
+                    const std::optional<ClockStep>& recent_step) {
+  if (!recent_step || recent_step->seconds == 0) return ClassifyAt(job, observation, now, now);
+  const std::int64_t unstepped = now - recent_step->seconds;
+  const std::int64_t believed_until = std::max(now, unstepped);
+  RoleStatus status = ClassifyAt(job, observation, now, believed_until);
+  RoleStatus before = ClassifyAt(job, observation, unstepped, believed_until);
+  for (Condition condition : kTimeBased) {
+    int bit = static_cast<int>(condition);
+    if (status.conditions.test(bit) && !before.conditions.test(bit)) status.held.set(bit);
+  }
+  if (status.held.none()) return status;
+  status.conditions &= ~status.held;
+  if (status.conditions.none()) status.conditions.set(static_cast<int>(Condition::kOk));
+  status.clock_step = recent_step;
   return status;
 }
 

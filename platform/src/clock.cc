@@ -65,6 +65,11 @@ void FakeClock::Advance(Duration duration) {
   now_ += duration;
 }
 
+void FakeClock::StepWallClock(std::chrono::seconds step) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  unix_seconds_ += step.count();
+}
+
 std::vector<Clock::Duration> FakeClock::sleeps() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return sleeps_;

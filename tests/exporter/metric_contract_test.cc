@@ -189,6 +189,7 @@ jobs:
 
   SelfMetrics self;
   self.SetReload(true, kNow);
+  self.SetClockStep(3600, kNow);
   self.Update(result, {{"s", {{"malformed_object", "line 1"}}}}, {{"full", 2}});
   ChunkedTextWriter writer(nullptr);
   RenderRoleMetrics(result, writer);

@@ -9,11 +9,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
 
+#include "exporter/explain.h"
 #include "exporter/state.h"
+#include "exporter/status_page.h"
+#include "schedwatch/platform/clock.h"
+#include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
+#include "sources/run_record.h"
 #include "tests/exporter/published_util.h"
 #include "tests/test_util.h"
 
@@ -397,6 +403,193 @@ TEST(RefresherTest, NotReadyAndNoHeartbeatBeforeTheFirstRefresh) {
   EXPECT_NE(refresher->Current()->metrics.find(
                 "schedwatch_exporter_last_cycle_timestamp_seconds 1796040000\n"),
             std::string::npos);
+}
+
+// A role checked every 10 minutes, healthy at the fake clock's start: a success two minutes
+// ago and a run going for a minute. Times are absolute: a step must not move them.
+class ClockStepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(dir_.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: tick, source: s, schedule: "*/10 * * * *", spec_version: "1", max_runtime: 5m}
+)");
+    std::int64_t now = clock_.UnixSeconds();
+    WriteSnapshot("  - {role: tick, started: " + FormatRfc3339(now - 180) +
+                  ", finished: " + FormatRfc3339(now - 120) + ", result: success}\n" +
+                  "  - {role: tick, started: " + FormatRfc3339(now - 60) + ", result: running}\n");
+    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
+    ASSERT_TRUE(spec.ok()) << spec.error();
+    RefresherOptions options;
+    options.config_file = (dir_.path() / "spec.yaml").string();
+    options.confirm_delay = std::chrono::milliseconds(1);
+    options.time = &clock_;
+    auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+    ASSERT_TRUE(refresher.ok()) << refresher.error();
+    refresher_ = std::move(*refresher);
+  }
+
+  void WriteSnapshot(const std::string& runs) {
+    WriteFile(dir_.path() / "live.yaml",
+              "objects:\n  - {id: t, role: tick, schedule: '*/10 * * * *', spec_version: '1'}\n"
+              "runs:\n" +
+                  runs);
+  }
+
+  std::shared_ptr<const Published> Refresh() {
+    refresher_->RefreshOnce();
+    return refresher_->Current();
+  }
+
+  bool Has(const Published& published, const std::string& line) {
+    return published.metrics.find(line + "\n") != std::string::npos;
+  }
+
+  TempDir dir_;
+  platform::FakeClock clock_;
+  std::unique_ptr<Refresher> refresher_;
+};
+
+TEST_F(ClockStepTest, StepForwardIsShownAndRaisesNothingByItself) {
+  EXPECT_EQ(Role(*Refresh(), "tick").status.ConditionList(), "ok");
+  clock_.Advance(std::chrono::seconds(30));
+  clock_.StepWallClock(std::chrono::hours(1));
+  auto published = Refresh();
+  const RoleResult& tick = Role(*published, "tick");
+  // Without the step known: not_started, hung and stale, each from the step alone.
+  EXPECT_EQ(tick.status.ConditionList(), "ok");
+  EXPECT_EQ(tick.status.held.count(), 3u);
+  EXPECT_TRUE(Has(*published, "schedwatch_exporter_clock_step_seconds 3600"));
+  EXPECT_TRUE(Has(*published, "schedwatch_exporter_clock_step_timestamp_seconds " +
+                                  std::to_string(clock_.UnixSeconds())));
+  EXPECT_TRUE(
+      Has(*published, R"(schedwatch_job_condition{role="tick",source="s",condition="hung"} 0)"));
+  auto reasons = ExplainConditions(tick, &Source(*published, "s"), published->result.time);
+  ASSERT_EQ(reasons.size(), 3u);
+  for (const auto& reason : reasons) {
+    EXPECT_TRUE(reason.held);
+    EXPECT_NE(reason.text.find("clock moved forward 1h"), std::string::npos) << reason.text;
+  }
+  auto status = nlohmann::json::parse(RenderStatusJson(published->result));
+  EXPECT_EQ(status["clock_step"]["seconds"], 3600);
+  EXPECT_EQ(status["roles"][0]["conditions"], nlohmann::json::array({"ok"}));
+  EXPECT_EQ(status["roles"][0]["reasons"][0]["held"], true);
+
+  // The hold ends: what is still true by the stepped clock an hour on is raised.
+  clock_.Advance(kClockStepHold + std::chrono::seconds(1));
+  published = Refresh();
+  EXPECT_EQ(Role(*published, "tick").status.ConditionList(), "not_started,hung,stale");
+  EXPECT_TRUE(Role(*published, "tick").status.held.none());
+  EXPECT_FALSE(published->result.clock_step.has_value());
+  EXPECT_TRUE(Has(*published, "schedwatch_exporter_clock_step_seconds 3600"));  // the last step
+}
+
+TEST_F(ClockStepTest, StepBackMakesNoRecentRunFutureAndRaisesNothing) {
+  EXPECT_EQ(Role(*Refresh(), "tick").status.ConditionList(), "ok");
+  clock_.Advance(std::chrono::seconds(30));
+  clock_.StepWallClock(-std::chrono::hours(1));
+  auto published = Refresh();
+  const RoleResult& tick = Role(*published, "tick");
+  EXPECT_EQ(tick.status.ConditionList(), "ok");
+  EXPECT_TRUE(tick.status.in_future.empty());
+  EXPECT_TRUE(tick.status.history.last_success.has_value());
+  EXPECT_TRUE(Has(*published, "schedwatch_exporter_clock_step_seconds -3600"));
+  EXPECT_EQ(published->metrics.find("run_in_future"), std::string::npos);
+  // Back again within the hold: the steps add up to none.
+  clock_.StepWallClock(std::chrono::hours(1));
+  published = Refresh();
+  EXPECT_EQ(Role(*published, "tick").status.ConditionList(), "ok");
+  EXPECT_EQ(published->result.clock_step->seconds, 0);
+}
+
+TEST_F(ClockStepTest, SmallDriftIsNoStep) {
+  Refresh();
+  clock_.Advance(std::chrono::seconds(30));
+  clock_.StepWallClock(std::chrono::seconds(kClockStepThreshold));
+  auto published = Refresh();
+  EXPECT_FALSE(published->result.clock_step.has_value());
+  EXPECT_EQ(published->metrics.find("schedwatch_exporter_clock_step_seconds"), std::string::npos);
+}
+
+// 2099-01-01T00:00:00Z
+constexpr std::int64_t k2099 = 4070908800;
+
+TEST_F(ClockStepTest, RunDatedInTheFutureInASnapshotIsACountedProblemNotASuccess) {
+  std::int64_t now = clock_.UnixSeconds();
+  WriteSnapshot("  - {role: tick, started: " + FormatRfc3339(now - 7200) +
+                ", finished: " + FormatRfc3339(now - 7100) + ", result: success}\n" +
+                "  - {role: tick, started: 2099-01-01T00:00:00Z, finished: "
+                "2099-01-01T00:01:00Z, result: success}\n");
+  auto published = Refresh();
+  const RoleResult& tick = Role(*published, "tick");
+  EXPECT_EQ(tick.status.history.last_success, now - 7100);
+  EXPECT_TRUE(Has(*published, R"(schedwatch_job_last_success_timestamp_seconds{role="tick",)"
+                              R"(source="s"} )" +
+                                  std::to_string(now - 7100)));
+  EXPECT_TRUE(
+      Has(*published, R"(schedwatch_source_errors_total{reason="run_in_future",source="s"} 1)"));
+  const SourceStatus& source = Source(*published, "s");
+  ASSERT_EQ(source.problems.size(), 1u);
+  EXPECT_EQ(source.problems[0].reason, "run_in_future");
+  EXPECT_EQ(source.problems[0].message,
+            "role tick: run start 2099-01-01T00:00:00Z later than now (" + FormatRfc3339(now) +
+                ") plus the clock skew allowance 5m: not counted as a start or a success");
+  // Still there at the next refresh: still listed, not counted again.
+  clock_.Advance(std::chrono::seconds(30));
+  published = Refresh();
+  EXPECT_EQ(Source(*published, "s").problems.size(), 1u);
+  EXPECT_TRUE(
+      Has(*published, R"(schedwatch_source_errors_total{reason="run_in_future",source="s"} 1)"));
+  auto role_json = nlohmann::json::parse(*RenderRoleJson(published->result, "tick"));
+  EXPECT_EQ(role_json["in_future"][0]["time"], k2099);
+}
+
+TEST(FutureRunRecordTest, RecordDatedInTheFutureIsACountedProblemNotASuccess) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: wrapped, source: s, schedule: "*/10 * * * *", spec_version: "1", runs_dir: runs}
+)");
+  WriteFile(dir.path() / "live.yaml",
+            "objects:\n  - {id: w, role: wrapped, schedule: '*/10 * * * *', spec_version: '1'}\n");
+  fs::create_directories(dir.path() / "runs" / "wrapped");
+  RunRecord record;
+  record.role = "wrapped";
+  record.state = RunRecord::State::kFinished;
+  record.host = "h";
+  record.pid = 7;
+  record.start = static_cast<double>(k2099);
+  record.end = static_cast<double>(k2099 + 60);
+  record.exit_code = 0;
+  record.guard = "flock";
+  WriteFile(dir.path() / "runs" / "wrapped" / RunRecordFileName(record), RenderRunRecord(record));
+  platform::FakeClock clock;
+  RefresherOptions options;
+  options.config_file = (dir.path() / "spec.yaml").string();
+  options.confirm_delay = std::chrono::milliseconds(1);
+  options.time = &clock;
+  auto spec = LoadSpecFile(options.config_file);
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  ASSERT_TRUE(refresher.ok()) << refresher.error();
+  (*refresher)->RefreshOnce();
+  auto published = (*refresher)->Current();
+  const RoleResult& wrapped = Role(*published, "wrapped");
+  EXPECT_FALSE(wrapped.status.history.last_success.has_value());
+  EXPECT_FALSE(wrapped.status.history.last_started.has_value());
+  ASSERT_EQ(wrapped.status.in_future.size(), 1u);
+  EXPECT_NE(published->metrics.find(
+                R"(schedwatch_source_errors_total{reason="run_in_future",source="s"} 1)"),
+            std::string::npos);
+  EXPECT_EQ(
+      published->metrics.find("schedwatch_job_last_success_timestamp_seconds{role=\"wrapped\""),
+      std::string::npos);
+  // A day on, the 2099 record keeps the role ok no longer.
+  clock.Advance(std::chrono::hours(24));
+  (*refresher)->RefreshOnce();
+  EXPECT_EQ(Role(*(*refresher)->Current(), "wrapped").status.ConditionList(), "not_started,stale");
 }
 
 }  // namespace

@@ -261,5 +261,123 @@ TEST(RunHistoryTest, KeepsLatestEndsAndOldestRunningStart) {
   EXPECT_EQ(history.running_since, 250);
 }
 
+// 2099-01-01T00:00:00Z: a date a job (or its user) wrote, far past any clock's skew.
+constexpr std::int64_t k2099 = 4070908800;
+
+TEST_F(ClassifyTest, RunDatedInTheFutureIsNeitherStartNorSuccess) {
+  RoleObservation observation = Healthy(Job("retry"));
+  std::int64_t real_success = *observation.history.last_success;
+  observation.history.Add({k2099, k2099 + 30, Run::Outcome::kSucceeded});
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_EQ(status.history.last_success, real_success);  // not 2099
+  EXPECT_EQ(status.history.last_started, kNow + 1);
+  ASSERT_EQ(status.history.runs.size(), 1u);
+  ASSERT_EQ(status.in_future.size(), 1u);
+  EXPECT_EQ(status.in_future[0].what, "run start");
+  EXPECT_EQ(status.in_future[0].time, k2099);
+}
+
+TEST_F(ClassifyTest, OnlyFutureRunsKeepNoRoleOkForever) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.history.Add({k2099, k2099 + 30, Run::Outcome::kSucceeded});
+  // A run that started on time but says it ended in 2099 is no success either.
+  observation.history.Add({kNow - 20 * kMinute, k2099, Run::Outcome::kSucceeded});
+  RoleStatus status = Classify(Job("retry"), observation, kNow + kDay);
+  EXPECT_EQ(status.ConditionList(), "not_started,stale");
+  EXPECT_FALSE(status.history.last_success.has_value());
+  EXPECT_FALSE(status.history.last_started.has_value());
+  EXPECT_TRUE(status.history.runs.empty());
+  ASSERT_EQ(status.in_future.size(), 2u);
+  EXPECT_EQ(status.in_future[0].what, "run end");
+  EXPECT_EQ(status.in_future[1].what, "run start");
+}
+
+TEST_F(ClassifyTest, TimesWithinTheSkewAllowanceAreBelieved) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history.Add(
+      {kNow + kClockSkewAllowance - 10, kNow + kClockSkewAllowance, Run::Outcome::kSucceeded});
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_TRUE(status.in_future.empty());
+  EXPECT_EQ(status.history.last_success, kNow + kClockSkewAllowance);
+  observation.history.Add({kNow + kClockSkewAllowance + 1, std::nullopt, Run::Outcome::kRunning});
+  status = Classify(Job("retry"), observation, kNow);
+  ASSERT_EQ(status.in_future.size(), 1u);
+  EXPECT_FALSE(status.history.running_since.has_value());
+  EXPECT_EQ(status.history.last_started, kNow + kClockSkewAllowance - 10);
+}
+
+TEST_F(ClassifyTest, FutureSummaryWithoutRunsIsDropped) {
+  // A source that reports summaries only (a CronJob's lastSuccessfulTime).
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.history.last_started = kNow - kMinute;
+  observation.history.last_success = k2099;
+  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  EXPECT_FALSE(status.history.last_success.has_value());
+  EXPECT_EQ(status.history.last_started, kNow - kMinute);
+  ASSERT_EQ(status.in_future.size(), 1u);
+  EXPECT_EQ(status.in_future[0].what, "last success");
+  EXPECT_EQ(status.ConditionList(), "stale");
+}
+
+TEST_F(ClassifyTest, FutureCheckpointIsSetAside) {
+  RoleObservation observation = Healthy(Job("checkpointed"));
+  observation.last_progress = k2099;
+  RoleStatus status = Classify(Job("checkpointed"), observation, kNow);
+  EXPECT_FALSE(status.last_progress.has_value());
+  ASSERT_EQ(status.in_future.size(), 1u);
+  EXPECT_EQ(status.in_future[0].what, "checkpoint");
+  EXPECT_EQ(status.ConditionList(), "stalled");
+}
+
+TEST_F(ClassifyTest, ClockStepForwardHoldsWhatOnlyTheStepRaises) {
+  // A healthy role, then the watcher's clock jumps an hour ahead.
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history.Add({kNow - 5 * kMinute, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Conditions("retry", observation, kNow + kHour), "not_started,hung,stale");
+  RoleStatus status =
+      Classify(Job("retry"), observation, kNow + kHour, ClockStep{kHour, kNow + kHour});
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kNotStarted)));
+  EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kHung)));
+  EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kStale)));
+  ASSERT_TRUE(status.clock_step.has_value());
+  EXPECT_EQ(status.clock_step->seconds, kHour);
+}
+
+TEST_F(ClassifyTest, ClockStepBackDoesNotMakeRecentRunsFuture) {
+  RoleObservation observation = Healthy(Job("retry"));
+  // Without the step known, the runs of the last hour look an hour ahead, so none counts.
+  RoleStatus unaware = Classify(Job("retry"), observation, kNow - kHour);
+  EXPECT_EQ(unaware.in_future.size(), 1u);
+  EXPECT_EQ(unaware.ConditionList(), "not_started,stale");
+  RoleStatus status =
+      Classify(Job("retry"), observation, kNow - kHour, ClockStep{-kHour, kNow - kHour});
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_TRUE(status.in_future.empty());
+  EXPECT_TRUE(status.held.none());
+  EXPECT_EQ(status.history.last_success, kNow + 30);
+}
+
+TEST_F(ClassifyTest, ClockStepHoldsNothingThatHeldBeforeIt) {
+  // Stale for two days: true by either clock, so it is raised, not held.
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history = {};
+  observation.history.Add({kNow - 2 * kDay, kNow - 2 * kDay + 30, Run::Outcome::kSucceeded});
+  RoleStatus status =
+      Classify(Job("retry"), observation, kNow + kHour, ClockStep{kHour, kNow + kHour});
+  EXPECT_EQ(status.ConditionList(), "not_started,stale");
+  EXPECT_TRUE(status.held.none());
+  EXPECT_FALSE(status.clock_step.has_value());
+  // A condition that is not about time is never held.
+  observation = Healthy(Job("retry"));
+  observation.objects.clear();
+  observation.absence_confirmed = true;
+  status = Classify(Job("retry"), observation, kNow + kHour, ClockStep{kHour, kNow + kHour});
+  EXPECT_TRUE(status.Has(Condition::kMissing));
+}
+
 }  // namespace
 }  // namespace schedwatch

@@ -50,6 +50,23 @@ struct Run {
   Outcome outcome = Outcome::kRunning;
 };
 
+// How far ahead of `now` a time read from outside (a run's start or end, a checkpoint) may be
+// and still be believed: hosts' clocks differ by seconds, not minutes. A run dated later is
+// neither a start nor a success; it is set aside and reported (RoleStatus::in_future).
+inline constexpr std::int64_t kClockSkewAllowance = 5 * 60;
+
+// A jump of the watcher's wall clock against its monotonic clock (the refresher measures it).
+struct ClockStep {
+  std::int64_t seconds = 0;  // how far the wall clock moved: + forward, - back
+  std::int64_t at = 0;       // wall time of the first refresh that saw it
+};
+
+// A time from outside dated later than now + kClockSkewAllowance: set aside, not counted.
+struct FutureTime {
+  std::string_view what;  // "run start", "run end", "last success", "checkpoint", ...
+  std::int64_t time = 0;
+};
+
 // Runs kept per role for people (status page, timeline): the newest ones.
 inline constexpr std::size_t kRunHistoryKept = 20;
 
@@ -89,6 +106,13 @@ struct RoleStatus {
   std::optional<bool> ledger_mismatch;
   std::optional<std::string> ledger_id;  // what the ledger last verified
   std::int64_t desired_since = 0;        // what "never succeeded" and "never started" count from
+  // Times later than now + kClockSkewAllowance, left out of `history` and `last_progress`.
+  std::vector<FutureTime> in_future;
+  // Time-based conditions (not_started, hung, stale, stalled) that only a recent clock step
+  // raised: judged by the clock as it was before the step they do not hold, so they are held
+  // back (not in `conditions`) and `clock_step` says why.
+  std::bitset<kConditionCount> held;
+  std::optional<ClockStep> clock_step;  // set when something is held
 
   bool Has(Condition condition) const { return conditions.test(static_cast<int>(condition)); }
   // "missing,stale" or "ok".
@@ -98,6 +122,17 @@ struct RoleStatus {
 // Whether `object` differs from the job's spec in schedule, time zone or spec version.
 bool Drifted(const JobSpec& job, const LiveObject& object);
 
-RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now);
+// `recent_step`: a clock step the watcher saw a short while ago (the refresher's hold window).
+// The role is then judged both at `now` and at `now - recent_step->seconds`, the clock without
+// the step; a time-based condition that only the stepped clock raises is held (see `held`).
+// After a step back, times up to the clock without the step are not in the future.
+RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
+                    const std::optional<ClockStep>& recent_step = std::nullopt);
+
+// `history` without the times later than `limit`: runs dated later are dropped and the
+// summaries rebuilt from the runs kept (a summary a source reported without runs is dropped
+// when it is later); each time set aside goes to `in_future`.
+RunHistory WithoutFutureTimes(const RunHistory& history, std::int64_t limit,
+                              std::vector<FutureTime>& in_future);
 
 }  // namespace schedwatch

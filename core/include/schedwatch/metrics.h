@@ -99,6 +99,13 @@ inline constexpr Metric kBuildInfo{
     "schedwatch_exporter_build_info", Type::kGauge, "branch,compiler,platform,revision,version",
     "A metric with a constant '1' value labeled by version, revision, branch, compiler and "
     "platform from which schedwatch_exporter was built."};
+inline constexpr Metric kClockStep{
+    "schedwatch_exporter_clock_step_seconds", Type::kGauge, "",
+    "How far the wall clock moved against the monotonic clock in the last step the exporter saw "
+    "(positive forward), seconds; absent until one is seen."};
+inline constexpr Metric kClockStepTime{"schedwatch_exporter_clock_step_timestamp_seconds",
+                                       Type::kGauge, "",
+                                       "Unix time of the first refresh after the last clock step."};
 inline constexpr Metric kReloadSuccessTime{
     "schedwatch_exporter_config_last_reload_success_timestamp_seconds", Type::kGauge, "",
     "Unix time of the last successful spec (re)load."};
@@ -124,7 +131,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 30> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 32> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -146,6 +153,8 @@ inline constexpr std::array<const Metric*, 30> kAll = {&kJobActiveObjects,
                                                        &kJobRunningSince,
                                                        &kJobStaleAfter,
                                                        &kBuildInfo,
+                                                       &kClockStep,
+                                                       &kClockStepTime,
                                                        &kReloadSuccessTime,
                                                        &kReloadSuccessful,
                                                        &kLastCycle,

@@ -36,7 +36,9 @@ class FakeClock : public Clock {
   // Records the sleep, runs the hook (which may set `cancelled`, as a refresh giving up
   // during a backoff would), then moves time on unless cancelled.
   bool SleepFor(Duration duration, const std::atomic<bool>* cancelled) override;
-  void Advance(Duration duration);
+  void Advance(Duration duration);  // both clocks, as time passing does
+  // The wall clock alone, as a clock step (NTP, an operator's `date -s`) moves it.
+  void StepWallClock(std::chrono::seconds step);
   std::vector<Duration> sleeps() const;
   void set_on_sleep(std::function<void(Duration)> hook) { on_sleep_ = std::move(hook); }
 
