@@ -3,7 +3,8 @@
 
 Serves repositories, paginated workflow lists (Link headers with /repositories/{id}/... URLs, as
 GitHub writes them), the contents API (directory listings with blob shas, raw or base64 files),
-and scheduled workflow runs, with ETag / If-None-Match (304 costs no quota), x-ratelimit-*
+and scheduled workflow runs (per workflow and the repository's, newest first, at most 1,000 for a
+filtered query, as GitHub), with ETag / If-None-Match (304 costs no quota), x-ratelimit-*
 headers, and per-repository failure modes (primary rate limit, 401, 404). Every request is
 logged so tests can count them.
 
@@ -186,6 +187,18 @@ class FakeGitHub:
             return self.page(repo, "workflow_runs", runs, query, base_url,
                              f"/repositories/{repo.repo_id}/actions/workflows/"
                              f"{workflow['id']}/runs")
+        if rest == ["actions", "runs"]:
+            # The repository's runs, newest first; with a filter GitHub lists 1,000 at most.
+            runs = [r for workflow_runs in repo.runs.values() for r in workflow_runs
+                    if query.get("event", r.get("event")) == r.get("event")]
+            if "status" in query:
+                runs = [r for r in runs if query["status"] in (r.get("status"),
+                                                               r.get("conclusion"))]
+            runs.sort(key=lambda r: (str(r.get("created_at", "")), r.get("id", 0)), reverse=True)
+            if "event" in query or "status" in query:
+                runs = runs[:1000]
+            return self.page(repo, "workflow_runs", runs, query, base_url,
+                             f"/repositories/{repo.repo_id}/actions/runs")
         if rest and rest[0] == "contents":
             return self.contents(repo, "/".join(rest[1:]), query, headers)
         return error(404, "Not Found")
