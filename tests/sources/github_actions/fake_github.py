@@ -76,8 +76,11 @@ def workflow_file(crons, spec_version=None, name="job"):
 
 
 class Repo:
-    def __init__(self, full_name, repo_id, default_branch="main", token=None, mode="ok"):
+    def __init__(self, full_name, repo_id, default_branch="main", token=None, mode="ok",
+                 workflows_per_page=None, rate_limit=None):
         self.full_name = full_name
+        self.workflows_per_page = workflows_per_page  # None: the server's
+        self.rate_limit = rate_limit  # x-ratelimit-limit of its answers; None: the server's quota
         self.repo_id = repo_id
         self.default_branch = default_branch
         self.token = token      # required bearer token; None: any or none
@@ -133,7 +136,8 @@ class FakeGitHub:
             rest = parts[2:]
         name = repo.full_name if repo else "/".join(parts[1:3])
         status, extra, body = self.route(repo, rest if repo else [], query, headers, base_url)
-        reply_headers = {"x-ratelimit-limit": str(self.quota), "x-ratelimit-resource": "core",
+        limit = repo.rate_limit if repo and repo.rate_limit else self.quota
+        reply_headers = {"x-ratelimit-limit": str(limit), "x-ratelimit-resource": "core",
                          "x-ratelimit-reset": str(int(time.time()) + 3600)}
         if status == 200:
             etag = 'W/"' + hashlib.sha1(body).hexdigest() + '"'
@@ -205,7 +209,8 @@ class FakeGitHub:
 
     def page(self, repo, key, items, query, base_url, link_path):
         per_page = min(int(query.get("per_page", 30)),
-                       self.workflows_per_page if key == "workflows" else 100)
+                       (repo.workflows_per_page or self.workflows_per_page)
+                       if key == "workflows" else 100)
         page = int(query.get("page", 1))
         chunk = items[(page - 1) * per_page:page * per_page]
         last = max(1, -(-len(items) // per_page))
