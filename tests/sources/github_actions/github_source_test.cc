@@ -859,9 +859,8 @@ TEST_F(GitHubSourceTest, TheBudgetFloorSpacesReadsByTheirCost) {
   EXPECT_EQ(source->ReadFloor(), 1);
 }
 
-// The floor holds for the per-workflow reads too: 1,012 requests a read at 1,000 workflows
-// exceed half of 900 points a minute within 60 s.
-TEST_F(GitHubSourceTest, TheSecondaryLimitFloorFollowsTheRequestCount) {
+// Without x-ratelimit-limit the primary limit is taken as 5,000 an hour, half of it ours.
+TEST_F(GitHubSourceTest, AnUnstatedLimitIsTakenAsATokensFiveThousand) {
   auto source = Make("    min_interval: 1s\n");
   ASSERT_TRUE(List(*source, kNow).ok());
   // 7 requests, none 304, 5,000 an hour: 7 * 3600 / 2500 s.
