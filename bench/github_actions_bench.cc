@@ -1,9 +1,11 @@
-// Requests and time per refresh of the github_actions source for a repository of 1,000 scheduled
-// workflows with 50 runs each, served by tests/sources/github_actions/fake_github.py on loopback
-// through the real libcurl client. Compares conditional requests (ETag / If-None-Match) with
-// plain ones; "quota" counts the answers GitHub would charge (304s are free).
+// Requests and time per read of the github_actions source for a repository of N scheduled
+// workflows (1,000 by default) with 50 runs each, served by
+// tests/sources/github_actions/fake_github.py on loopback through the real libcurl client.
+// Compares the runs of each workflow asked for by itself (before) with the repository's runs
+// listed once (after), with and without conditional requests, then the requests an hour of the
+// default settings (min_interval 60 s, a refresh every 30 s) against GitHub's limits.
 //
-//   github_actions_bench [--workflows N] [--runs N] [--reads N]
+//   github_actions_bench [--workflows N] [--runs N] [--reads N] [--hours H] [--refresh S]
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -66,18 +69,20 @@ bool StartServer(Server& server, int workflows, int runs, const fs::path& port_f
   return server.port != 0;
 }
 
-std::string SpecText(int port, int workflows) {
-  std::string text = fmt::format(R"(version: 1
+// `min_interval` empty: the default (60 s).
+std::string SpecText(int port, int workflows, const std::string& min_interval) {
+  std::string text =
+      fmt::format(R"(version: 1
 sources:
   big:
     type: github_actions
     repository: bench/big
     api_url: http://127.0.0.1:{}
-    min_interval: 1s
-    timeout: 60s
+    token_env: SCHEDWATCH_BENCH_GH_TOKEN
+{}    timeout: 60s
 jobs:
 )",
-                                 port);
+                  port, min_interval.empty() ? "" : "    min_interval: " + min_interval + "\n");
   for (int i = 0; i < workflows; ++i) {
     text += fmt::format(
         "  - {{role: job-{0:04d}, source: big, workflow: job-{0:04d}.yml, schedule: \"{1} {2} * * "
@@ -87,17 +92,28 @@ jobs:
   return text;
 }
 
+struct Mode {
+  const char* name;
+  schedwatch::GitHubActionsTuning tuning;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int workflows = 1000, runs = 50, reads = 3;
+  double hours = 1;
+  int refresh = 30;  // the exporter's default --refresh.interval
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
     if (flag == "--workflows") workflows = value;
     if (flag == "--runs") runs = value;
     if (flag == "--reads") reads = value;
+    if (flag == "--hours") hours = std::atof(argv[i + 1]);
+    if (flag == "--refresh") refresh = value;
   }
+  // 304s are free of the primary limit only with a token.
+  setenv("SCHEDWATCH_BENCH_GH_TOKEN", "ghp_benchTOKEN", 1);
   fs::path port_file = fs::temp_directory_path() / fmt::format("gh-bench-{}.port", getpid());
   Server server;
   bool started = StartServer(server, workflows, runs, port_file);
@@ -106,28 +122,42 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "the fake GitHub server did not start\n");
     return 1;
   }
-  auto spec = schedwatch::ParseSpec(SpecText(server.port, workflows), "/tmp/bench-spec.yaml",
-                                    schedwatch::BuiltInCatalog());
-  if (!spec) {
-    fmt::print(stderr, "{}\n", spec.error());
+  auto parse = [&](const std::string& min_interval) {
+    return schedwatch::ParseSpec(SpecText(server.port, workflows, min_interval),
+                                 "/tmp/bench-spec.yaml", schedwatch::BuiltInCatalog());
+  };
+  auto every_read = parse("1s");
+  auto defaults = parse("");
+  if (!every_read || !defaults) {
+    fmt::print(stderr, "{}\n", every_read ? defaults.error() : every_read.error());
     return 1;
   }
-  schedwatch::SourceOptions options;
-  options.spec = &spec->sources.at("big");
-  for (const auto& job : spec->jobs) options.jobs.push_back(&job);
+  auto options_of = [](const schedwatch::Spec& spec) {
+    schedwatch::SourceOptions options;
+    options.spec = &spec.sources.at("big");
+    for (const auto& job : spec.jobs) options.jobs.push_back(&job);
+    return options;
+  };
+  const Mode modes[] = {
+      {"per workflow, ETag", {nullptr, true, nullptr, false, false}},
+      {"per workflow, no ETag", {nullptr, false, nullptr, false, false}},
+      {"repository, ETag", {nullptr, true, nullptr, true, true}},
+      {"repository, no ETag", {nullptr, false, nullptr, true, true}},
+  };
 
   fmt::print(
       "github_actions: {} workflows x {} runs, loopback Python server, one keep-alive "
       "connection\n",
       workflows, runs);
   // "cpu" is this process only (parsing, mapping, libcurl): the server's share is excluded.
-  fmt::print("{:<22} {:>5} {:>9} {:>6} {:>6} {:>9} {:>7} {:>8}\n", "mode", "read", "requests",
-             "304", "quota", "seconds", "cpu s", "objects");
+  // "charged" counts the answers GitHub's primary limit charges (304s are free with a token).
+  fmt::print("{:<22} {:>5} {:>9} {:>6} {:>8} {:>9} {:>7} {:>8}\n", "mode", "read", "requests",
+             "304", "charged", "seconds", "cpu s", "objects");
   const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
-  for (bool conditional : {true, false}) {
-    auto source = GitHubActionsSource::Create(options, {nullptr, conditional});
+  for (const Mode& mode : modes) {
+    auto source = GitHubActionsSource::Create(options_of(*every_read), mode.tuning);
     if (!source) {
       fmt::print(stderr, "{}\n", source.error());
       return 1;
@@ -135,8 +165,8 @@ int main(int argc, char** argv) {
     for (int read = 0; read < reads; ++read) {
       auto start = std::chrono::steady_clock::now();
       std::clock_t cpu_start = std::clock();
-      // Each read 2 s after the last: past min_interval, so every one is a real read.
-      auto snapshot = (*source)->List({now + 2 * read, nullptr});
+      // Each read an hour after the last: past any floor, so every one is a real read.
+      auto snapshot = (*source)->List({now + 3600 * read, nullptr});
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -145,11 +175,56 @@ int main(int argc, char** argv) {
         return 1;
       }
       auto stats = (*source)->last_read_stats();
-      fmt::print("{:<22} {:>5} {:>9} {:>6} {:>6} {:>9.3f} {:>7.3f} {:>8}\n",
-                 conditional ? "ETag (If-None-Match)" : "no ETag", read == 0 ? "cold" : "warm",
-                 stats.requests, stats.not_modified, stats.requests - stats.not_modified, seconds,
-                 cpu, snapshot->objects.size());
+      fmt::print("{:<22} {:>5} {:>9} {:>6} {:>8} {:>9.3f} {:>7.3f} {:>8}\n", mode.name,
+                 read == 0 ? "cold" : "warm", stats.requests, stats.not_modified,
+                 stats.requests - stats.not_modified, seconds, cpu, snapshot->objects.size());
     }
+  }
+
+  // The default spec (min_interval 60 s) refreshed every `refresh` seconds for `hours` of
+  // simulated time: real reads and requests counted, the first (cold) read included. Against
+  // GitHub's limits: 5,000 requests an hour for a token (304s free), 900 points a minute.
+  fmt::print("\ndefault settings, a refresh every {} s for {} h (simulated clock)\n", refresh,
+             hours);
+  fmt::print("{:<34} {:>6} {:>10} {:>10} {:>12} {:>8}\n", "mode", "reads", "requests/h",
+             "charged/h", "peak req/min", "floor s");
+  const Mode hourly[] = {
+      {"before: per workflow, min_interval", {nullptr, true, nullptr, false, false}},
+      {"per workflow + budget floor", {nullptr, true, nullptr, false, true}},
+      {"after: repository runs + floor", {nullptr, true, nullptr, true, true}},
+      {"after, every answer changed", {nullptr, false, nullptr, true, true}},
+  };
+  for (const Mode& mode : hourly) {
+    auto source = GitHubActionsSource::Create(options_of(*defaults), mode.tuning);
+    if (!source) return 1;
+    int real_reads = 0;
+    long requests = 0, charged = 0, peak_minute = 0;
+    std::map<std::int64_t, long> by_minute;
+    const auto steps = static_cast<int>(hours * 3600 / refresh);
+    for (int step = 0; step < steps; ++step) {
+      std::int64_t at = now + static_cast<std::int64_t>(step) * refresh;
+      auto counts_before = (*source)->RequestCounts();
+      auto snapshot = (*source)->List({at, nullptr});
+      if (!snapshot) {
+        fmt::print(stderr, "read failed: {}\n", snapshot.error());
+        return 1;
+      }
+      auto counts_after = (*source)->RequestCounts();
+      long sent = 0, not_modified = 0;
+      for (const auto& [outcome, count] : counts_after->by_outcome) {
+        auto old = counts_before->by_outcome.find(outcome);
+        long delta = static_cast<long>(count) -
+                     (old == counts_before->by_outcome.end() ? 0 : static_cast<long>(old->second));
+        sent += delta;
+        if (outcome == "304") not_modified += delta;
+      }
+      if (sent > 0) ++real_reads;
+      requests += sent;
+      charged += sent - not_modified;
+      peak_minute = std::max(peak_minute, by_minute[(at - now) / 60] += sent);
+    }
+    fmt::print("{:<34} {:>6} {:>10.0f} {:>10.0f} {:>12} {:>8}\n", mode.name, real_reads,
+               requests / hours, charged / hours, peak_minute, (*source)->ReadFloor());
   }
   return 0;
 }

@@ -26,6 +26,7 @@ SourceStatus StatusOf(const SourceRead& read, const RoleSet& desired, std::int64
   status.name = read.runner->name;
   status.type = read.runner->type;
   status.sync_duration_seconds = read.seconds;
+  if (read.runner->source) status.requests = read.runner->source->RequestCounts();
   const Result<SourceSnapshot>& snapshot = read.reads.snapshot;
   if (read.timed_out) problems.push_back(MakeProblem(Reason::kTimeout, snapshot.error()));
   if (snapshot) {

@@ -81,6 +81,7 @@ void SelfMetrics::Update(const RefreshResult& result,
     series.sync_duration = source.sync_duration_seconds;
     if (source.last_sync) series.last_sync = static_cast<double>(*source.last_sync);
     if (source.up) series.unowned = source.unowned_objects;
+    if (source.requests) series.requests = source.requests;
     if (auto it = problems.find(source.name); it != problems.end()) {
       for (const auto& problem : it->second) {
         if (!problem.counted_before) series.errors[problem.reason] += 1;
@@ -165,6 +166,30 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
     }
   };
   per_source(metrics::kSourceLastSync, [](const SourceSeries& s) { return s.last_sync; });
+  per_source(metrics::kSourceRateLimitRemaining, [](const SourceSeries& s) {
+    return s.requests && s.requests->rate_limit_remaining
+               ? std::optional<double>(static_cast<double>(*s.requests->rate_limit_remaining))
+               : std::nullopt;
+  });
+  per_source(metrics::kSourceReadFloor, [](const SourceSeries& s) {
+    return s.requests && s.requests->read_floor_seconds
+               ? std::optional<double>(static_cast<double>(*s.requests->read_floor_seconds))
+               : std::nullopt;
+  });
+  // Ordered by outcome first, as their labels are.
+  std::set<std::tuple<std::string_view, std::string_view, double>> requests;
+  for (const auto& [name, source] : sources_) {
+    if (!source.requests) continue;
+    for (const auto& [outcome, count] : source.requests->by_outcome) {
+      requests.emplace(outcome, name, static_cast<double>(count));
+    }
+  }
+  if (!requests.empty()) {
+    Header(metrics::kSourceRequests, out);
+    for (const auto& [outcome, name, count] : requests) {
+      Sample(metrics::kSourceRequests, {{"outcome", outcome}, {"source", name}}, count, out);
+    }
+  }
   per_source(metrics::kSourceSyncDuration,
              [](const SourceSeries& s) { return std::optional<double>(s.sync_duration); });
   per_source(metrics::kSourceUnownedObjects, [](const SourceSeries& s) { return s.unowned; });

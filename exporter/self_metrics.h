@@ -47,6 +47,7 @@ class SelfMetrics {
     double sync_duration = 0;
     std::optional<double> unowned;
     std::map<std::string, double> errors;  // by reason
+    std::optional<SourceRequestCounts> requests;
   };
   mutable std::mutex mutex_;
   std::vector<std::pair<std::string, std::string>> build_labels_;

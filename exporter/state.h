@@ -22,7 +22,8 @@ struct SourceStatus {
   double sync_duration_seconds = 0;
   int objects = 0;
   int unowned_objects = 0;
-  std::vector<SourceProblem> problems;  // of the last list
+  std::vector<SourceProblem> problems;          // of the last list
+  std::optional<SourceRequestCounts> requests;  // sources that call a rate-limited API
 };
 
 // Who reported a run: the role's source (its log, Jobs, workflow runs, snapshot) or, later, a

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,17 @@ struct ListContext {
   const std::atomic<bool>* cancelled = nullptr;
 };
 
+// What a source that calls an API has spent of it, since the source was made (counts carry over
+// a reload with its caches). Exported as schedwatch_source_requests_total{outcome} and
+// schedwatch_source_rate_limit_remaining.
+struct SourceRequestCounts {
+  // By outcome: the HTTP status ("200", "304", "404", "403", "429", "5xx", "other") or "error"
+  // when no answer came (connection, TLS, timeout). Every attempt counts, retries included.
+  std::map<std::string, std::uint64_t> by_outcome;
+  std::optional<std::int64_t> rate_limit_remaining;  // the last answer's, when it said
+  std::optional<std::int64_t> read_floor_seconds;    // the interval between real reads in force
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -58,6 +71,9 @@ class Source {
   // read position and the runs it showed. Never conclusions from the old spec's jobs. By
   // default nothing is kept.
   virtual void InheritCaches(Source& previous) { (void)previous; }
+  // For sources that call a rate-limited API; nullopt for the others. Thread-safe: called while
+  // a read may be running.
+  virtual std::optional<SourceRequestCounts> RequestCounts() const { return std::nullopt; }
 };
 
 // Everything a source may need besides its spec block: the jobs it serves.

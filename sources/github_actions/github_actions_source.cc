@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -25,7 +26,19 @@ constexpr int kMaxWorkflowPages = 100;  // 10,000 workflows: beyond that the ans
 // The newest scheduled runs hold the last start, the running ones and usually the latest
 // success and failure; when they hold no success, one `status=success` query finds it.
 constexpr int kRunsPerPage = 20;
+// The repository's scheduled runs: GitHub's largest page, and the most it lists for a query with
+// a filter (event=...): 1,000 runs, 10 pages. A page with no next link after that is no end.
+constexpr int kRepositoryRunsPerPage = 100;
+constexpr std::size_t kMaxFilteredResults = 1000;
+constexpr int kMaxRepositoryRunPages = 10;
 constexpr std::size_t kMaxTokenBytes = 4096;
+
+// GitHub's limits, of which a source spends at most kBudgetShare: the rest is for other clients
+// of the token, other sources and the re-read that confirms an absence.
+constexpr std::int64_t kDefaultPrimaryLimit = 5000;      // requests an hour for a token
+constexpr std::int64_t kSecondaryPointsPerMinute = 900;  // REST; a GET costs one point
+constexpr double kBudgetShare = 0.5;
+constexpr std::int64_t kMaxDerivedFloor = 3600;  // a read at least every hour, whatever it costs
 
 // Escapes each segment of a repository path, keeping the slashes.
 std::string EscapePath(std::string_view path) {
@@ -82,7 +95,10 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   source->token_env_ = settings->token_env;
   source->branch_ = settings->branch;
   source->conditional_requests_ = tuning.conditional_requests;
+  source->repository_runs_ = tuning.repository_runs;
+  source->budget_floor_ = tuning.budget_floor;
   if (settings->min_interval) source->min_interval_ = settings->min_interval->count();
+  source->read_floor_ = source->min_interval_;
   auto request_timeout = settings->timeout.value_or(std::chrono::seconds(10));
   std::string api_url = settings->api_url;
   if (api_url.rfind("http://", 0) == 0 &&
@@ -139,8 +155,28 @@ Result<std::string> GitHubActionsSource::LoadToken() {
   return file_token_;
 }
 
+std::int64_t GitHubActionsSource::ReadFloor() const {
+  std::int64_t floor = min_interval_;
+  if (!budget_floor_ || last_read_stats_.requests == 0) return floor;
+  // 304s are free of the primary limit only for an authenticated request.
+  std::int64_t charged =
+      last_read_stats_.requests - (token_.empty() ? 0 : last_read_stats_.not_modified);
+  double limit = static_cast<double>(api_->quota_limit().value_or(kDefaultPrimaryLimit));
+  double primary = static_cast<double>(charged) * 3600 / (limit * kBudgetShare);
+  double secondary = static_cast<double>(last_read_stats_.requests) * 60 /
+                     (kSecondaryPointsPerMinute * kBudgetShare);
+  auto derived = static_cast<std::int64_t>(std::ceil(std::max(primary, secondary)));
+  return std::max(floor, std::min(derived, kMaxDerivedFloor));
+}
+
+std::optional<SourceRequestCounts> GitHubActionsSource::RequestCounts() const {
+  SourceRequestCounts counts = api_->Usage();
+  counts.read_floor_seconds = read_floor_.load();
+  return counts;
+}
+
 Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
-  bool within_floor = last_read_at_ && context.now - *last_read_at_ < min_interval_;
+  bool within_floor = last_read_at_ && context.now - *last_read_at_ < ReadFloor();
   if (within_floor && !confirm_pending_ && last_outcome_) {
     // The same answer again, but the failures its retries got past happened once: not again.
     Result<SourceSnapshot> again = *last_outcome_;
@@ -159,6 +195,7 @@ Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
   Result<SourceSnapshot> outcome = Read(context);
   github::RequestStats after = api_->stats();
   last_read_stats_ = {after.requests - before.requests, after.not_modified - before.not_modified};
+  read_floor_ = ReadFloor();
   if (context.cancelled != nullptr && context.cancelled->load()) {
     return outcome;  // not remembered: the next refresh reads again
   }
@@ -326,6 +363,101 @@ Result<const GitHubActionsSource::ParsedFile*> GitHubActionsSource::WorkflowFile
   return &entry.value;
 }
 
+void GitHubActionsSource::AddRunPage(Reading& reading, const github::RunPage& page,
+                                     RunHistory& history) {
+  for (const auto& run : page.runs) github::AddRun(history, run);
+  for (const auto& problem : page.problems) reading.snapshot.problems.push_back(problem);
+}
+
+Result<RunHistory> GitHubActionsSource::LatestSuccess(Reading& reading, const Workflow& workflow) {
+  std::string what = fmt::format("runs of {} ({})", workflow.path, workflow.id);
+  auto success =
+      Fetch(reading, run_pages_,
+            fmt::format("{}/actions/workflows/{}/runs?event=schedule&status=success&per_page=1",
+                        RepoUrl(), workflow.id),
+            github::kJsonMediaType,
+            [&what](std::string_view body) { return github::ParseRunPage(body, what); });
+  if (!success) return Error{success.error()};
+  RunHistory history;
+  AddRunPage(reading, (*success)->value, history);
+  return history;
+}
+
+Result<std::map<std::int64_t, RunHistory>> GitHubActionsSource::RepositoryRuns(
+    Reading& reading, const std::vector<const Workflow*>& watched) {
+  std::map<std::int64_t, RunHistory> histories;
+  std::map<std::int64_t, const Workflow*> without_success;
+  for (const Workflow* workflow : watched) {
+    histories[workflow->id];
+    without_success[workflow->id] = workflow;
+  }
+  if (watched.empty()) return histories;
+  std::set<std::int64_t> seen;  // workflows with a run on the pages read
+  auto add = [&](const github::RunPage& page, bool running_only) {
+    for (const auto& run : page.runs) {
+      auto history = histories.find(run.workflow_id);
+      if (history == histories.end()) continue;  // a workflow no job names, or none named
+      if (running_only && run.state != github::ScheduledRun::State::kRunning) continue;
+      github::AddRun(history->second, run);
+      seen.insert(run.workflow_id);
+      if (run.state == github::ScheduledRun::State::kSucceeded) {
+        without_success.erase(run.workflow_id);
+      }
+    }
+    for (std::size_t i = 0; i < page.problems.size(); ++i) {
+      std::int64_t id = page.problem_workflows[i];
+      if (id == 0 || histories.count(id)) reading.snapshot.problems.push_back(page.problems[i]);
+    }
+  };
+
+  const std::string base = RepoUrl() + "/actions/runs?event=schedule";
+  std::string url = fmt::format("{}&per_page={}", base, kRepositoryRunsPerPage);
+  std::set<std::string> followed;
+  std::size_t listed = 0;
+  bool complete = false;  // every scheduled run of the repository was on the pages read
+  for (int page = 1;; ++page) {
+    if (!followed.insert(url).second) {
+      return Error{fmt::format(
+          "GET {}: the next link of runs page {} leads back to an earlier page; the list never "
+          "completes",
+          UrlPathForMessages(url), page - 1)};
+    }
+    std::string what = fmt::format("scheduled runs page {}", page);
+    auto fetched =
+        Fetch(reading, run_pages_, url, github::kJsonMediaType,
+              [&what](std::string_view body) { return github::ParseRunPage(body, what); });
+    if (!fetched) return Error{fetched.error()};
+    add((*fetched)->value, false);
+    listed += (*fetched)->value.listed;
+    url = (*fetched)->next;
+    if (url.empty()) {
+      complete = listed < kMaxFilteredResults;
+      break;
+    }
+    // One workflow left is one request by itself: cheaper than another page.
+    if (without_success.size() <= 1 || page >= kMaxRepositoryRunPages) break;
+  }
+  if (complete) return histories;
+
+  // Runs still going that began before the pages read: a hung run under a newer success.
+  auto running =
+      Fetch(reading, run_pages_,
+            fmt::format("{}&status=in_progress&per_page={}", base, kRepositoryRunsPerPage),
+            github::kJsonMediaType, [](std::string_view body) {
+              return github::ParseRunPage(body, "scheduled runs in progress");
+            });
+  if (!running) return Error{running.error()};
+  add((*running)->value, true);
+
+  for (const auto& [id, workflow] : without_success) {
+    // No run on the pages read: its newest page; a run but no success: its latest success.
+    auto history = seen.count(id) ? LatestSuccess(reading, *workflow) : Runs(reading, *workflow);
+    if (!history) return Error{history.error()};
+    histories[id].Merge(*history);
+  }
+  return histories;
+}
+
 Result<RunHistory> GitHubActionsSource::Runs(Reading& reading, const Workflow& workflow) {
   std::string what = fmt::format("runs of {} ({})", workflow.path, workflow.id);
   auto parse = [&what](std::string_view body) { return github::ParseRunPage(body, what); };
@@ -345,10 +477,9 @@ Result<RunHistory> GitHubActionsSource::Runs(Reading& reading, const Workflow& w
   if (!newest) return Error{newest.error()};
   add((*newest)->value);
   if (!succeeded && !(*newest)->next.empty()) {
-    auto success = Fetch(reading, run_pages_, base + "&status=success&per_page=1",
-                         github::kJsonMediaType, parse);
+    auto success = LatestSuccess(reading, workflow);
     if (!success) return Error{success.error()};
-    add((*success)->value);
+    history.Merge(*success);
   }
   return history;
 }
@@ -372,6 +503,7 @@ void GitHubActionsSource::InheritCaches(Source& previous) {
   run_pages_ = std::move(old->run_pages_);
   token_ = old->token_;  // what they were obtained with: a new token still forgets them
   api_->SetToken(token_);
+  api_->InheritUsage(*old->api_);
 }
 
 Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
@@ -400,6 +532,20 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
   }
   std::map<std::string, const github::WorkflowFile*> files;  // null: absent or unreadable
   std::map<std::int64_t, RunHistory> runs;
+  if (repository_runs_) {
+    std::vector<const Workflow*> watched;
+    std::set<std::int64_t> ids;
+    for (const auto& job : jobs_) {
+      auto matching = by_path.find(job.workflow);
+      if (matching == by_path.end()) continue;
+      for (const Workflow* workflow : matching->second) {
+        if (ids.insert(workflow->id).second) watched.push_back(workflow);
+      }
+    }
+    auto histories = RepositoryRuns(reading, watched);
+    if (!histories) return Error{histories.error()};
+    runs = std::move(*histories);
+  }
   SourceSnapshot& snapshot = reading.snapshot;
   for (const auto& job : jobs_) {
     auto matching = by_path.find(job.workflow);

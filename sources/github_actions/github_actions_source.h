@@ -15,12 +15,19 @@
 //
 // Per real read: the default branch (GET /repos/{o}/{r}, unless `branch` is set), every page of
 // workflows, one listing of .github/workflows (blob shas, so unchanged files are not fetched
-// again), each changed workflow file (raw), and the newest page of scheduled runs of each
-// workflow a job names (plus one `status=success` query when that page holds no success). Every
-// GET is conditional (If-None-Match): 304 answers reuse what was parsed before and cost no
-// primary quota.
+// again), each changed workflow file (raw), and the repository's scheduled runs, newest first,
+// 100 a page, until every workflow a job names has shown a success (at most the 1,000 runs
+// GitHub lists for a filtered query). Runs are attributed by workflow_id. Only a workflow that
+// showed no success there is asked for by itself: its newest page of runs if it showed no run at
+// all, then one `status=success` query. Every GET is conditional (If-None-Match): 304 answers
+// reuse what was parsed before and cost no primary quota.
+//
+// Real reads are at least `min_interval` apart, and further when the last read's cost asks for
+// it: at most half of the primary limit (x-ratelimit-limit an hour, 5,000 when unsaid; 304s are
+// free with a token) and half of the secondary one (900 points a minute, one per GET).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,6 +48,10 @@ struct GitHubActionsTuning {
   github::HttpSend send;  // empty: libcurl through HttpClient
   bool conditional_requests = true;
   platform::Clock* clock = nullptr;  // of the retry backoffs; null: the real one
+  // false: the runs of each workflow asked for by itself, one request or two per workflow (the
+  // bench compares).
+  bool repository_runs = true;
+  bool budget_floor = true;  // false: min_interval alone spaces the reads
 };
 
 class GitHubActionsSource : public Source {
@@ -58,6 +69,12 @@ class GitHubActionsSource : public Source {
 
   // Requests of the last List that reached the API.
   github::RequestStats last_read_stats() const { return last_read_stats_; }
+
+  // The interval between real reads in force: min_interval, or longer when the last read's
+  // cost asks for it (see above).
+  std::int64_t ReadFloor() const;
+
+  std::optional<SourceRequestCounts> RequestCounts() const override;
 
  private:
   template <typename T>
@@ -87,6 +104,10 @@ class GitHubActionsSource : public Source {
   Result<const ParsedFile*> WorkflowFile(Reading& reading, const std::string& path,
                                          const std::string& branch);
   Result<RunHistory> Runs(Reading& reading, const github::Workflow& workflow);
+  Result<RunHistory> LatestSuccess(Reading& reading, const github::Workflow& workflow);
+  Result<std::map<std::int64_t, RunHistory>> RepositoryRuns(
+      Reading& reading, const std::vector<const github::Workflow*>& watched);
+  void AddRunPage(Reading& reading, const github::RunPage& page, RunHistory& history);
   template <typename T, typename Parse>
   Result<const Cached<T>*> Fetch(Reading& reading, Cache<T>& cache, const std::string& url,
                                  std::string_view accept, Parse parse, bool* not_found = nullptr);
@@ -99,6 +120,8 @@ class GitHubActionsSource : public Source {
   std::string token_file_, token_env_, branch_;
   std::int64_t min_interval_ = 60;
   bool conditional_requests_ = true;
+  bool repository_runs_ = true;
+  bool budget_floor_ = true;
   std::vector<JobSpec> jobs_;  // copies: a slow read may outlive a reloaded spec
   std::unique_ptr<github::Api> api_;
 
@@ -124,6 +147,7 @@ class GitHubActionsSource : public Source {
   std::optional<Result<SourceSnapshot>> last_outcome_;
   bool confirm_pending_ = false;
   github::RequestStats last_read_stats_;
+  std::atomic<std::int64_t> read_floor_{0};  // ReadFloor() after the last read, for the metrics
 };
 
 Result<std::unique_ptr<Source>> MakeGitHubActionsSource(const SourceOptions& options);

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,7 @@
 #include "schedwatch/platform/api_client.h"
 #include "schedwatch/platform/http_client.h"
 #include "schedwatch/result.h"
+#include "sources/source.h"
 
 namespace schedwatch::github {
 
@@ -30,6 +34,9 @@ struct RequestStats {
   int requests = 0;      // sent
   int not_modified = 0;  // of those, answered 304 (free of primary quota)
 };
+
+// "200", "304", "401", "403", "404", "422", "429", "5xx" or "other": a metric label of few values.
+std::string RequestOutcome(long status);
 
 // An answer the caller interprets: 200, 304 (the caller's cached body stays valid) or 404.
 struct ApiAnswer {
@@ -62,17 +69,32 @@ class Api {
   std::string BlockedMessage(std::int64_t until) const;
 
   RequestStats& stats() { return stats_; }
+  // Every attempt by outcome and the last x-ratelimit-remaining. Thread-safe.
+  SourceRequestCounts Usage() const;
+  // A reloaded source goes on counting where its predecessor stopped.
+  void InheritUsage(const Api& previous);
+  // x-ratelimit-limit of the last answer that had one: requests per hour of the primary limit.
+  std::optional<std::int64_t> quota_limit() const { return limit_; }
   // Failures a retry got past since the last call.
   std::vector<platform::RecoveredFailure> TakeRecovered() { return client_.TakeRecovered(); }
 
  private:
   void NoteQuota(const HttpResponse& response, std::int64_t now);
 
+  // Shared with the transport wrapper that counts each attempt.
+  struct Counts {
+    mutable std::mutex mutex;
+    std::map<std::string, std::uint64_t> by_outcome;
+    std::optional<std::int64_t> remaining;
+  };
+  static HttpSend Counting(HttpSend send, std::shared_ptr<Counts> counts);
+
   std::string base_url_;
   std::string origin_;  // scheme://host[:port] of base_url_
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<Counts> counts_;
   platform::ApiClient client_;
-  std::optional<std::int64_t> remaining_, reset_;
+  std::optional<std::int64_t> remaining_, reset_, limit_;
   std::optional<std::int64_t> blocked_until_;
   std::int64_t secondary_backoff_;
   RequestStats stats_;

@@ -317,9 +317,24 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
   RunPage page;
   for (std::size_t i = 0; i < (*items)->size(); ++i) {
     const Json& item = (**items)[i];
+    std::int64_t workflow_id = 0;
+    std::string path;
+    if (item.is_object()) {
+      const Json* id = Field(item, "workflow_id");
+      if (id != nullptr && id->is_number_integer()) workflow_id = id->get<std::int64_t>();
+      // The repository's runs name their workflow: messages say which.
+      if (auto named = StringField(item, "path")) {
+        path = " (" + named->substr(0, kMaxMessageChars) + ")";
+        for (char& c : path) {
+          if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+        }
+      }
+    }
     auto problem = [&](const std::string& message) {
-      page.problems.push_back(MakeProblem(
-          Reason::kMalformedObject, fmt::format("{}: workflow_runs[{}]: {}", what, i, message)));
+      page.problems.push_back(
+          MakeProblem(Reason::kMalformedObject,
+                      fmt::format("{}: workflow_runs[{}]{}: {}", what, i, path, message)));
+      page.problem_workflows.push_back(workflow_id);
     };
     if (!item.is_object()) {
       problem("not an object");
@@ -338,6 +353,8 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
       continue;
     }
     run.started = *started;
+    run.created = TimeField(item, "created_at").value_or(run.started);
+    run.workflow_id = workflow_id;
     if (*status != "completed") {
       run.state = ScheduledRun::State::kRunning;  // queued, in_progress, waiting, pending, ...
       page.runs.push_back(run);
@@ -359,6 +376,7 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
     }
     page.runs.push_back(run);
   }
+  page.listed = (*items)->size();
   if (auto readable = SomethingReadable((*items)->size(), page.problems, "workflow_runs");
       !readable) {
     return Error{readable.error()};

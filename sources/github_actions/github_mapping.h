@@ -90,13 +90,19 @@ struct ScheduledRun {
   std::int64_t started = 0;              // run_started_at (the current attempt), else created_at
   std::optional<std::int64_t> finished;  // updated_at once completed
   State state = State::kRunning;
+  std::int64_t created = 0;      // created_at, else started: the order of the lists
+  std::int64_t workflow_id = 0;  // 0 when the item names none
 };
 
-// One page of GET .../actions/workflows/{id}/runs: newest first. A page of nothing readable is
-// an Error (only one page of runs is read).
+// One page of GET .../actions/workflows/{id}/runs or of the repository's .../actions/runs:
+// newest first. A page of nothing readable is an Error.
 struct RunPage {
   std::vector<ScheduledRun> runs;
   std::vector<SourceProblem> problems;
+  // The workflow_id of the item of each problem (0 when unknown): on a page of the repository's
+  // runs, problems of workflows no job names are not the spec's business.
+  std::vector<std::int64_t> problem_workflows;
+  std::size_t listed = 0;  // items on the page, readable or not
 };
 // `what` names the workflow in problem messages.
 Result<RunPage> ParseRunPage(std::string_view body, const std::string& what);

@@ -186,6 +186,11 @@ jobs:
   source.up = true;
   source.last_sync = kNow;
   result.sources.push_back(source);
+  SourceStatus api = source;  // a source that calls a rate-limited API
+  api.name = "ci";
+  api.type = "github_actions";
+  api.requests = SourceRequestCounts{{{"200", 7}, {"304", 5}}, 4988, 60};
+  result.sources.push_back(api);
 
   SelfMetrics self;
   self.SetReload(true, kNow);

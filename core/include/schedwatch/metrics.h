@@ -121,6 +121,18 @@ inline constexpr Metric kSourceErrors{"schedwatch_source_errors_total", Type::kC
 inline constexpr Metric kSourceLastSync{"schedwatch_source_last_sync_timestamp_seconds",
                                         Type::kGauge, "source",
                                         "End of the source's last successful list, Unix seconds."};
+inline constexpr Metric kSourceReadFloor{
+    "schedwatch_source_read_floor_seconds", Type::kGauge, "source",
+    "Least time between two real reads of a rate-limited API: min_interval, or more when the last "
+    "read's cost asks for it to stay within half of the API's limits."};
+inline constexpr Metric kSourceRateLimitRemaining{
+    "schedwatch_source_rate_limit_remaining", Type::kGauge, "source",
+    "Requests left in the API's primary rate-limit window, from the last answer's "
+    "x-ratelimit-remaining."};
+inline constexpr Metric kSourceRequests{
+    "schedwatch_source_requests_total", Type::kCounter, "outcome,source",
+    "API requests the source sent, retries included, by outcome: the HTTP status (304: answered "
+    "from the cache, free of GitHub's primary limit) or error when no answer came."};
 inline constexpr Metric kSourceSyncDuration{
     "schedwatch_source_sync_duration_seconds", Type::kGauge, "source",
     "Duration of the source's last list, confirming re-read included."};
@@ -131,7 +143,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 32> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 35> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -160,6 +172,9 @@ inline constexpr std::array<const Metric*, 32> kAll = {&kJobActiveObjects,
                                                        &kLastCycle,
                                                        &kSourceErrors,
                                                        &kSourceLastSync,
+                                                       &kSourceRateLimitRemaining,
+                                                       &kSourceReadFloor,
+                                                       &kSourceRequests,
                                                        &kSourceSyncDuration,
                                                        &kSourceUnownedObjects,
                                                        &kSourceUp};

@@ -3,7 +3,8 @@
 
 Serves repositories, paginated workflow lists (Link headers with /repositories/{id}/... URLs, as
 GitHub writes them), the contents API (directory listings with blob shas, raw or base64 files),
-and scheduled workflow runs, with ETag / If-None-Match (304 costs no quota), x-ratelimit-*
+and scheduled workflow runs (per workflow and the repository's, newest first, at most 1,000 for a
+filtered query, as GitHub), with ETag / If-None-Match (304 costs no quota), x-ratelimit-*
 headers, and per-repository failure modes (primary rate limit, 401, 404). Every request is
 logged so tests can count them.
 
@@ -75,8 +76,11 @@ def workflow_file(crons, spec_version=None, name="job"):
 
 
 class Repo:
-    def __init__(self, full_name, repo_id, default_branch="main", token=None, mode="ok"):
+    def __init__(self, full_name, repo_id, default_branch="main", token=None, mode="ok",
+                 workflows_per_page=None, rate_limit=None):
         self.full_name = full_name
+        self.workflows_per_page = workflows_per_page  # None: the server's
+        self.rate_limit = rate_limit  # x-ratelimit-limit of its answers; None: the server's quota
         self.repo_id = repo_id
         self.default_branch = default_branch
         self.token = token      # required bearer token; None: any or none
@@ -132,7 +136,8 @@ class FakeGitHub:
             rest = parts[2:]
         name = repo.full_name if repo else "/".join(parts[1:3])
         status, extra, body = self.route(repo, rest if repo else [], query, headers, base_url)
-        reply_headers = {"x-ratelimit-limit": str(self.quota), "x-ratelimit-resource": "core",
+        limit = repo.rate_limit if repo and repo.rate_limit else self.quota
+        reply_headers = {"x-ratelimit-limit": str(limit), "x-ratelimit-resource": "core",
                          "x-ratelimit-reset": str(int(time.time()) + 3600)}
         if status == 200:
             etag = 'W/"' + hashlib.sha1(body).hexdigest() + '"'
@@ -186,13 +191,26 @@ class FakeGitHub:
             return self.page(repo, "workflow_runs", runs, query, base_url,
                              f"/repositories/{repo.repo_id}/actions/workflows/"
                              f"{workflow['id']}/runs")
+        if rest == ["actions", "runs"]:
+            # The repository's runs, newest first; with a filter GitHub lists 1,000 at most.
+            runs = [r for workflow_runs in repo.runs.values() for r in workflow_runs
+                    if query.get("event", r.get("event")) == r.get("event")]
+            if "status" in query:
+                runs = [r for r in runs if query["status"] in (r.get("status"),
+                                                               r.get("conclusion"))]
+            runs.sort(key=lambda r: (str(r.get("created_at", "")), r.get("id", 0)), reverse=True)
+            if "event" in query or "status" in query:
+                runs = runs[:1000]
+            return self.page(repo, "workflow_runs", runs, query, base_url,
+                             f"/repositories/{repo.repo_id}/actions/runs")
         if rest and rest[0] == "contents":
             return self.contents(repo, "/".join(rest[1:]), query, headers)
         return error(404, "Not Found")
 
     def page(self, repo, key, items, query, base_url, link_path):
         per_page = min(int(query.get("per_page", 30)),
-                       self.workflows_per_page if key == "workflows" else 100)
+                       (repo.workflows_per_page or self.workflows_per_page)
+                       if key == "workflows" else 100)
         page = int(query.get("page", 1))
         chunk = items[(page - 1) * per_page:page * per_page]
         last = max(1, -(-len(items) // per_page))

@@ -74,7 +74,9 @@ def build_state(now):
     # holds no success, so one status=success query finds it.
     conclusions = {n: "cancelled" if n == 1 else "failure" for n in range(20)}
     widgets.runs[failing["id"]] = runs(failing, "30 1 * * *", 24, conclusions)
-    widgets.runs[failing["id"]].insert(2, {"id": 1, "event": "schedule", "status": 42})
+    widgets.runs[failing["id"]].insert(2, {
+        "id": 1, "event": "schedule", "status": 42, "workflow_id": failing["id"],
+        "path": failing["path"], "created_at": widgets.runs[failing["id"]][2]["created_at"]})
     twice = widgets.add_workflow(61235004, ".github/workflows/twice.yml",
                                  crons=["0 2 * * *", "0 14 * * *"], spec_version="1")
     widgets.runs[twice["id"]] = runs(twice, "0 2,14 * * *", 4)
@@ -98,7 +100,19 @@ def build_state(now):
     secret.add_workflow(73000001, ".github/workflows/hourly.yml", crons=["0 * * * *"],
                         spec_version="1")
     state.add_repo(Repo("acme/private", 5006, mode="not_found"))
+
+    # 110 daily workflows, one run each, newest first: the repository's runs span two pages of
+    # 100, and the oldest 10 workflows' only runs are on page 2. Its limit is large, so that the
+    # read floor (half of 900 points a minute) is what spaces its reads.
+    fleet = state.add_repo(Repo("acme/fleet", 5007, workflows_per_page=100, rate_limit=10**6))
+    for i in range(FLEET):
+        workflow = fleet.add_workflow(74000000 + i, f".github/workflows/f{i:03d}.yml",
+                                      crons=["0 3 * * *"], spec_version="1")
+        fleet.runs[workflow["id"]] = [make_run(fleet, workflow, 1, now - 600 - 60 * i)]
     return state
+
+
+FLEET = 110
 
 
 SPEC = """\
@@ -141,6 +155,13 @@ sources:
     repository: acme/private
     api_url: http://127.0.0.1:{http_port}
     min_interval: 1s
+  fleet:
+    type: github_actions
+    repository: acme/fleet
+    token_file: {workdir}/widgets-token
+    api_url: https://127.0.0.1:{https_port}
+    ca_file: {workdir}/ca.crt
+    min_interval: 1s
   untrusted:
     type: github_actions
     repository: acme/floor
@@ -162,7 +183,9 @@ jobs:
   - {{role: secret-job, source: secret, workflow: .github/workflows/hourly.yml, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: private-job, source: private, workflow: .github/workflows/x.yml, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: untrusted-job, source: untrusted, workflow: .github/workflows/hourly.yml, schedule: "0 * * * *", spec_version: "1"}}
-"""
+""" + "".join(
+    f'  - {{{{role: fleet-{i:03d}, source: fleet, workflow: f{i:03d}.yml, schedule: "0 3 * * *", '
+    f'spec_version: "1"}}}}\n' for i in range(FLEET))
 
 
 def status(exporter):
@@ -170,6 +193,72 @@ def status(exporter):
     document = exporter.status() or {"roles": [], "sources": []}
     return ({r["role"]: r for r in document["roles"]},
             {s["source"]: s for s in document["sources"]})
+
+
+def fleet_reads(state):
+    """The requests of acme/fleet, one list per read (a read starts with the repository's)."""
+    reads = []
+    for entry in state.requests("acme/fleet"):
+        if entry["path"] == "/repos/acme/fleet":
+            reads.append([])
+        if reads:
+            reads[-1].append(entry)
+    return reads
+
+
+def metric_value(metrics, series):
+    match = re.search("^" + re.escape(series) + r" (\S+)$", metrics, re.M)
+    return float(match.group(1)) if match else None
+
+
+def check_fleet(exporter, state, now):
+    """110 workflows over real HTTPS: requests per read, page-2 attribution, 304s counted."""
+    check("acme/fleet read twice (the second past the read floor its first read set)",
+          wait_for(lambda: len(fleet_reads(state)) >= 3, 90, "three reads of acme/fleet"),
+          len(fleet_reads(state)))
+    roles, sources = status(exporter)
+    check("fleet source is up", sources["fleet"]["up"], sources["fleet"])
+    cold, warm = fleet_reads(state)[0], fleet_reads(state)[1]
+    paths = [e["path"] for e in cold]
+    # The repository, 2 workflow pages, 2 pages of runs, the listing, 110 files.
+    check("cold read of 110 workflows: 6 + 110 requests, no run request per workflow",
+          len(cold) == 6 + FLEET and not any("/actions/workflows/" in p for p in paths),
+          (len(cold), [p for p in paths if "/contents/.github/workflows/" not in p]))
+    check("the second page of runs followed by its Link",
+          "/repositories/5007/actions/runs" in paths, paths)
+    check("warm read: 6 requests, every one conditional and answered 304",
+          len(warm) == 6 and all(e["status"] == 304 and e["conditional"] for e in warm),
+          [(e["path"], e["status"]) for e in warm])
+    last = roles[f"fleet-{FLEET - 1:03d}"]
+    started = now - 600 - 60 * (FLEET - 1)
+    check("a run only on page 2 of the repository's runs is its workflow's",
+          last["last_started"] == started and last["last_success"] == started + 120 and
+          "ok" in last["conditions"], last)
+    metrics = exporter.metrics()
+    fleet_304 = sum(1 for e in state.requests("acme/fleet") if e["status"] == 304)
+    fleet_200 = sum(1 for e in state.requests("acme/fleet") if e["status"] == 200)
+    counted_304 = metric_value(metrics, 'schedwatch_source_requests_total{outcome="304",source="fleet"}')
+    counted_200 = metric_value(metrics, 'schedwatch_source_requests_total{outcome="200",source="fleet"}')
+    # The server logs a request before the exporter counts its answer: the counts may trail.
+    check("304s and 200s counted in schedwatch_source_requests_total",
+          counted_304 is not None and 6 <= counted_304 <= fleet_304 and
+          counted_200 is not None and 6 + FLEET <= counted_200 <= fleet_200,
+          (counted_304, fleet_304, counted_200, fleet_200))
+    remaining = metric_value(metrics, 'schedwatch_source_rate_limit_remaining{source="fleet"}')
+    check("remaining quota from x-ratelimit-remaining", remaining is not None and remaining > 0,
+          remaining)
+    floor = metric_value(metrics, 'schedwatch_source_read_floor_seconds{source="fleet"}')
+    check("the read floor is exported", floor is not None and floor >= 1, floor)
+    check("/metrics passes promtool check metrics", promtool_ok(metrics), metrics[-500:])
+
+
+def promtool_ok(metrics):
+    import subprocess
+    result = subprocess.run(["promtool", "check", "metrics"], input=metrics.encode(),
+                            capture_output=True, timeout=60)
+    if result.returncode != 0:
+        print(result.stdout.decode(), result.stderr.decode())
+    return result.returncode == 0
 
 
 def main():
@@ -203,7 +292,7 @@ def run(args, workdir):
         check("three refreshes of acme/widgets",
               wait_for(lambda: len(state.requests("acme/widgets", "/repos/acme/widgets")) >= 3 and
                        len(state.requests("acme/widgets", "/contents/.github/workflows")) >= 3,
-                       30, "three reads of acme/widgets"),
+                       90, "three reads of acme/widgets"),
               exporter.logs())
         roles, sources = status(exporter)
 
@@ -297,15 +386,18 @@ def run(args, workdir):
         listings = state.requests("acme/widgets", "/contents/.github/workflows")
         check("unchanged workflow file fetched once (blob sha from the listing)",
               len(nightly_file) == 1 and len(listings) >= 3, (len(nightly_file), len(listings)))
-        success_queries = [e for e in state.requests("acme/widgets")
-                           if e["query"].get("status") == "success"]
-        check("a success query only where the newest page has no success",
-              {e["path"] for e in success_queries} == {
-                  "/repos/acme/widgets/actions/workflows/61235003/runs"},
-              {e["path"] for e in success_queries})
+        per_workflow = [e for e in state.requests("acme/widgets") if e["path"].endswith("/runs")
+                        and "/actions/workflows/" in e["path"]]
+        repository_runs = state.requests("acme/widgets", "/acme/widgets/actions/runs")
+        check("the repository's runs once a read (one page holds them all), none per workflow",
+              not per_workflow and len(repository_runs) >= 3 and
+              all(e["query"] == {"event": "schedule", "per_page": "100"}
+                  for e in repository_runs),
+              ([e["path"] for e in per_workflow], [e["query"] for e in repository_runs]))
         check("failing: last success found beyond the newest page",
               roles["failing"]["last_success"] == previous_fires("30 1 * * *", now, 21)[20] + 140,
               roles["failing"])
+        check_fleet(exporter, state, now)
         check("min_interval 1h: acme/floor read once",
               len(state.requests("acme/floor", "/repos/acme/floor")) == 1 and
               roles["floor-job"]["conditions"] == ["ok"],
