@@ -86,6 +86,8 @@ class KubernetesSourceTest : public ::testing::Test {
     Tuning tuning;
     tuning.transport = [this](const TlsOptions& tls) { return server_->Factory()(tls); };
     tuning.clock = &clock_;
+    tuning.watch = watch_;
+    tuning.watch_tuning = watch_tuning_;
     auto source = MakeTunedSource(options, std::move(tuning));
     EXPECT_TRUE(source.ok()) << source.error();
     return source.ok() ? std::move(*source) : nullptr;
@@ -111,6 +113,9 @@ class KubernetesSourceTest : public ::testing::Test {
   }
 
   TempDir directory_;
+  // The tests of lists list at every read; those of watches (kubernetes_watch_test.cc) watch.
+  bool watch_ = false;
+  WatchTuning watch_tuning_;
   platform::FakeClock clock_;  // backoffs and slow answers take no time
   std::unique_ptr<FakeKubernetes> server_;
   SourceSpec spec_;
