@@ -314,7 +314,7 @@ TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
   EXPECT_EQ(snapshot.error(),
             "GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
             "\"system:serviceaccount:monitoring:schedwatch\" cannot list resource \"cronjobs\" in "
-            "API group \"batch\" at the cluster scope (grant get and list on cronjobs and jobs in "
+            "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
             "API group batch; see examples/kubernetes/)");
   EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 1u) << "4xx is not retried";
 }
