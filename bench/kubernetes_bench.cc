@@ -3,12 +3,24 @@
 // role classified. Prints wall time and peak memory (targets: under 2 s, under 200 MiB).
 //
 //   kubernetes_bench [cronjobs [jobs_per_cronjob [page_size]]]
+//
+// API bytes per hour at the default 30 s refresh, before (every object listed at every
+// refresh) and after (one list, then watches), answer bodies as the client receives them:
+//
+//   kubernetes_bench bytes [cronjobs [jobs_per_cronjob [unrelated_jobs [seconds]]]]
+//
+// The server changes one Job every 0.5 s per 1,000 CronJobs (7,200 MODIFIED events an hour: a
+// run of every hourly CronJob brings about as many), sends a bookmark every 10 s and ends every
+// watch after 20 s (the real API server: about 60 s, and timeoutSeconds 300), so the watch
+// figure is an upper bound; it is measured over `seconds` (default 60) of refreshes every 30 s
+// and scaled to an hour.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
@@ -43,8 +55,151 @@ double Seconds(Clock::time_point start) {
 
 }  // namespace
 
+// Counts the answer bytes a transport receives, streamed ones included.
+struct CountingTransport {
+  std::shared_ptr<std::atomic<std::uint64_t>> bytes =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
+  schedwatch::kubernetes::TransportFactory Factory() const {
+    auto counter = bytes;
+    return [counter](const schedwatch::TlsOptions& tls) -> schedwatch::platform::HttpTransport {
+      auto inner = schedwatch::kubernetes::RealTransport(tls);
+      return
+          [inner, counter](const schedwatch::HttpRequest& request,
+                           const std::atomic<bool>* cancelled, schedwatch::HttpFailure* failure) {
+            schedwatch::HttpRequest counted = request;
+            if (request.on_data) {
+              counted.on_data = [&request, counter](std::string_view data) {
+                *counter += data.size();
+                return request.on_data(data);
+              };
+            }
+            auto response = inner(counted, cancelled, failure);
+            if (response) *counter += response->body.size();
+            return response;
+          };
+    };
+  }
+};
+
+int Bytes(int argc, char** argv) {
+  using namespace schedwatch;
+  const int cronjobs = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const int jobs_per_cronjob = argc > 3 ? std::atoi(argv[3]) : 5;
+  const int unrelated = argc > 4 ? std::atoi(argv[4]) : 20000;
+  const int seconds = argc > 5 ? std::atoi(argv[5]) : 60;
+  const char* token = "bench-token";
+  char pattern[] = "/tmp/schedwatch-k8s-bytes-XXXXXX";
+  std::filesystem::path directory = mkdtemp(pattern);
+  double churn_interval = 0.5 * 1000.0 / std::max(cronjobs, 1);
+  int churn_jobs = 1;
+  while (churn_interval < 0.05) {
+    churn_interval *= 2;
+    churn_jobs *= 2;
+  }
+  testing::FakeApiServer server(directory / "server",
+                                {{"token", token},
+                                 {"bookmark_interval", 10},
+                                 {"watch_close_after", 20},
+                                 {"churn", {{"interval", churn_interval}, {"jobs", churn_jobs}}},
+                                 {"synthetic",
+                                  {{"cronjobs", cronjobs},
+                                   {"jobs_per_cronjob", jobs_per_cronjob},
+                                   {"unrelated_jobs", unrelated},
+                                   {"namespaces", 20}}}});
+  std::filesystem::path kubeconfig = directory / "kubeconfig";
+  std::ofstream(kubeconfig) << "current-context: bench\n"
+                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
+                               "clusters: [{name: c, cluster: {server: '"
+                            << server.url() << "', certificate-authority: '"
+                            << (testing::SharedPki() / "ca.crt").string()
+                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
+  std::string spec_text = fmt::format(
+      "version: 1\nsources:\n  prod:\n    type: kubernetes\n    kubeconfig: {}\n"
+      "    timeout: 60s\njobs:\n",
+      kubeconfig.string());
+  for (int i = 0; i < cronjobs; ++i) {
+    spec_text += fmt::format(
+        "  - {{role: role-{}, source: prod, schedule: \"0 * * * *\", spec_version: \"1\"}}\n", i);
+  }
+  auto spec = ParseSpec(spec_text, (directory / "spec.yaml").string(), BuiltInCatalog());
+  if (!spec) {
+    std::cerr << spec.error() << "\n";
+    return 1;
+  }
+  SourceOptions options;
+  options.spec = &spec->sources.at("prod");
+  for (const auto& job : spec->jobs) options.jobs.push_back(&job);
+  std::atomic<bool> cancelled{false};
+  constexpr double kRefreshesPerHour = 3600.0 / 30;
+  std::cout << fmt::format(
+      "{} labelled CronJobs, {} of their Jobs, {} other Jobs; 30 s refresh; {:.0f} Job changes "
+      "an hour\n",
+      cronjobs, cronjobs * jobs_per_cronjob, unrelated, churn_jobs * 3600 / churn_interval);
+
+  double before_per_hour = 0;
+  {
+    CountingTransport counting;
+    kubernetes::Tuning tuning;
+    tuning.transport = counting.Factory();
+    tuning.watch = false;
+    auto source = kubernetes::MakeTunedSource(options, tuning);
+    if (!source) return 1;
+    auto first = (*source)->List({0, &cancelled});
+    if (!first) {
+      std::cerr << "list failed: " << first.error() << "\n";
+      return 1;
+    }
+    std::uint64_t one = counting.bytes->load();
+    before_per_hour = one * kRefreshesPerHour;
+    std::cout << fmt::format(
+        "before (list every refresh): {:.1f} MB a refresh, {:.1f} MB an hour\n", one / 1e6,
+        before_per_hour / 1e6);
+  }
+  {
+    CountingTransport counting;
+    kubernetes::Tuning tuning;
+    tuning.transport = counting.Factory();
+    auto source = kubernetes::MakeTunedSource(options, tuning);
+    if (!source) return 1;
+    auto first = (*source)->List({0, &cancelled});
+    if (!first) {
+      std::cerr << "list failed: " << first.error() << "\n";
+      return 1;
+    }
+    std::uint64_t initial = counting.bytes->load();
+    auto start = Clock::now();
+    int refreshes = 0;
+    std::size_t objects = 0;
+    while (Seconds(start) < seconds) {
+      std::this_thread::sleep_for(std::chrono::seconds(std::min(30, seconds)));
+      auto snapshot = (*source)->List({0, &cancelled});
+      if (!snapshot) {
+        std::cerr << "read failed: " << snapshot.error() << "\n";
+        return 1;
+      }
+      objects = snapshot->objects.size();
+      ++refreshes;
+    }
+    double window = Seconds(start);
+    std::uint64_t after = counting.bytes->load() - initial;
+    double per_hour = after * 3600.0 / window;
+    auto report = kubernetes::ReportWatches(**source);
+    std::cout << fmt::format(
+        "after (list, then watch): first list {:.1f} MB; then {:.0f} KB in {:.0f} s "
+        "({} refreshes, {} CronJobs, {} watches, {} ended by the server, {} relists): "
+        "{:.2f} MB an hour, {:.2f}% of before\n",
+        initial / 1e6, after / 1e3, window, refreshes, objects, report ? report->counts.watches : 0,
+        report ? report->counts.ended : 0,
+        report ? report->counts.expired + report->counts.failed : 0, per_hour / 1e6,
+        100.0 * per_hour / before_per_hour);
+  }
+  std::filesystem::remove_all(directory);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   using namespace schedwatch;
+  if (argc > 1 && std::string(argv[1]) == "bytes") return Bytes(argc, argv);
   const int cronjobs = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int jobs_per_cronjob = argc > 2 ? std::atoi(argv[2]) : 10;
   const int page_size = argc > 3 ? std::atoi(argv[3]) : 500;

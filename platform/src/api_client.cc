@@ -98,6 +98,8 @@ Result<HttpResponse> ApiClient::Send(const ApiCall& call, Clock::TimePoint deadl
   request.url = call.url;
   request.body = call.body;
   request.max_body_bytes = call.max_body_bytes;
+  request.on_data = call.on_data;
+  request.idle_timeout = call.idle_timeout;
   if (call.accept.empty()) {
     request.headers = DefaultHeaders(headers_, token_);
   } else {

@@ -21,12 +21,26 @@ constexpr int kCancelPollMilliseconds = 100;
 struct Transfer {
   HttpResponse* response;
   std::size_t max_body_bytes;
+  const HttpRequest* request;
+  void* curl;
+  std::chrono::steady_clock::time_point last_data;
   bool too_large = false;
+  bool ended_by_caller = false;
 };
 
 std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   std::size_t bytes = size * count;
+  transfer->last_data = std::chrono::steady_clock::now();
+  if (transfer->request->on_data) {
+    long status = 0;
+    curl_easy_getinfo(static_cast<CURL*>(transfer->curl), CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+      if (transfer->request->on_data(std::string_view(data, bytes))) return bytes;
+      transfer->ended_by_caller = true;
+      return 0;  // ends the transfer
+    }
+  }
   if (transfer->response->body.size() + bytes > transfer->max_body_bytes) {
     transfer->too_large = true;
     return 0;  // aborts the transfer
@@ -181,7 +195,8 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
   curl_easy_reset(curl);  // the connection stays in the multi handle's pool
 
   HttpResponse response;
-  Transfer transfer{&response, request.max_body_bytes};
+  Transfer transfer{&response, request.max_body_bytes, &request, curl,
+                    std::chrono::steady_clock::now()};
   char error_buffer[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
@@ -236,7 +251,7 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
 
   // The multi interface, so that a cancellation is noticed between short polls.
   CURLcode code = CURLE_OK;
-  bool aborted = false;
+  bool aborted = false, idle = false;
   curl_multi_add_handle(multi, curl);
   for (;;) {
     int running = 0;
@@ -257,6 +272,11 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
       aborted = true;
       break;
     }
+    if (request.idle_timeout > std::chrono::milliseconds::zero() &&
+        std::chrono::steady_clock::now() - transfer.last_data > request.idle_timeout) {
+      idle = true;
+      break;
+    }
     curl_multi_poll(multi, nullptr, 0, kCancelPollMilliseconds, nullptr);
   }
   curl_multi_remove_handle(multi, curl);
@@ -266,6 +286,11 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request,
     why = HttpFailure::kCancelled;
     return fail("cancelled");
   }
+  if (idle) {
+    why = HttpFailure::kTimeout;
+    return fail(fmt::format("no data for {} ms", request.idle_timeout.count()));
+  }
+  if (code == CURLE_WRITE_ERROR && transfer.ended_by_caller) code = CURLE_OK;
   if (code != CURLE_OK) {
     why = transfer.too_large ? HttpFailure::kTooLarge : Classify(code);
     if (transfer.too_large) {

@@ -41,7 +41,26 @@ class ListReader final : public nlohmann::json_sax<Json> {
   using ItemHandler = std::function<void(const Json& item, std::size_t index)>;
 
   ListReader(const Filter& item_filter, ItemHandler on_item)
-      : item_filter_(item_filter), on_item_(std::move(on_item)) {}
+      : item_filter_(item_filter), root_filter_(RootFilter()), on_item_(std::move(on_item)) {}
+  // A reader of one whole object (a watch event) with only what `filter` keeps.
+  explicit ListReader(const Filter& filter)
+      : item_filter_(filter), root_filter_(filter), list_(false) {}
+
+  // The object, or an Error when the text is not a JSON object.
+  Result<Json> ReadObject(std::string_view body, const char* kind) {
+    bool parsed = Json::sax_parse(body.begin(), body.end(), this);
+    if (!error_.empty()) return Error{fmt::format("malformed JSON in a {}: {}", kind, error_)};
+    if (!parsed || !root_.is_object()) return Error{fmt::format("a {} is not a JSON object", kind)};
+    return std::move(root_);
+  }
+
+  // The list's metadata.resourceVersion ("" when absent), after Read.
+  std::string ResourceVersion() const {
+    auto metadata = root_.find("metadata");
+    if (metadata == root_.end() || !metadata->is_object()) return {};
+    auto version = metadata->find("resourceVersion");
+    return version != metadata->end() && version->is_string() ? version->get<std::string>() : "";
+  }
 
   // The page's continue token, or an Error when the page is not a list.
   Result<std::string> Read(std::string_view body, const char* kind) {
@@ -75,7 +94,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
   bool key(string_t& name) override {
     if (skip_ > 0) return true;
     const Frame& top = stack_.back();
-    if (stack_.size() == 1 && name == "items") {
+    if (list_ && stack_.size() == 1 && name == "items") {
       next_ = Next::kItems;
       return true;
     }
@@ -105,7 +124,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
   };
 
   static const Filter& RootFilter() {
-    static const Filter kContinue{{{"continue", nullptr}}};
+    static const Filter kContinue{{{"continue", nullptr}, {"resourceVersion", nullptr}}};
     static const Filter kRoot{{{"kind", nullptr}, {"metadata", &kContinue}}};
     return kRoot;
   }
@@ -136,7 +155,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
     if (stack_.empty()) {
       if (type != Json::value_t::object) return false;
       root_ = Json(type);
-      stack_.push_back({&root_, &RootFilter()});
+      stack_.push_back({&root_, &root_filter_});
       return true;
     }
     Frame& top = stack_.back();
@@ -176,6 +195,8 @@ class ListReader final : public nlohmann::json_sax<Json> {
   }
 
   const Filter& item_filter_;
+  const Filter& root_filter_;
+  bool list_ = true;
   ItemHandler on_item_;
   Json root_, item_;
   std::vector<Frame> stack_;
@@ -188,12 +209,13 @@ class ListReader final : public nlohmann::json_sax<Json> {
   std::string error_;
 };
 
-const Filter& CronJobFilter() {
+const Filter& CronJobFilter(bool event = false) {
   static const Filter kRole{{{kRoleLabel, nullptr}}};
   static const Filter kVersion{{{kSpecVersionAnnotation, nullptr}}};
   static const Filter kMetadata{{{"name", nullptr},
                                  {"namespace", nullptr},
                                  {"uid", nullptr},
+                                 {"resourceVersion", nullptr},
                                  {"labels", &kRole},
                                  {"annotations", &kVersion}}};
   static const Filter kSpec{{{"schedule", nullptr}, {"timeZone", nullptr}, {"suspend", nullptr}}};
@@ -201,14 +223,22 @@ const Filter& CronJobFilter() {
   static const Filter kStatus{
       {{"lastScheduleTime", nullptr}, {"lastSuccessfulTime", nullptr}, {"active", &kReference}}};
   static const Filter kItem{{{"metadata", &kMetadata}, {"spec", &kSpec}, {"status", &kStatus}}};
-  return kItem;
+  static const Filter kObject{{{"metadata", &kMetadata},
+                               {"spec", &kSpec},
+                               {"status", &kStatus},
+                               {"code", nullptr},
+                               {"reason", nullptr},
+                               {"message", nullptr}}};
+  static const Filter kEvent{{{"type", nullptr}, {"object", &kObject}}};
+  return event ? kEvent : kItem;
 }
 
-const Filter& JobFilter() {
+const Filter& JobFilter(bool event = false) {
   static const Filter kReference{{{"kind", nullptr}, {"uid", nullptr}}};
   static const Filter kMetadata{{{"name", nullptr},
                                  {"namespace", nullptr},
                                  {"uid", nullptr},
+                                 {"resourceVersion", nullptr},
                                  {"creationTimestamp", nullptr},
                                  {"ownerReferences", &kReference}}};
   static const Filter kCondition{{{"type", nullptr},
@@ -218,7 +248,13 @@ const Filter& JobFilter() {
   static const Filter kStatus{
       {{"startTime", nullptr}, {"completionTime", nullptr}, {"conditions", &kCondition}}};
   static const Filter kItem{{{"metadata", &kMetadata}, {"status", &kStatus}}};
-  return kItem;
+  static const Filter kObject{{{"metadata", &kMetadata},
+                               {"status", &kStatus},
+                               {"code", nullptr},
+                               {"reason", nullptr},
+                               {"message", nullptr}}};
+  static const Filter kEvent{{{"type", nullptr}, {"object", &kObject}}};
+  return event ? kEvent : kItem;
 }
 
 // Reads the fields of one item, remembering the first thing wrong with it.
@@ -339,11 +375,92 @@ void SplitZonePrefix(LiveObject& object) {
   }
 }
 
-void MapCronJob(const Json& item, std::size_t i, Page<CronJob>& result) {
+// How a cache names an item: its uid, else namespace/name, else its place in the list.
+std::string KeyOf(const Json& item, std::size_t index) {
+  if (item.is_object()) {
+    auto metadata = item.find("metadata");
+    if (metadata != item.end() && metadata->is_object()) {
+      auto uid = metadata->find("uid");
+      if (uid != metadata->end() && uid->is_string() && !uid->get_ref<const std::string&>().empty())
+        return uid->get<std::string>();
+      auto name = metadata->find("name");
+      auto namespace_name = metadata->find("namespace");
+      if (name != metadata->end() && name->is_string()) {
+        return fmt::format("name:{}/{}",
+                           namespace_name != metadata->end() && namespace_name->is_string()
+                               ? namespace_name->get<std::string>()
+                               : "",
+                           name->get<std::string>());
+      }
+    }
+  }
+  return fmt::format("item:{}", index);
+}
+
+template <typename T>
+void Keep(Mapped<T> mapped, Page<T>& page) {
+  if (mapped.value) page.items.push_back(std::move(*mapped.value));
+  if (mapped.problem) page.problems.push_back(std::move(*mapped.problem));
+}
+
+// One watch event line read with `filter`, its object mapped by `map`.
+template <typename T, typename Map>
+Result<WatchEvent<T>> ReadEvent(std::string_view line, const Filter& filter, const char* kind,
+                                Map map) {
+  ListReader reader(filter);
+  auto root = reader.ReadObject(line, kind);
+  if (!root) return Error{root.error()};
+  WatchEvent<T> event;
+  auto type = root->find("type");
+  if (type == root->end() || !type->is_string())
+    return Error{fmt::format("a {} has no type", kind)};
+  const std::string& name = type->get_ref<const std::string&>();
+  if (name == "ADDED") {
+    event.type = EventType::kAdded;
+  } else if (name == "MODIFIED") {
+    event.type = EventType::kModified;
+  } else if (name == "DELETED") {
+    event.type = EventType::kDeleted;
+  } else if (name == "BOOKMARK") {
+    event.type = EventType::kBookmark;
+  } else if (name == "ERROR") {
+    event.type = EventType::kError;
+  } else {
+    return Error{fmt::format("a {} has the unknown type \"{}\"", kind, Truncate(name))};
+  }
+  auto object = root->find("object");
+  if (object == root->end() || !object->is_object()) {
+    return Error{fmt::format("a {} of type {} has no object", kind, name)};
+  }
+  if (event.type == EventType::kError) {
+    auto text = [&object](const char* key) {
+      auto it = object->find(key);
+      return it != object->end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto code = object->find("code");
+    event.code = code != object->end() && code->is_number_integer() ? code->get<long>() : 0;
+    event.reason = text("reason");
+    event.message = Truncate(text("message"));
+    return event;
+  }
+  auto metadata = object->find("metadata");
+  if (metadata != object->end() && metadata->is_object()) {
+    auto version = metadata->find("resourceVersion");
+    if (version != metadata->end() && version->is_string()) {
+      event.resource_version = version->get<std::string>();
+    }
+  }
+  if (event.type == EventType::kBookmark) return event;
+  event.object = map(*object);
+  return event;
+}
+
+Mapped<CronJob> MapCronJob(const Json& item, std::size_t i) {
+  Mapped<CronJob> mapped{KeyOf(item, i), std::nullopt, std::nullopt, {}};
   Item reader(item, "CronJob", i);
   if (!reader.ok()) {
-    result.problems.push_back(reader.problem());
-    return;
+    mapped.problem = reader.problem();
+    return mapped;
   }
   const Json& metadata = item["metadata"];
   // Every item is named: one without a name is a problem even when it is not ours.
@@ -356,9 +473,9 @@ void MapCronJob(const Json& item, std::size_t i, Page<CronJob>& result) {
     bool labelled = labels != nullptr && labels->contains(kRoleLabel);
     if (!reader.ok() || labelled) {
       if (reader.ok()) reader.Fail("the role label", "is empty");
-      result.problems.push_back(reader.problem());
+      mapped.problem = reader.problem();
     }
-    return;
+    return mapped;
   }
   CronJob cronjob;
   cronjob.object.id = Identify(reader, metadata);
@@ -391,26 +508,30 @@ void MapCronJob(const Json& item, std::size_t i, Page<CronJob>& result) {
     }
   }
   if (!reader.ok()) {
-    result.problems.push_back(reader.problem());
-    return;
+    mapped.problem = reader.problem();
+    return mapped;
   }
   SplitZonePrefix(cronjob.object);
   if (cronjob.object.timezone.empty()) cronjob.object.timezone = kDefaultTimeZone;
-  result.items.push_back(std::move(cronjob));
+  mapped.value = std::move(cronjob);
+  return mapped;
 }
 
-void MapJob(const Json& item, std::size_t i,
-            const std::unordered_map<std::string, std::size_t>& owners, Page<Job>& result) {
+// `owners` null: every Job some CronJob owns is kept (owner 0, owner_uid set).
+Mapped<Job> MapJob(const Json& item, std::size_t i,
+                   const std::unordered_map<std::string, std::size_t>* owners) {
+  Mapped<Job> mapped{KeyOf(item, i), std::nullopt, std::nullopt, {}};
   Item reader(item, "Job", i);
   if (!reader.ok()) {
-    result.problems.push_back(reader.problem());
-    return;
+    mapped.problem = reader.problem();
+    return mapped;
   }
   const Json& metadata = item["metadata"];
   reader.Text(metadata, "name", "metadata.name", true);  // a problem even when not ours
   // Most Jobs of a cluster are not ours: find the owner before reading anything else.
   const Json* references = reader.Array(metadata, "ownerReferences", "metadata.ownerReferences");
   std::optional<std::size_t> owner;
+  std::string owner_uid;
   for (std::size_t r = 0; references != nullptr && r < references->size() && !owner; ++r) {
     const Json& reference = (*references)[r];
     if (!reference.is_object()) continue;
@@ -420,16 +541,22 @@ void MapJob(const Json& item, std::size_t i,
         !uid->is_string()) {
       continue;
     }
-    if (auto it = owners.find(uid->get_ref<const std::string&>()); it != owners.end()) {
+    if (owners == nullptr) {
+      owner = 0;
+      owner_uid = uid->get<std::string>();
+      mapped.owner = owner_uid;
+    } else if (auto it = owners->find(uid->get_ref<const std::string&>()); it != owners->end()) {
       owner = it->second;
+      owner_uid = it->first;
     }
   }
   if (!owner) {
-    if (!reader.ok()) result.problems.push_back(reader.problem());
-    return;
+    if (!reader.ok()) mapped.problem = reader.problem();
+    return mapped;
   }
   Job job;
   job.owner = *owner;
+  job.owner_uid = std::move(owner_uid);
   job.uid = reader.Text(metadata, "uid", "metadata.uid", true);
   auto created = reader.Time(metadata, "creationTimestamp", "metadata.creationTimestamp");
   std::optional<std::int64_t> start, completion;
@@ -467,13 +594,13 @@ void MapJob(const Json& item, std::size_t i,
     }
   }
   if (!reader.ok()) {
-    result.problems.push_back(reader.problem());
-    return;
+    mapped.problem = reader.problem();
+    return mapped;
   }
   if (!start && !created) {
     reader.Fail("status.startTime", "and metadata.creationTimestamp are both missing");
-    result.problems.push_back(reader.problem());
-    return;
+    mapped.problem = reader.problem();
+    return mapped;
   }
   job.started = start.value_or(*created);
   if (complete) {
@@ -487,34 +614,86 @@ void MapJob(const Json& item, std::size_t i,
   } else if (suspended) {
     job.state = JobState::kSuspended;
   }
-  result.items.push_back(std::move(job));
+  mapped.value = std::move(job);
+  return mapped;
 }
 
 }  // namespace
 
-Result<Page<CronJob>> ParseCronJobList(std::string_view body) {
+Result<Page<CronJob>> ReadCronJobList(std::string_view body,
+                                      const std::function<void(Mapped<CronJob>)>& on_item) {
   Page<CronJob> result;
-  ListReader reader(CronJobFilter(), [&result](const Json& item, std::size_t index) {
-    MapCronJob(item, index, result);
+  ListReader reader(CronJobFilter(), [&on_item](const Json& item, std::size_t index) {
+    on_item(MapCronJob(item, index));
   });
   auto token = reader.Read(body, "CronJobList");
   if (!token) return Error{token.error()};
   result.listed = reader.items();
   result.continue_token = std::move(*token);
+  result.resource_version = reader.ResourceVersion();
   return result;
 }
 
-Result<Page<Job>> ParseJobList(std::string_view body,
-                               const std::unordered_map<std::string, std::size_t>& owners) {
+Result<Page<CronJob>> ParseCronJobList(std::string_view body) {
+  Page<CronJob> result;
+  auto page =
+      ReadCronJobList(body, [&result](Mapped<CronJob> mapped) { Keep(std::move(mapped), result); });
+  if (!page) return Error{page.error()};
+  page->items = std::move(result.items);
+  page->problems = std::move(result.problems);
+  return page;
+}
+
+namespace {
+
+Result<Page<Job>> ReadJobs(std::string_view body,
+                           const std::unordered_map<std::string, std::size_t>* owners,
+                           const std::function<void(Mapped<Job>)>& on_item) {
   Page<Job> result;
   ListReader reader(JobFilter(), [&](const Json& item, std::size_t index) {
-    MapJob(item, index, owners, result);
+    on_item(MapJob(item, index, owners));
   });
   auto token = reader.Read(body, "JobList");
   if (!token) return Error{token.error()};
   result.listed = reader.items();
   result.continue_token = std::move(*token);
+  result.resource_version = reader.ResourceVersion();
   return result;
+}
+
+Result<Page<Job>> KeepJobs(std::string_view body,
+                           const std::unordered_map<std::string, std::size_t>* owners) {
+  Page<Job> result;
+  auto page =
+      ReadJobs(body, owners, [&result](Mapped<Job> mapped) { Keep(std::move(mapped), result); });
+  if (!page) return Error{page.error()};
+  page->items = std::move(result.items);
+  page->problems = std::move(result.problems);
+  return page;
+}
+
+}  // namespace
+
+Result<Page<Job>> ParseJobList(std::string_view body,
+                               const std::unordered_map<std::string, std::size_t>& owners) {
+  return KeepJobs(body, &owners);
+}
+
+Result<Page<Job>> ParseOwnedJobList(std::string_view body) { return KeepJobs(body, nullptr); }
+
+Result<Page<Job>> ReadOwnedJobList(std::string_view body,
+                                   const std::function<void(Mapped<Job>)>& on_item) {
+  return ReadJobs(body, nullptr, on_item);
+}
+
+Result<WatchEvent<CronJob>> ParseCronJobEvent(std::string_view line) {
+  return ReadEvent<CronJob>(line, CronJobFilter(true), "CronJob watch event",
+                            [](const Json& object) { return MapCronJob(object, 0); });
+}
+
+Result<WatchEvent<Job>> ParseJobEvent(std::string_view line) {
+  return ReadEvent<Job>(line, JobFilter(true), "Job watch event",
+                        [](const Json& object) { return MapJob(object, 0, nullptr); });
 }
 
 std::optional<std::string> NothingReadable(std::size_t listed,

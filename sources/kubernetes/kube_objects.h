@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,7 @@ enum class JobState { kRunning, kSucceeded, kFailed, kSuspended };
 
 struct Job {
   std::size_t owner = 0;  // index of the owning CronJob
+  std::string owner_uid;  // the owning CronJob's uid
   std::string uid;
   JobState state = JobState::kRunning;
   std::string reason;  // the deciding condition's reason as the API wrote it (BackoffLimitExceeded)
@@ -51,8 +53,32 @@ template <typename T>
 struct Page {
   std::vector<T> items;
   std::string continue_token;           // "" on the last page
+  std::string resource_version;         // the list's metadata.resourceVersion: a watch starts there
   std::vector<SourceProblem> problems;  // at most one per item
   std::size_t listed = 0;               // items on the page, readable or not, ours or not
+};
+
+// One object of a list page or a watch event as a cache keeps it: `key` is its uid (else its
+// namespace/name, else its place), and it is ours (`value`), a problem, or neither (not ours:
+// a CronJob without the role label, a Job no CronJob owns).
+template <typename T>
+struct Mapped {
+  std::string key;
+  std::optional<T> value;
+  std::optional<SourceProblem> problem;
+  std::string owner;  // a Job's owning CronJob's uid, also when the Job is a problem
+};
+
+// A watch event (one line of a watch stream): ADDED, MODIFIED, DELETED carry their object,
+// BOOKMARK only a resourceVersion, ERROR a Status (410 Expired: list again).
+enum class EventType { kAdded, kModified, kDeleted, kBookmark, kError };
+template <typename T>
+struct WatchEvent {
+  EventType type = EventType::kError;
+  std::string resource_version;  // the object's, or the bookmark's
+  Mapped<T> object;
+  long code = 0;  // ERROR: the Status's code, reason and message
+  std::string reason, message;
 };
 
 // Every item of a list was a problem (`listed` items, `problems` of them): the list is no list
@@ -71,6 +97,21 @@ Result<Page<CronJob>> ParseCronJobList(std::string_view body);
 Result<Page<Job>> ParseJobList(std::string_view body,
                                const std::unordered_map<std::string, std::size_t>& owners);
 
+// A JobList page keeping every Job some CronJob owns (Job::owner_uid set, owner 0), as a cache
+// that does not know yet which CronJobs will be ours does.
+Result<Page<Job>> ParseOwnedJobList(std::string_view body);
+
+// The same pages item by item, for a cache: `on_item` sees every item (ours or not).
+Result<Page<CronJob>> ReadCronJobList(std::string_view body,
+                                      const std::function<void(Mapped<CronJob>)>& on_item);
+Result<Page<Job>> ReadOwnedJobList(std::string_view body,
+                                   const std::function<void(Mapped<Job>)>& on_item);
+
+// One line of a watch of CronJobs / of Jobs (Jobs as ParseOwnedJobList keeps them). An Error:
+// the line is no event (not JSON, no type, an unknown type, no object).
+Result<WatchEvent<CronJob>> ParseCronJobEvent(std::string_view line);
+Result<WatchEvent<Job>> ParseJobEvent(std::string_view line);
+
 // Objects and per-role run history. An active Job the Job list did not show counts as running
 // since the CronJob's lastScheduleTime (a late bound, so never a premature hung).
 SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs);
@@ -78,7 +119,7 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
 // "HTTP 403 Forbidden: cronjobs.batch is forbidden: User ..." from an error answer, using the
 // Status body's reason and message when there is one. A 403 says which `permission` to grant.
 std::string DescribeApiError(long status, std::string_view body,
-                             std::string_view permission = "get and list on cronjobs and jobs");
+                             std::string_view permission = "get, list and watch on cronjobs and jobs");
 
 // The Status body's reason ("Expired"), or "" when the body is no Status.
 std::string StatusReason(std::string_view body);

@@ -4,17 +4,23 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "schedwatch/platform/log.h"
+#include "sources/absence.h"
 #include "sources/kubernetes/kube_api.h"
 #include "sources/kubernetes/kube_config.h"
 #include "sources/kubernetes/kube_objects.h"
+#include "sources/kubernetes/kube_watch.h"
 #include "sources/problems.h"
 
 namespace schedwatch::kubernetes {
@@ -26,6 +32,18 @@ constexpr std::size_t kMaxJobNamespaces = 5;
 // Without a timeout key the refresher's cancellation ends a slow read; this is a backstop.
 constexpr std::chrono::minutes kBackstopTimeout{5};
 constexpr std::chrono::seconds kDefaultRequestTimeout{10};
+// Roles per confirming list: `schedwatch.io/role in (...)` stays a short URL.
+constexpr std::size_t kRolesPerConfirmingList = 40;
+
+// A label value the API server accepts (at most 63 of [A-Za-z0-9._-], alphanumeric at both
+// ends): a role that is none cannot be on any CronJob, so no list is asked for it.
+bool IsLabelValue(const std::string& value) {
+  if (value.empty() || value.size() > 63) return false;
+  auto alphanumeric = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alphanumeric(value.front()) || !alphanumeric(value.back())) return false;
+  return std::all_of(value.begin(), value.end(),
+                     [&](char c) { return alphanumeric(c) || c == '-' || c == '_' || c == '.'; });
+}
 
 std::string ListPath(const std::string& namespace_name, const char* resource) {
   if (namespace_name.empty()) return fmt::format("/apis/batch/v1/{}", resource);
@@ -83,7 +101,9 @@ class KubernetesSource : public Source {
   KubernetesSource(Settings settings, Tuning tuning)
       : settings_(std::move(settings)),
         transport_(tuning.transport ? std::move(tuning.transport) : RealTransport),
-        clock_(tuning.clock != nullptr ? *tuning.clock : platform::RealClock()) {
+        clock_(tuning.clock != nullptr ? *tuning.clock : platform::RealClock()),
+        watch_(tuning.watch),
+        watch_tuning_(tuning.watch_tuning) {
     options_.page_size = settings_.page_size;
     timeout_ = settings_.timeout.value_or(kBackstopTimeout);
     policy_ = DefaultRetryPolicy();
@@ -100,7 +120,11 @@ class KubernetesSource : public Source {
     if (!token) return Error{token.error()};
     client_->SetToken(*token);
     ApiLister lister(*client_, access_->server, options_, deadline, context.cancelled);
-    auto snapshot = ListWith(lister);
+    {
+      std::lock_guard<std::mutex> lock(connection_mutex_);
+      connection_.token = *token;
+    }
+    auto snapshot = watch_ ? ReadCaches(lister) : ListWith(lister);
     if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
     for (auto& problem : snapshot->problems)
       problem.message = RedactSecret(problem.message, *token);
@@ -149,7 +173,154 @@ class KubernetesSource : public Source {
         {{"source", settings_.source_name}, {"server", access.server}, {"from", access.origin}});
     client_ = std::make_unique<platform::ApiClient>(transport_(access.tls), policy_,
                                                     platform::ApiHeaders(), clock_);
+    {
+      std::lock_guard<std::mutex> lock(connection_mutex_);
+      bool changed = connection_.server != access.server || connection_.version == 0 ||
+                     !SameTls(connection_.tls, access.tls);
+      connection_.server = access.server;
+      connection_.tls = access.tls;
+      if (changed) ++connection_.version;
+    }
     access_ = std::move(access);
+  }
+
+  static bool SameTls(const TlsOptions& a, const TlsOptions& b) {
+    return a.ca_file == b.ca_file && a.ca_pem == b.ca_pem &&
+           a.client_cert_file == b.client_cert_file && a.client_key_file == b.client_key_file &&
+           a.client_cert_pem == b.client_cert_pem && a.client_key_pem == b.client_key_pem &&
+           a.insecure_skip_verify == b.insecure_skip_verify;
+  }
+
+ public:
+  WatchReport Report() const {
+    WatchReport report;
+    auto add = [&report](const auto& informers) {
+      for (const auto& [scope, informer] : informers) {
+        ++report.caches;
+        report.synced += informer->synced();
+        WatchCounts counts = informer->counts();
+        report.counts.watches += counts.watches;
+        report.counts.ended += counts.ended;
+        report.counts.stalled += counts.stalled;
+        report.counts.expired += counts.expired;
+        report.counts.failed += counts.failed;
+        report.counts.bytes += counts.bytes;
+      }
+    };
+    add(cronjob_informers_);
+    add(job_informers_);
+    return report;
+  }
+
+ private:
+  Connection CurrentConnection() {
+    std::lock_guard<std::mutex> lock(connection_mutex_);
+    return connection_;
+  }
+
+  template <typename T>
+  Informer<T>& InformerFor(std::map<std::string, std::unique_ptr<Informer<T>>>& informers,
+                           const std::string& scope, const char* resource,
+                           const std::string& query) {
+    auto& informer = informers[scope];
+    if (!informer) {
+      informer = std::make_unique<Informer<T>>(
+          ListPath(scope, resource), query, [this] { return CurrentConnection(); }, transport_,
+          clock_, watch_tuning_);
+    }
+    return *informer;
+  }
+
+  // The refresh from the caches: each listed first if it is not synced (a failed list fails
+  // the read as a whole); a read that confirms an absence asks the API server.
+  Result<SourceSnapshot> ReadCaches(ApiLister& lister) {
+    std::vector<SourceProblem> problems;
+    std::vector<std::string> scopes = settings_.namespaces;
+    if (scopes.empty()) scopes.push_back("");  // all namespaces
+    std::vector<CronJob> cronjobs;
+    for (const auto& scope : scopes) {
+      auto& informer = InformerFor(cronjob_informers_, scope, "cronjobs",
+                                   "labelSelector=" + UrlEncode(kRoleLabel));
+      auto synced = informer.Sync(lister);
+      if (!synced) return Error{synced.error()};
+      informer.CopyTo(cronjobs, problems);
+    }
+    bool confirming = confirm_pending_;
+    confirm_pending_ = false;
+    if (confirming) {
+      auto confirmed = ConfirmFromServer(lister, scopes, cronjobs, problems);
+      if (!confirmed) return Error{confirmed.error()};
+    }
+    std::sort(cronjobs.begin(), cronjobs.end(),
+              [](const CronJob& a, const CronJob& b) { return a.object.id < b.object.id; });
+
+    std::vector<Job> jobs;
+    std::vector<std::string> job_scopes;
+    if (!cronjobs.empty()) job_scopes = JobScopes(cronjobs);
+    for (auto it = job_informers_.begin(); it != job_informers_.end();) {
+      bool wanted = std::find(job_scopes.begin(), job_scopes.end(), it->first) != job_scopes.end();
+      it = wanted ? std::next(it) : job_informers_.erase(it);  // stops its watch
+    }
+    std::unordered_map<std::string, std::size_t> owners;
+    owners.reserve(cronjobs.size());
+    for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
+    auto ours = [&owners](const std::string& owner) { return owners.count(owner) > 0; };
+    for (const auto& scope : job_scopes) {
+      auto& informer = InformerFor(job_informers_, scope, "jobs", "");
+      auto synced = informer.Sync(lister);
+      if (!synced) return Error{synced.error()};
+      std::vector<Job> cached;
+      informer.CopyTo(cached, problems, ours);
+      for (auto& job : cached) {
+        auto owner = owners.find(job.owner_uid);
+        if (owner == owners.end()) continue;
+        job.owner = owner->second;
+        jobs.push_back(std::move(job));
+      }
+    }
+    SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
+    snapshot.problems = lister.problems();
+    snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
+    snapshot.problems = CapProblems(std::move(snapshot.problems));
+    if (!confirming && !RolesWithoutObject(settings_.roles, snapshot.objects).empty()) {
+      confirm_pending_ = true;  // the refresher reads again to confirm (sources/absence.h)
+    }
+    return snapshot;
+  }
+
+  // Adds to `cronjobs` what the API server holds for the desired roles they lack: lists for
+  // those roles' labels, never the cache, so that an absence is confirmed by the server.
+  Result<bool> ConfirmFromServer(ApiLister& lister, const std::vector<std::string>& scopes,
+                                 std::vector<CronJob>& cronjobs,
+                                 std::vector<SourceProblem>& problems) {
+    std::vector<LiveObject> objects;
+    for (const auto& cronjob : cronjobs) objects.push_back(cronjob.object);
+    std::vector<std::string> absent;
+    for (const auto& role : RolesWithoutObject(settings_.roles, objects)) {
+      if (IsLabelValue(role)) absent.push_back(role);
+    }
+    std::unordered_set<std::string> cached;
+    for (const auto& cronjob : cronjobs) cached.insert(cronjob.uid);
+    for (std::size_t first = 0; first < absent.size(); first += kRolesPerConfirmingList) {
+      std::string selector = std::string(kRoleLabel) + " in (";
+      for (std::size_t i = first; i < std::min(absent.size(), first + kRolesPerConfirmingList);
+           ++i) {
+        selector += (i > first ? "," : "") + absent[i];
+      }
+      selector += ")";
+      std::vector<CronJob> found;
+      auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(selector),
+                              ParseCronJobList, found, problems);
+      if (!listed) return listed;
+      for (auto& cronjob : found) {
+        if (!cached.insert(cronjob.uid).second) continue;
+        Log(LogLevel::kInfo,
+            "a CronJob the watch has not shown yet was found by the confirming list",
+            {{"source", settings_.source_name}, {"cronjob", cronjob.object.id}});
+        cronjobs.push_back(std::move(cronjob));
+      }
+    }
+    return true;
   }
 
   Result<SourceSnapshot> ListWith(ApiLister& lister) {
@@ -196,6 +367,14 @@ class KubernetesSource : public Source {
   std::optional<ClusterAccess> access_;
   FileStamp kubeconfig_stamp_;
   std::unique_ptr<platform::ApiClient> client_;
+  const bool watch_;
+  const WatchTuning watch_tuning_;
+  bool confirm_pending_ = false;
+  std::mutex connection_mutex_;
+  Connection connection_;  // what the watches use; guarded by connection_mutex_
+  // Last: their watch threads use the members above until they are stopped and joined.
+  std::map<std::string, std::unique_ptr<Informer<CronJob>>> cronjob_informers_;
+  std::map<std::string, std::unique_ptr<Informer<Job>>> job_informers_;
 };
 
 }  // namespace
@@ -219,9 +398,16 @@ Result<Settings> ReadSettings(const SourceSpec& spec, const char* kubeconfig_var
   return settings;
 }
 
+std::optional<WatchReport> ReportWatches(Source& source) {
+  auto* kubernetes = dynamic_cast<KubernetesSource*>(&source);
+  if (kubernetes == nullptr) return std::nullopt;
+  return kubernetes->Report();
+}
+
 Result<std::unique_ptr<Source>> MakeTunedSource(const SourceOptions& options, Tuning tuning) {
   auto settings = ReadSettings(*options.spec, std::getenv("KUBECONFIG"), std::getenv("HOME"));
   if (!settings) return Error{settings.error()};
+  for (const JobSpec* job : options.jobs) settings->roles.push_back(job->role);
   return MakeSource(std::move(*settings), std::move(tuning));
 }
 

@@ -1,5 +1,6 @@
 // The `kubernetes` source: batch/v1 CronJobs carrying the label schedwatch.io/role, and the Jobs
-// they own, read over the API server's REST interface at every refresh.
+// they own, listed once and then watched (kube_watch.h); a refresh reads the caches. A role
+// the cache lacks is confirmed by a list for its label from the API server.
 //
 //   sources:
 //     prod:
@@ -22,6 +23,7 @@
 
 #include "schedwatch/platform/api_client.h"
 #include "sources/kubernetes/kube_config.h"
+#include "sources/kubernetes/kube_watch.h"
 #include "sources/kubernetes/kubernetes_descriptor.h"
 #include "sources/source.h"
 
@@ -36,6 +38,9 @@ struct Settings {
   int page_size = 500;
   // The whole read. Unset: the refresher's --refresh.source-timeout bounds it by cancelling.
   std::optional<std::chrono::milliseconds> timeout;
+  // The roles the spec wants of this source: an absence of one is confirmed by a list for its
+  // label from the API server, not from the cache.
+  std::vector<std::string> roles;
 };
 
 // The decoded spec block (KubernetesSettings) with its kubeconfig found: `kubeconfig_variable`
@@ -52,7 +57,18 @@ platform::HttpTransport RealTransport(const TlsOptions& tls);
 struct Tuning {
   TransportFactory transport;        // empty: RealTransport
   platform::Clock* clock = nullptr;  // null: the real one
+  // false: list everything at every read, as before watches (tests of the list, benchmarks).
+  bool watch = true;
+  WatchTuning watch_tuning;
 };
+
+// What the watches of a source did (tests and benchmarks); null for a source that is not a
+// kubernetes one or does not watch.
+struct WatchReport {
+  int caches = 0, synced = 0;
+  WatchCounts counts;  // summed
+};
+std::optional<WatchReport> ReportWatches(Source& source);
 
 Result<std::unique_ptr<Source>> MakeSource(Settings settings, Tuning tuning = {});
 // The source of a spec block, with `tuning`.

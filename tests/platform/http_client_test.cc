@@ -284,6 +284,45 @@ TEST_F(HttpClientTest, BodySizeCap) {
   EXPECT_EQ(fits->body.size(), 4096u);
 }
 
+TEST_F(HttpClientTest, AStreamGoesToOnDataUntilItSaysStop) {
+  HttpClient client(TrustTestCa());
+  HttpRequest request = Get("/drip?seconds=20");
+  std::string streamed;
+  request.on_data = [&streamed](std::string_view data) {
+    streamed.append(data);
+    return streamed.size() < 3;
+  };
+  auto response = client.Send(request);
+  ASSERT_TRUE(response.ok()) << response.error();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_TRUE(response->body.empty()) << "a stream is handed over, not kept";
+  EXPECT_GE(streamed.size(), 3u);
+}
+
+TEST_F(HttpClientTest, AStreamThatBringsNothingForItsIdleTimeoutIsATimeout) {
+  HttpClient client(TrustTestCa());
+  HttpRequest request = Get("/slow?seconds=20");
+  request.on_data = [](std::string_view) { return true; };
+  request.idle_timeout = milliseconds(300);
+  HttpFailure failure = HttpFailure::kNone;
+  auto response = client.Send(request, nullptr, &failure);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(failure, HttpFailure::kTimeout);
+  EXPECT_EQ(response.error(), "GET /slow: no data for 300 ms");
+}
+
+TEST_F(HttpClientTest, AnErrorAnswerToAStreamIsKept) {
+  HttpClient client(TrustTestCa());
+  HttpRequest request = Get("/status/410");
+  bool streamed = false;
+  request.on_data = [&streamed](std::string_view) { return streamed = true; };
+  auto response = client.Send(request);
+  ASSERT_TRUE(response.ok()) << response.error();
+  EXPECT_EQ(response->status, 410);
+  EXPECT_FALSE(streamed);
+  EXPECT_NE(response->body.find("status 410"), std::string::npos) << response->body;
+}
+
 TEST_F(HttpClientTest, ErrorsHoldNoHeaderValuesQueriesOrHosts) {
   const std::string secret = "s3cr3t-token-value";
   auto check = [&](const TlsOptions& tls, const std::string& url, milliseconds timeout) {

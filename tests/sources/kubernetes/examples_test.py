@@ -45,7 +45,7 @@ def main():
     granted = {(group, resource, verb) for rule in rules for group in rule["apiGroups"]
                for resource in rule["resources"] for verb in rule["verbs"]}
     for resource in ("cronjobs", "jobs"):
-        for verb in ("get", "list"):
+        for verb in ("get", "list", "watch"):
             check(f"ClusterRole grants {verb} on batch {resource}",
                   ("batch", resource, verb) in granted, rules)
     check("ClusterRole grants nothing that writes",

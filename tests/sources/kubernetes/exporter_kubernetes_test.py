@@ -275,8 +275,26 @@ def run(args, workdir):
         check("metrics: backup ok",
               'schedwatch_job_condition{role="backup",source="prod",condition="ok"} 1' in text)
         requests = server.requests()
+        lists = [r for r in requests if "watch" not in r["query"]]
         check("pages of 2 were requested",
-              all(r["query"].get("limit") == "2" for r in requests), requests[:3])
+              all(r["query"].get("limit") == "2" for r in lists), lists[:3])
+        watches = [r for r in requests if r["query"].get("watch") == "1"]
+        check("CronJobs and Jobs are watched with bookmarks from the list's resourceVersion",
+              {r["path"] for r in watches} >= {"/apis/batch/v1/cronjobs"}
+              and all(r["query"].get("allowWatchBookmarks") == "true"
+                      and r["query"].get("resourceVersion") for r in watches), watches[:3])
+        # Later refreshes read the caches: nothing is listed again but the missing role's label,
+        # which confirms its absence from the API server at every refresh.
+        def full_lists():
+            return [r for r in server.requests() if "watch" not in r["query"]
+                    and " in (" not in r["query"].get("labelSelector", "")]
+        listed = len(full_lists())
+        exporter.wait_status(lambda s: source(s)["last_sync"] > source(status)["last_sync"] + 2)
+        check("refreshes after the first list list no more", len(full_lists()) == listed,
+              full_lists()[listed:][:3])
+        confirming = [r for r in server.requests() if " in (" in r["query"].get("labelSelector", "")]
+        check("the missing role is confirmed by a list for its label",
+              confirming and "gone" in confirming[-1]["query"]["labelSelector"], confirming[-1:])
         check("continue tokens were used", any("continue" in r["query"] for r in requests))
 
         # With every role present a refresh reads once, so that read's recovered failures
@@ -284,7 +302,8 @@ def run(args, workdir):
         complete = dict(good, cronjobs=good["cronjobs"] + [cronjob("gone", "gone")], faults=[])
         server.configure(complete)
         exporter.wait_status(lambda s: roles(s)["gone"]["conditions"] != ["missing"])
-        server.configure(dict(complete, faults=faults))
+        # Compacted: the watches end with 410, and the next refresh lists through the faults.
+        server.configure(dict(complete, faults=faults, compact=True))
         status, ok = exporter.wait_status(lambda s: {"list_restarted", "server_error"} <= {
             p["reason"] for p in source(s)["problems"]})
         check("an expired continue token and a 500 are recovered from", ok and source(status)[
@@ -302,7 +321,7 @@ def run(args, workdir):
                               % reason, exporter.metrics())
             return int(found.group(1)) if found else 0
         before = {reason: errors(reason) for reason in ("server_error", "list_restarted")}
-        server.configure(dict(good, faults=faults))
+        server.configure(dict(good, faults=faults, compact=True))
         wait_for(lambda: all(errors(r) > n for r, n in before.items()), 20,
                  "the confirming refresh's recovered errors to be counted")
         check("a confirming refresh still counts what its first read recovered from",

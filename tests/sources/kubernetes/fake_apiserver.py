@@ -12,7 +12,8 @@ The config file (JSON) is re-read whenever it changes:
   {"token": "t" | ["t1", "t2"],      bearer tokens accepted; absent: no token needed
    "client_cn": "schedwatch-client", a client certificate with this CN is accepted too
    "cronjobs": [...], "jobs": [...],  items as the API returns them
-   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K},  generated items
+   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K, "unrelated_jobs": U},
+                                      generated items (U Jobs owned by CronJobs without the label)
    "faults": [{"path": "/apis/batch/v1/jobs",  exact path; absent: any list path
                "method": "POST",               the method it applies to; absent: GET
                "name": "retry",                POST: only for this metadata.name
@@ -30,10 +31,19 @@ The config file (JSON) is re-read whenever it changes:
    "appear_on_post": [...],           CronJobs someone else creates just before a POST of the
                                       same namespace/name arrives (the race reconcile must survive)
    "leases": [...],                   coordination.k8s.io/v1 Leases (reset when the file changes)
-   "lease_get_delay": 0.5}            seconds a GET of a Lease waits after reading it (racing copies
+   "lease_get_delay": 0.5,            seconds a GET of a Lease waits after reading it (racing copies
                                       then act on the same state)
+   "compact": true,                   with this config change, events before it are compacted: a
+                                      watch from an older resourceVersion gets an ERROR 410 event
+   "bookmark_interval": 60,           seconds between BOOKMARK events on a watch
+   "watch_close_after": 5,            the server ends every watch after this (before timeoutSeconds)
+   "stall_watches": true,             open watches send nothing, not even bookmarks
+   "churn": {"interval": 1.0, "jobs": 10}}  every interval, the next `jobs` Jobs of the world
+                                      change status (a MODIFIED event each), round robin
 Lists honour limit, continue (410 Expired for a token of an older config) and labelSelector
-(`key` or `key=value`, comma-separated). POST /apis/batch/v1/namespaces/NS/cronjobs creates a
+(`key`, `key=value` or `key in (a,b)`, comma-separated). Watches (watch=1, resourceVersion,
+timeoutSeconds, allowWatchBookmarks) stream the changes a config change makes (ADDED, MODIFIED,
+DELETED, diffed by kind, namespace and name) and the churn's as chunked JSON lines. POST /apis/batch/v1/namespaces/NS/cronjobs creates a
 CronJob as the API server does (201; 409 AlreadyExists for a taken name; 400 for a namespace
 that differs from the path's); created objects outlive config changes. PUT, PATCH and DELETE are
 logged and refused: tests prove from the log that nothing was changed or removed.
@@ -139,7 +149,18 @@ def synthetic_world(spec):
                          "resourceVersion": str(1000 + i),
                          "creationTimestamp": stamp(base - 86400),
                          "labels": {"schedwatch.io/role": f"role-{i}", "team": "bench"},
-                         "annotations": {"schedwatch.io/spec-version": "1"}},
+                         "annotations": {"schedwatch.io/spec-version": "1"},
+                         "managedFields": [
+                             {"manager": "kubectl-client-side-apply", "operation": "Update",
+                              "apiVersion": "batch/v1", "time": stamp(base - 86400),
+                              "fieldsType": "FieldsV1", "fieldsV1": {
+                                  "f:metadata": {"f:labels": {"f:schedwatch.io/role": {}}},
+                                  "f:spec": {"f:schedule": {}, "f:jobTemplate": {}}}},
+                             {"manager": "kube-controller-manager", "operation": "Update",
+                              "apiVersion": "batch/v1", "subresource": "status",
+                              "time": stamp(newest), "fieldsType": "FieldsV1", "fieldsV1": {
+                                  "f:status": {"f:lastScheduleTime": {},
+                                               "f:lastSuccessfulTime": {}}}}]},
             "spec": {"schedule": "0 * * * *", "timeZone": "UTC", "concurrencyPolicy": "Forbid",
                      "suspend": False, "successfulJobsHistoryLimit": 3,
                      "failedJobsHistoryLimit": 1,
@@ -162,7 +183,14 @@ def synthetic_world(spec):
                                  "batch.kubernetes.io/cronjob-scheduled-timestamp": stamp(start)},
                              "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
                                                   "name": name, "uid": uid, "controller": True,
-                                                  "blockOwnerDeletion": True}]},
+                                                  "blockOwnerDeletion": True}],
+                             "managedFields": [{"manager": "kube-controller-manager",
+                                                "operation": "Update", "apiVersion": "batch/v1",
+                                                "subresource": "status", "time": stamp(start),
+                                                "fieldsType": "FieldsV1", "fieldsV1": {
+                                                    "f:status": {"f:startTime": {},
+                                                                 "f:succeeded": {},
+                                                                 "f:conditions": {}}}}]},
                 "spec": {"backoffLimit": 2, "template": {"spec": {
                     "restartPolicy": "Never",
                     "containers": [{"name": "main", "image": "registry.example.org/job:1"}]}}},
@@ -180,6 +208,32 @@ def synthetic_world(spec):
                                  "conditions": [{"type": "Complete", "status": "True",
                                                  "lastTransitionTime": stamp(start + 600)}]}
             jobs.append(job)
+    for u in range(spec.get("unrelated_jobs", 0)):
+        namespace, start = f"team-{u % namespaces:03d}", base + (u % 24) * 3600
+        owner = f"other-{u // 5:06d}"
+        jobs.append({
+            "metadata": {"name": f"{owner}-{start // 60}", "namespace": namespace,
+                         "uid": f"20000000-0000-4000-8000-{u:012d}",
+                         "creationTimestamp": stamp(start),
+                         "labels": {"batch.kubernetes.io/job-name": f"{owner}-{start // 60}",
+                                    "app": "other"},
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                              "name": owner,
+                                              "uid": f"30000000-0000-4000-8000-{u // 5:012d}",
+                                              "controller": True, "blockOwnerDeletion": True}],
+                         "managedFields": [{"manager": "kube-controller-manager",
+                                            "operation": "Update", "apiVersion": "batch/v1",
+                                            "fieldsType": "FieldsV1",
+                                            "fieldsV1": {"f:status": {"f:succeeded": {},
+                                                                      "f:completionTime": {}}}}]},
+            "spec": {"backoffLimit": 6, "template": {"spec": {
+                "restartPolicy": "OnFailure",
+                "containers": [{"name": "worker", "image": "registry.example.org/other:2",
+                                "args": ["--shard", str(u)],
+                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}},
+            "status": {"startTime": stamp(start + 1), "completionTime": stamp(start + 90),
+                       "succeeded": 1, "conditions": [{"type": "Complete", "status": "True",
+                                                       "lastTransitionTime": stamp(start + 90)}]}})
     return cronjobs, jobs
 
 
@@ -191,6 +245,12 @@ class World:
         self.lock = threading.Lock()
         self.stamp = None
         self.generation = 0
+        self.resource_version = 884213
+        self.compacted = 0
+        self.events = []  # (resourceVersion, kind, type, object)
+        self.changed = threading.Condition(self.lock)
+        self.items = None
+        self.churned = 0
         self.created = []  # (visible from, CronJob) made by POSTs
         self.visible_created = 0
         self.load()
@@ -209,6 +269,9 @@ class World:
                 self.leases = {(metadata_field(item, "namespace"), metadata_field(item, "name")):
                                item for item in config.get("leases", [])}
                 self.lease_version = 500000
+                if config.get("compact"):
+                    self.compacted = self.resource_version + 1
+                    self.events = []
             elif self.visible_created == self.count_visible():
                 return
             self.rebuild()
@@ -218,8 +281,10 @@ class World:
         return sum(1 for visible_from, _ in self.created if visible_from <= now)
 
     def rebuild(self):
-        """The lists as served: the config's items, the synthetic ones, the visible created."""
+        """The lists as served: the config's items, the synthetic ones, the visible created.
+        What changed since the last lists becomes watch events."""
         self.generation += 1
+        previous = self.items
         self.visible_created = self.count_visible()
         now = time.time()
         created = [item for visible_from, item in self.created if visible_from <= now]
@@ -230,6 +295,45 @@ class World:
             self.items[kind] = [(item, json.dumps(item, separators=(",", ":")))
                                 for item in sorted(listed, key=sort_key)]
         self.selections = {}
+        if previous is not None:
+            for kind in ("cronjobs", "jobs"):
+                before = {sort_key(item): text for item, text in previous.get(kind, [])}
+                after = {sort_key(item): (item, text) for item, text in self.items[kind]}
+                for key, (item, text) in after.items():
+                    if before.get(key) != text:
+                        self.event(kind, "MODIFIED" if key in before else "ADDED", item)
+                old_items = {sort_key(item): item for item, _ in previous.get(kind, [])}
+                for key in before:
+                    if key not in after:
+                        self.event(kind, "DELETED", old_items[key])
+        self.resource_version += 1
+        self.changed.notify_all()
+
+    def event(self, kind, type_, item):
+        """Records a change (with the lock held) at the next resourceVersion."""
+        self.resource_version += 1
+        item = json.loads(json.dumps(item))
+        if isinstance(item.get("metadata"), dict):
+            item["metadata"]["resourceVersion"] = str(self.resource_version)
+        self.events.append((self.resource_version, kind, type_, item))
+
+    def churn(self):
+        """The next Jobs change status: what a cluster's controllers do all day."""
+        spec = self.config.get("churn")
+        if not spec:
+            return
+        with self.lock:
+            jobs = self.items["jobs"]
+            for _ in range(min(len(jobs), int(spec.get("jobs", 1)))):
+                index = self.churned % len(jobs)
+                self.churned += 1
+                item = json.loads(jobs[index][1])
+                status = item.setdefault("status", {})
+                status["ready"] = (status.get("ready") or 0) + 1
+                jobs[index] = (item, json.dumps(item, separators=(",", ":")))
+                self.event("jobs", "MODIFIED", item)
+            self.selections = {}
+            self.changed.notify_all()
 
     def exists(self, namespace, name):
         everything = (self.config.get("cronjobs", []) + self.base[0]
@@ -297,6 +401,9 @@ def matches_selector(item, selector):
         return True
     labels = metadata_field(item, "labels")
     labels = labels if isinstance(labels, dict) else {}
+    if " in (" in selector:
+        key, _, values = selector.partition(" in (")
+        return key in labels and labels[key] in values.rstrip(")").split(",")
     for term in selector.split(","):
         key, _, value = term.partition("=")
         if key not in labels or ("=" in term and labels[key] != value):
@@ -407,7 +514,73 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             return self.send_json(404, status_body(404, "NotFound", "the server could not find "
                                                    "the requested resource"))
+        if query.get("watch") in ("1", "true"):
+            return self.send_watch(world, kind, namespace, query)
         self.send_list(world, kind, namespace, query)
+
+    def send_watch(self, world, kind, namespace, query):
+        """A watch: events after resourceVersion as chunked JSON lines, bookmarks, then the end
+        at timeoutSeconds (or watch_close_after)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        selector = query.get("labelSelector")
+
+        def write(data):
+            data = data.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        try:
+            sent = int(query.get("resourceVersion") or 0)
+            if sent < world.compacted:
+                write(json.dumps({"type": "ERROR", "object": status_body(
+                    410, "Expired", f"too old resource version: {sent} ({world.compacted})")})
+                    + "\n")
+            else:
+                config = world.config
+                timeout = min(float(query.get("timeoutSeconds", "1800")),
+                              float(config.get("watch_close_after", 1e9)))
+                bookmark_every = float(config.get("bookmark_interval", 60))
+                started = time.time()
+                next_bookmark = started + bookmark_every
+                bookmarks = query.get("allowWatchBookmarks") == "true"
+                while time.time() < started + timeout:
+                    world.load()
+                    lines = []
+                    with world.lock:
+                        world.changed.wait(0.05)
+                        if sent < world.compacted:  # compacted while open: as etcd's 410
+                            lines.append(json.dumps({"type": "ERROR", "object": status_body(
+                                410, "Expired", f"too old resource version: {sent}")}))
+                            write("\n".join(lines) + "\n")
+                            break
+                        if not world.config.get("stall_watches"):
+                            for version, event_kind, type_, item in world.events:
+                                if version <= sent or event_kind != kind:
+                                    continue
+                                if ((namespace is None
+                                     or metadata_field(item, "namespace") == namespace)
+                                        and matches_selector(item, selector)):
+                                    lines.append(json.dumps({"type": type_, "object": item},
+                                                            separators=(",", ":")))
+                            if world.events:
+                                sent = max(sent, world.events[-1][0])
+                            if bookmarks and time.time() >= next_bookmark:
+                                sent = max(sent, world.resource_version)
+                                lines.append(json.dumps({"type": "BOOKMARK", "object": {
+                                    "kind": "CronJob" if kind == "cronjobs" else "Job",
+                                    "apiVersion": "batch/v1",
+                                    "metadata": {"resourceVersion": str(sent)}}}))
+                                next_bookmark = time.time() + bookmark_every
+                    if lines:
+                        write("\n".join(lines) + "\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+        return None
 
     def do_POST(self):
         world = self.server.world
@@ -544,7 +717,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "parameter.", {"metadata": {"continue": "bm90LXVzZWQ="}}))
         limit = int(query.get("limit", "0") or 0)
         end = len(items) if limit <= 0 else min(len(items), start + limit)
-        metadata = {"resourceVersion": str(884213 + world.generation)}
+        metadata = {"resourceVersion": str(world.resource_version)}
         if end < len(items):
             metadata["continue"] = base64.b64encode(json.dumps(
                 {"generation": world.generation, "start": end}).encode()).decode()
@@ -627,6 +800,14 @@ def serve(args):
         os._exit(0)
 
     threading.Thread(target=watchdog, daemon=True).start()
+
+    def churn():
+        while True:
+            spec = server.world.config.get("churn") or {}
+            time.sleep(float(spec.get("interval", 0.5)))
+            server.world.churn()
+
+    threading.Thread(target=churn, daemon=True).start()
     server.serve_forever(poll_interval=0.1)
 
 

@@ -86,6 +86,8 @@ class KubernetesSourceTest : public ::testing::Test {
     Tuning tuning;
     tuning.transport = [this](const TlsOptions& tls) { return server_->Factory()(tls); };
     tuning.clock = &clock_;
+    tuning.watch = watch_;
+    tuning.watch_tuning = watch_tuning_;
     auto source = MakeTunedSource(options, std::move(tuning));
     EXPECT_TRUE(source.ok()) << source.error();
     return source.ok() ? std::move(*source) : nullptr;
@@ -111,6 +113,9 @@ class KubernetesSourceTest : public ::testing::Test {
   }
 
   TempDir directory_;
+  // The tests of lists list at every read; those of watches (kubernetes_watch_test.cc) watch.
+  bool watch_ = false;
+  WatchTuning watch_tuning_;
   platform::FakeClock clock_;  // backoffs and slow answers take no time
   std::unique_ptr<FakeKubernetes> server_;
   SourceSpec spec_;
@@ -309,7 +314,7 @@ TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
   EXPECT_EQ(snapshot.error(),
             "GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
             "\"system:serviceaccount:monitoring:schedwatch\" cannot list resource \"cronjobs\" in "
-            "API group \"batch\" at the cluster scope (grant get and list on cronjobs and jobs in "
+            "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
             "API group batch; see examples/kubernetes/)");
   EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 1u) << "4xx is not retried";
 }

@@ -11,3 +11,6 @@ schedwatch_script_test(NAME kubernetes_reconcile LABELS integration TIMEOUT 300
 # Two replicas of one watcher, both with --reconcile.on-start: a missing CronJob created once.
 schedwatch_script_test(NAME kubernetes_reconcile_replicas LABELS integration TIMEOUT 120
   COMMAND ${KUBE_TESTS}/reconcile_replicas_test.py --exporter ${EXPORTER})
+# The list-then-watch caches: watches run on the source's own threads.
+schedwatch_gtests(LIBRARY schedwatch::sources LABELS unit threads SOURCES
+  sources/kubernetes/kubernetes_watch_test.cc)

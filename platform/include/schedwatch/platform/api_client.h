@@ -80,6 +80,9 @@ struct ApiCall {
   std::vector<std::pair<std::string, std::string>> headers;  // besides the default ones
   std::string body;
   std::size_t max_body_bytes = kHttpMaxBodyBytes;
+  // A stream, as HttpRequest's; `check` then sees only what was kept (an error answer).
+  std::function<bool(std::string_view data)> on_data;
+  std::chrono::milliseconds idle_timeout{0};
   // Words an HTTP error answer for messages, given its body already redacted ("HTTP 503
   // ServiceUnavailable: etcd"). Default: "HTTP <status>".
   std::function<std::string(const HttpResponse&)> describe;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,12 @@ struct HttpRequest {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // the whole exchange
   std::size_t max_body_bytes = kHttpMaxBodyBytes;               // after decompression
+  // A stream (a Kubernetes watch): when set, the body of a 2xx answer is handed over as it
+  // arrives and not kept (max_body_bytes is then the caller's to enforce); returning false
+  // ends the transfer, which then counts as complete. Other answers are kept as usual.
+  std::function<bool(std::string_view data)> on_data;
+  // No byte for this long ends the transfer as kTimeout (a stalled stream); 0: no limit.
+  std::chrono::milliseconds idle_timeout{0};
 };
 
 struct HttpResponse {
