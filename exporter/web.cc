@@ -29,6 +29,7 @@
 
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
+#include "exporter/web_connections.h"
 #include "exporter/web_listen.h"
 #include "exporter/web_text.h"
 #include "schedwatch/platform/file.h"
@@ -246,6 +247,9 @@ struct WebServer::Impl {
   Result<bool> Start();
   static void ConnectionStarted(void* self, MHD_Connection* connection, void** socket_context,
                                 MHD_ConnectionNotificationCode code);
+  static void* RequestLine(void* self, const char* uri, MHD_Connection* connection);
+  static void RequestCompleted(void* self, MHD_Connection* connection, void** closure,
+                               MHD_RequestTerminationCode code);
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url,
                            const char* method, const char* version, const char* upload_data,
                            std::size_t* upload_data_size, void** request);
@@ -269,6 +273,7 @@ struct WebServer::Impl {
   std::vector<MHD_Daemon*> daemons_;
   std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
   std::unique_ptr<Deferrer> reloads_, auth_checks_, pages_;
+  std::unique_ptr<ConnectionGuard> guard_;
   std::mutex auth_mutex_;
   std::set<std::string> verified_;  // digests of credentials bcrypt accepted
   std::string auth_salt_;
@@ -280,6 +285,7 @@ WebServer::Impl::~Impl() {
   if (auth_checks_) auth_checks_->Stop();
   if (pages_) pages_->Stop();
   for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
+  guard_.reset();  // after the daemons: their callbacks use it
 }
 
 Result<bool> WebServer::Impl::LoadTls() {
@@ -346,6 +352,12 @@ Result<bool> WebServer::Impl::Start() {
   }
   reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
   pages_ = std::make_unique<Deferrer>([](auto& batch) { RenderBatch(batch); });
+  guard_ = std::make_unique<ConnectionGuard>(options_.read_header_timeout,
+                                             std::chrono::seconds(options_.idle_timeout_seconds));
+  // One address may hold some of the connections, never all: the others stay for everyone else
+  // (loopback is a /8: 127.0.0.2 is another address than 127.0.0.1).
+  unsigned per_address =
+      std::min(options_.max_connections_per_ip, std::max(1u, options_.max_connections / 2));
 
   for (const auto& address : options_.listen_addresses) {
     int port = 0;
@@ -355,16 +367,12 @@ Result<bool> WebServer::Impl::Start() {
         {MHD_OPTION_LISTEN_SOCKET, *fd, nullptr},
         {MHD_OPTION_THREAD_POOL_SIZE, kThreadsPerListener, nullptr},
         {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(options_.max_connections), nullptr},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(per_address), nullptr},
         {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options_.idle_timeout_seconds),
          nullptr},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr},
-        {MHD_OPTION_NOTIFY_COMPLETED,
-         reinterpret_cast<intptr_t>(static_cast<MHD_RequestCompletedCallback>(
-             [](void*, MHD_Connection*, void** closure, MHD_RequestTerminationCode) {
-               delete static_cast<Request*>(*closure);
-               *closure = nullptr;
-             })),
-         nullptr},
+        {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Impl::RequestCompleted), this},
+        {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&Impl::RequestLine), this},
         {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd), nullptr},
         {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::ConnectionStarted), this},
     };
@@ -417,8 +425,12 @@ MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const
 void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, void**,
                                         MHD_ConnectionNotificationCode code) {
   auto* impl = static_cast<Impl*>(self);
-  if (code != MHD_CONNECTION_NOTIFY_STARTED || !impl->options_.web_config ||
-      !impl->options_.web_config->tls) {
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    impl->guard_->Closed(connection);
+    return;
+  }
+  impl->guard_->Started(connection);
+  if (!impl->options_.web_config || !impl->options_.web_config->tls) {
     return;
   }
   const std::string& type = impl->options_.web_config->tls->client_auth_type;
@@ -436,6 +448,18 @@ void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, 
         reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
     gnutls_session_set_verify_cert2(session, &purpose, 1, 0);
   }
+}
+
+void* WebServer::Impl::RequestLine(void* self, const char*, MHD_Connection* connection) {
+  static_cast<Impl*>(self)->guard_->RequestLine(connection);
+  return nullptr;  // the access handler's first call still sees no request
+}
+
+void WebServer::Impl::RequestCompleted(void* self, MHD_Connection* connection, void** closure,
+                                       MHD_RequestTerminationCode) {
+  delete static_cast<Request*>(*closure);
+  *closure = nullptr;
+  static_cast<Impl*>(self)->guard_->RequestDone(connection);
 }
 
 bool WebServer::Impl::ConfiguresHeader(const std::string& lower_case_name) const {
@@ -650,6 +674,7 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     *upload_data_size = 0;
     return request->body_bytes > kMaxBodyBytes ? MHD_NO : MHD_YES;
   }
+  guard_->RequestRead(connection);  // the whole request is in
   if (request->deferred_reply) return Queue(connection, *request->deferred_reply);
 
   if (auto refused = CheckClientCertificate(connection)) return Queue(connection, *refused);

@@ -3,7 +3,9 @@
 
 1,000 idle TCP connections and a storm of 20 concurrent reloads (against a spec whose GitHub
 source points at a loopback server that never answers) must not keep /metrics from answering,
-and memory must stay bounded; HEAD sends no body; other methods get 405 with Allow;
+and memory must stay bounded; one address gets at most --web.max-connections-per-ip
+connections, and slowloris and slow-body connections are closed by --web.read-header-timeout
+while another address is answered; HEAD sends no body; other methods get 405 with Allow;
 Accept-Encoding q-values; the reload metric right after a failed reload; reload only with
 --web.enable-lifecycle and never from a cross-site form or a foreign Host; repeated listen
 addresses, IPv6 loopback and dual stack; a clear error when an address cannot be bound; basic
@@ -72,7 +74,10 @@ jobs:
 
 def hostile_phase(args, workdir, spec):
     """Idle connections and a reload storm against a source that hangs."""
-    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", name="hostile")
+    # Idle connections are what this phase is about: neither the per-address limit nor the
+    # read-header timeout may close them here (connection_attacks_phase tests those).
+    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", "--web.max-connections-per-ip",
+                     "4096", "--web.read-header-timeout", "5m", name="hostile")
     idle = []
     try:
         metrics_url = exporter.base + "/metrics"
@@ -142,6 +147,110 @@ def hostile_phase(args, workdir, spec):
         for connection in idle:
             connection.close()
         check("hostile exporter exits 0", exporter.stop() == 0)
+
+
+def closed_by_server(connection):
+    """Whether the server closed `connection` (EOF or reset), without waiting."""
+    try:
+        connection.setblocking(False)
+        return connection.recv(65536) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def scrape_from(address, port, timeout=10):
+    """Status of one GET /metrics from the local `address` (127.0.0.2 is another client than
+    127.0.0.1: loopback is a /8), or None if none arrived within `timeout`."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                      source_address=(address, 0)) as connection:
+            connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    match = re.match(rb"HTTP/1.1 (\d+)", data)
+    return int(match.group(1)) if match else None
+
+
+def connection_attacks_phase(args, workdir, spec):
+    """One address may not take every connection, and a request that never completes is closed:
+    idle connections beyond the per-address limit, a header line trickled every second, a body
+    trickled a byte a second (slowloris and slow body). Another address is answered meanwhile."""
+    limit = 50
+    exporter = serve(args, spec, workdir, "--web.max-connections", "400",
+                     "--web.max-connections-per-ip", str(limit), "--web.read-header-timeout", "3s",
+                     name="attacks")
+    held = []
+    try:
+        # Kept-alive connections, each with one answered request: idle now, and inside every
+        # deadline (the next request is due 30 s after the answer).
+        answered = 0
+        for _ in range(2 * limit):
+            try:
+                connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                held.append(connection)
+                connection.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n")
+                if connection.recv(65536).startswith(b"HTTP/1.1 200"):
+                    answered += 1
+            except OSError:
+                pass
+        check(f"one address gets at most {limit} connections", 0 < answered <= limit,
+              f"{answered} of {len(held)} answered")
+        check("... a scrape from another address is answered meanwhile",
+              scrape_from("127.0.0.2", exporter.port) == 200)
+        for connection in held:
+            connection.close()
+        held = [socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                for _ in range(10)]
+        check("connections that never send a request are closed by the read-header timeout",
+              wait_for(lambda: all(closed_by_server(c) for c in held), 20,
+                       "the silent connections to be closed"))
+        for connection in held:
+            connection.close()
+        held = []
+
+        # Slowloris: a header line every second, never the end of the headers; slow body: a
+        # byte a second of a body that is announced whole.
+        for i in range(limit):
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+            if i % 2:
+                connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            else:
+                connection.sendall(b"POST /-/reload HTTP/1.1\r\nHost: x\r\n"
+                                   b"Content-Length: 10000\r\n\r\n")
+            held.append(connection)
+        started = time.monotonic()
+        during = []
+
+        def trickle():
+            for connection in held:
+                try:
+                    connection.sendall(b"X-a: b\r\n")
+                except OSError:
+                    pass
+            during.append(scrape_from("127.0.0.2", exporter.port))
+            return all(closed_by_server(c) for c in held)
+
+        closed = wait_for(trickle, 30, "the trickling connections to be closed", interval=1)
+        check("slowloris and slow-body connections are closed although never idle", closed,
+              sum(closed_by_server(c) for c in held))
+        print(f"figure: trickling connections closed after {time.monotonic() - started:.1f} s "
+              "(read-header timeout 3 s)")
+        check("... scrapes from another address are answered meanwhile",
+              during and all(status == 200 for status in during), during)
+        check("... and from the attacking address once they are gone",
+              scrape_from("127.0.0.1", exporter.port) == 200)
+    finally:
+        for connection in held:
+            connection.close()
+        check("attacks exporter exits 0", exporter.stop() == 0)
 
 
 def http_details_phase(args, workdir, spec):
@@ -477,6 +586,7 @@ def run(args, workdir):
     write_spec(spec, blackhole.getsockname()[1])
     try:
         hostile_phase(args, workdir, spec)
+        connection_attacks_phase(args, workdir, spec)
         http_details_phase(args, workdir, spec)
         lifecycle_and_paths_phase(args, workdir, spec)
         basic_auth_phase(args, workdir, spec)
