@@ -29,6 +29,7 @@
 
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
+#include "exporter/web_auth.h"
 #include "exporter/web_connections.h"
 #include "exporter/web_listen.h"
 #include "exporter/web_text.h"
@@ -42,7 +43,6 @@ constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-
 constexpr const char* kTextType = "text/plain; charset=utf-8";
 constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
-constexpr std::size_t kAuthCacheEntries = 1024;
 constexpr unsigned kThreadsPerListener = 2;
 
 struct Reply {
@@ -64,8 +64,8 @@ Reply Text(unsigned status, std::string body) {
 struct Request {
   MHD_Connection* connection = nullptr;
   std::size_t body_bytes = 0;
-  enum class Auth { kUnchecked, kOk, kBad } auth = Auth::kUnchecked;
-  std::string user, password;  // for the worker's check only; cleared by it
+  // Written by the password checker's thread before it resumes the connection.
+  PasswordChecker::Verdict auth = PasswordChecker::Verdict::kPending;
   // A page rendered on the pages thread: status pages of 10,000 roles take a second, which an
   // event thread must never spend. Requests of one batch with the same key share one rendering.
   std::function<Reply()> render;
@@ -261,22 +261,19 @@ struct WebServer::Impl {
   std::optional<Reply> CheckReloadOrigin(MHD_Connection* connection);
   void AddConfiguredHeaders(MHD_Response* response);
   bool ConfiguresHeader(const std::string& lower_case_name) const;
-  std::string AuthDigest(const std::string& user, const std::string& password);
   void ReloadBatch(std::vector<Request*>& batch);
-  void AuthBatch(std::vector<Request*>& batch);
   static void RenderBatch(std::vector<Request*>& batch);
   MHD_Result Defer(Deferrer& deferrer, Request* request);
+  std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
 
   WebOptions options_;
   Refresher& refresher_;
   std::vector<Listener> listeners_;
   std::vector<MHD_Daemon*> daemons_;
   std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
-  std::unique_ptr<Deferrer> reloads_, auth_checks_, pages_;
+  std::unique_ptr<Deferrer> reloads_, pages_;
+  std::unique_ptr<PasswordChecker> auth_checks_;
   std::unique_ptr<ConnectionGuard> guard_;
-  std::mutex auth_mutex_;
-  std::set<std::string> verified_;  // digests of credentials bcrypt accepted
-  std::string auth_salt_;
 };
 
 WebServer::Impl::~Impl() {
@@ -345,10 +342,7 @@ Result<bool> WebServer::Impl::Start() {
                    MHD_USE_ERROR_LOG;
   if (config && config->tls) flags |= MHD_USE_TLS;
   if (config && !config->basic_auth_users.empty()) {
-    unsigned char salt[32];
-    gnutls_rnd(GNUTLS_RND_NONCE, salt, sizeof(salt));
-    auth_salt_.assign(reinterpret_cast<char*>(salt), sizeof(salt));
-    auth_checks_ = std::make_unique<Deferrer>([this](auto& batch) { AuthBatch(batch); });
+    auth_checks_ = std::make_unique<PasswordChecker>(config->basic_auth_users);
   }
   reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
   pages_ = std::make_unique<Deferrer>([](auto& batch) { RenderBatch(batch); });
@@ -609,33 +603,6 @@ std::optional<Reply> WebServer::Impl::CheckReloadOrigin(MHD_Connection* connecti
   return std::nullopt;
 }
 
-std::string WebServer::Impl::AuthDigest(const std::string& user, const std::string& password) {
-  std::string input = auth_salt_ + user + '\0' + password;
-  unsigned char digest[32];
-  gnutls_hash_fast(GNUTLS_DIG_SHA256, input.data(), input.size(), digest);
-  std::fill(input.begin(), input.end(), '\0');
-  return std::string(reinterpret_cast<char*>(digest), sizeof(digest));
-}
-
-void WebServer::Impl::AuthBatch(std::vector<Request*>& batch) {
-  const auto& users = options_.web_config->basic_auth_users;
-  for (Request* request : batch) {
-    auto it = users.find(request->user);
-    // An unknown user costs the same bcrypt as a known one: no oracle for user names.
-    const std::string& hash = it != users.end() ? it->second : users.begin()->second;
-    bool ok = VerifyBasicAuthPassword(hash, request->password) && it != users.end();
-    if (ok) {
-      std::string digest = AuthDigest(request->user, request->password);
-      std::lock_guard<std::mutex> lock(auth_mutex_);
-      if (verified_.size() >= kAuthCacheEntries) verified_.clear();
-      verified_.insert(std::move(digest));
-    }
-    std::fill(request->password.begin(), request->password.end(), '\0');
-    request->password.clear();
-    request->auth = ok ? Request::Auth::kOk : Request::Auth::kBad;
-  }
-}
-
 void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
   // One reload answers every request that was waiting when it started: each of them asked
   // for a reload after its own edit of the file, and this one reads the file after all of them.
@@ -652,6 +619,53 @@ void WebServer::Impl::RenderBatch(std::vector<Request*>& batch) {
     request->deferred_reply = it != rendered.end() ? *it->second : request->render();
     if (!request->render_key.empty()) rendered[request->render_key] = &*request->deferred_reply;
   }
+}
+
+// Basic auth: nullopt when the request may go on (accepted, or suspended while bcrypt checks
+// it), else the refusal to send.
+std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, Request* request) {
+  using Verdict = PasswordChecker::Verdict;
+  Reply unauthorized = Text(401, "Unauthorized\n");
+  unauthorized.headers.push_back(
+      {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
+  auto busy = [](unsigned status, const char* retry_after) {
+    Reply reply = Text(status, "too many password checks waiting; retry later\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, retry_after});
+    return reply;
+  };
+  auto answer = [&](Verdict verdict) -> std::optional<Reply> {
+    switch (verdict) {
+      case Verdict::kAccepted:
+      case Verdict::kPending:
+        return std::nullopt;
+      case Verdict::kRefused:
+        return unauthorized;
+      case Verdict::kClientBusy:
+        return busy(429, "1");
+      case Verdict::kServerBusy:
+        break;
+    }
+    return busy(503, "5");
+  };
+  if (request->auth != Verdict::kPending) return answer(request->auth);  // checked, resumed
+  char* password = nullptr;
+  char* user = MHD_basic_auth_get_username_password(connection, &password);
+  if (user == nullptr) {
+    if (password != nullptr) MHD_free(password);
+    return unauthorized;
+  }
+  std::string name = user, secret = password != nullptr ? password : "";
+  MHD_free(user);
+  if (password != nullptr) {
+    std::memset(password, 0, std::strlen(password));
+    MHD_free(password);
+  }
+  // bcrypt takes a third of a second on purpose: never on this thread.
+  Verdict verdict =
+      auth_checks_->Check(connection, PasswordChecker::ClientOf(connection), name, secret,
+                          [request](Verdict checked) { request->auth = checked; });
+  if (verdict != Verdict::kPending) request->auth = verdict;
+  return answer(verdict);
 }
 
 MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
@@ -678,38 +692,9 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   if (request->deferred_reply) return Queue(connection, *request->deferred_reply);
 
   if (auto refused = CheckClientCertificate(connection)) return Queue(connection, *refused);
-  if (auth_checks_ && request->auth != Request::Auth::kOk) {
-    Reply unauthorized = Text(401, "Unauthorized\n");
-    unauthorized.headers.push_back(
-        {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
-    if (request->auth == Request::Auth::kBad) return Queue(connection, unauthorized);
-    char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(connection, &password);
-    if (user == nullptr) {
-      if (password != nullptr) MHD_free(password);
-      return Queue(connection, unauthorized);
-    }
-    request->user = user;
-    request->password = password != nullptr ? password : "";
-    MHD_free(user);
-    if (password != nullptr) {
-      std::memset(password, 0, std::strlen(password));
-      MHD_free(password);
-    }
-    bool cached;
-    {
-      std::string digest = AuthDigest(request->user, request->password);
-      std::lock_guard<std::mutex> lock(auth_mutex_);
-      cached = verified_.count(digest) > 0;
-    }
-    if (!cached) {
-      // bcrypt takes tens of milliseconds on purpose: never on this thread.
-      if (!auth_checks_->Submit(request)) return Queue(connection, Text(503, "shutting down\n"));
-      return MHD_YES;
-    }
-    std::fill(request->password.begin(), request->password.end(), '\0');
-    request->password.clear();
-    request->auth = Request::Auth::kOk;
+  if (auth_checks_ && request->auth != PasswordChecker::Verdict::kAccepted) {
+    if (auto refused = CheckPassword(connection, request)) return Queue(connection, *refused);
+    if (request->auth == PasswordChecker::Verdict::kPending) return MHD_YES;  // suspended
   }
 
   const bool readable = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;

@@ -373,9 +373,13 @@ def basic_auth_phase(args, workdir, spec):
         warnings.simplefilter("ignore", DeprecationWarning)
         import crypt
     hashed = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 12))
+    bob = crypt.crypt("b0b", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 12))
+    # First by name, at the lowest cost: an unknown name used to be checked against it.
+    cheap = crypt.crypt("cheap", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 4))
     web = os.path.join(workdir, "web.yml")
     with open(web, "w") as out:
-        out.write(f"basic_auth_users:\n  alice: '{hashed}'\n"
+        out.write(f"basic_auth_users:\n  alice: '{hashed}'\n  bob: '{bob}'\n"
+                  f"  aaron: '{cheap}'\n"
                   "http_server_config:\n  headers:\n    X-Frame-Options: deny\n")
     exporter = serve(args, spec, workdir, "--web.config.file", web, name="auth")
     try:
@@ -401,6 +405,58 @@ def basic_auth_phase(args, workdir, spec):
         check("basic auth: wrong passwords get 401", wrong == [401] * 6, wrong)
         check("basic auth: a verified scrape answers in under 1 s while wrong ones are checked",
               during[0][0] == 200 and during[0][1] < 1.0, during)
+
+        # A flood of wrong passwords, each different (so bcrypt must check each), from one
+        # address; then bob's first scrape, never verified, from another.
+        import base64
+        flood = []
+        for i in range(100):
+            try:
+                connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=60)
+                token = base64.b64encode(f"alice:wrong{i}".encode()).decode()
+                connection.sendall(f"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                   f"Authorization: Basic {token}\r\n\r\n".encode())
+                flood.append(connection)
+            except OSError:
+                pass
+        first_bob = curl_timed(exporter.base + "/metrics", "-u", "bob:b0b", "--interface",
+                               "127.0.0.2", max_time=10)
+        flood_statuses, retry_after = [], 0
+        for connection in flood:
+            with connection:
+                data = b""
+                while True:
+                    try:
+                        chunk = connection.recv(65536)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    data += chunk
+            match = re.match(rb"HTTP/1.1 (\d+)", data)
+            flood_statuses.append(int(match.group(1)) if match else 0)
+            retry_after += b"\r\nRetry-After: " in data
+        print(f"figure: bob's first scrape during a flood of {len(flood)} wrong passwords: "
+              f"{first_bob[1]:.3f} s; flood answers {sorted(set(flood_statuses))}")
+        check("basic auth: a right password never checked before is answered during a flood "
+              "of wrong ones from another address", first_bob[0] == 200, first_bob)
+        check("basic auth: the flood gets 401, or 429/503 at once when its checks have no room",
+              flood_statuses and set(flood_statuses) <= {401, 429, 503}
+              and any(code in (429, 503) for code in flood_statuses), flood_statuses)
+        check("... and every 429/503 says Retry-After",
+              retry_after == sum(code in (429, 503) for code in flood_statuses),
+              (retry_after, flood_statuses))
+
+        def seconds(user, index):
+            return curl_timed(exporter.base + "/metrics", "-u", f"{user}:try{index}",
+                              "--interface", "127.0.0.3", max_time=30)[1]
+        unknown = statistics.median(seconds("nobody", i) for i in range(3))
+        known = statistics.median(seconds("alice", i) for i in range(3))
+        print(f"figure: a wrong password takes {known:.3f} s for a known user (cost 12), "
+              f"{unknown:.3f} s for an unknown name")
+        check("basic auth: an unknown user name costs as much as a known one at the highest "
+              "cost (not the first user's cost 4)", unknown > known / 2, (unknown, known))
+
         status, headers, _ = request(exporter.base + "/-/healthy")
         check("basic auth: 401 with a Basic challenge on every endpoint",
               status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"),
