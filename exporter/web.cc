@@ -64,6 +64,8 @@ Reply Text(unsigned status, std::string body) {
 // worker sets are read only after the worker resumed the connection.
 struct Request {
   MHD_Connection* connection = nullptr;
+  bool headers_read = false;
+  bool nul_in_target = false;  // "%00" in the raw request target: refused, never cut
   std::size_t body_bytes = 0;
   // Written by the password checker's thread before it resumes the connection.
   PasswordChecker::Verdict auth = PasswordChecker::Verdict::kPending;
@@ -230,7 +232,9 @@ struct WebServer::Impl {
                            const char* method, const char* version, const char* upload_data,
                            std::size_t* upload_data_size, void** request);
   MHD_Result Serve(MHD_Connection* connection, const std::string& path, const std::string& method,
-                   std::size_t* upload_data_size, void** closure);
+                   const std::string& version, std::size_t* upload_data_size, void** closure);
+  std::optional<Reply> CheckFraming(MHD_Connection* connection, const std::string& version,
+                                    const Request& request);
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
   MHD_Result ServeMetrics(MHD_Connection* connection);
   std::optional<Reply> CheckClientCertificate(MHD_Connection* connection);
@@ -346,12 +350,12 @@ Result<bool> WebServer::Impl::Start() {
 }
 
 MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const char* url,
-                                   const char* method, const char*, const char*,
+                                   const char* method, const char* version, const char*,
                                    std::size_t* upload_data_size, void** closure) {
   // No exception may cross into libmicrohttpd: one that escapes closes the connection.
   try {
     return static_cast<Impl*>(self)->Serve(connection, url ? url : "/", method ? method : "",
-                                           upload_data_size, closure);
+                                           version ? version : "", upload_data_size, closure);
   } catch (...) {
     return MHD_NO;
   }
@@ -374,9 +378,14 @@ void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, 
   ConfigureClientCertificate(connection, impl->options_.web_config->tls->client_auth_type);
 }
 
-void* WebServer::Impl::RequestLine(void* self, const char*, MHD_Connection* connection) {
+// Called with the request target as sent, before libmicrohttpd decodes it: the request is
+// made here, so that what decoding would hide can be refused.
+void* WebServer::Impl::RequestLine(void* self, const char* uri, MHD_Connection* connection) {
   static_cast<Impl*>(self)->guard_->RequestLine(connection);
-  return nullptr;  // the access handler's first call still sees no request
+  auto* request = new Request;
+  request->connection = connection;
+  request->nul_in_target = uri != nullptr && std::strstr(uri, "%00") != nullptr;
+  return request;  // freed by RequestCompleted, which libmicrohttpd now always calls
 }
 
 void WebServer::Impl::RequestCompleted(void* self, MHD_Connection* connection, void** closure,
@@ -394,7 +403,12 @@ bool WebServer::Impl::ConfiguresHeader(const std::string& lower_case_name) const
   return false;
 }
 
+// The headers every answer carries: the configured ones, and nosniff (unless configured), so
+// no browser reads an answer as another type than it says.
 void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
+  if (!ConfiguresHeader("x-content-type-options")) {
+    MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  }
   if (!options_.web_config) return;
   for (const auto& [name, value] : options_.web_config->headers) {
     MHD_add_response_header(response, name.c_str(), value.c_str());
@@ -565,14 +579,63 @@ MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
   return MHD_YES;
 }
 
+// What libmicrohttpd lets through but a proxy in front may read otherwise (request
+// smuggling), or a path it would cut: 400, and the connection is closed.
+std::optional<Reply> WebServer::Impl::CheckFraming(MHD_Connection* connection,
+                                                   const std::string& version,
+                                                   const Request& request) {
+  struct Framing {
+    int hosts = 0, lengths = 0, transfer_encodings = 0;
+    std::set<std::string> length_values;
+  } framing;
+  MHD_get_connection_values(
+      connection, MHD_HEADER_KIND,
+      [](void* cls, MHD_ValueKind, const char* key, const char* value) {
+        auto* found = static_cast<Framing*>(cls);
+        std::string name = Lower(key != nullptr ? key : "");
+        if (name == "host") ++found->hosts;
+        if (name == "transfer-encoding") ++found->transfer_encodings;
+        if (name == "content-length") {
+          ++found->lengths;
+          found->length_values.insert(Trim(value != nullptr ? value : ""));
+        }
+        return MHD_YES;
+      },
+      &framing);
+  auto bad = [](std::string why) {
+    Reply reply = Text(400, "Bad Request: " + why + "\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_CONNECTION, "close"});
+    return reply;
+  };
+  if (request.nul_in_target) return bad("%00 in the request target");
+  if (framing.lengths > 0 && framing.transfer_encodings > 0) {
+    return bad("both Content-Length and Transfer-Encoding");
+  }
+  if (framing.length_values.size() > 1) return bad("different Content-Length values");
+  if (framing.lengths > 0 &&
+      framing.length_values.begin()->find_first_not_of("0123456789") != std::string::npos) {
+    return bad("Content-Length is not a number");
+  }
+  if (framing.transfer_encodings > 1) return bad("more than one Transfer-Encoding");
+  if (framing.hosts > 1) return bad("more than one Host");
+  if (framing.hosts == 0 && version == MHD_HTTP_VERSION_1_1) return bad("HTTP/1.1 without Host");
+  return std::nullopt;
+}
+
 MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string& path,
-                                  const std::string& method, std::size_t* upload_data_size,
-                                  void** closure) {
+                                  const std::string& method, const std::string& version,
+                                  std::size_t* upload_data_size, void** closure) {
   auto* request = static_cast<Request*>(*closure);
-  if (request == nullptr) {  // headers read; a body, if any, comes in the next calls
+  if (request == nullptr) {  // made by RequestLine; this only if libmicrohttpd skipped it
     request = new Request;
     request->connection = connection;
     *closure = request;
+  }
+  if (!request->headers_read) {  // headers read; a body, if any, comes in the next calls
+    request->headers_read = true;
+    if (auto refused = CheckFraming(connection, version, *request)) {
+      return Queue(connection, *refused);  // before the body: it is never read
+    }
     return MHD_YES;
   }
   if (*upload_data_size != 0) {
@@ -628,7 +691,6 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     bool script = path == kStatusScriptPath;
     Reply reply = Text(200, script ? StatusScript() : StatusStyle());
     reply.content_type = script ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
-    reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
     return Queue(connection, reply);
   }
   PageOptions page;
@@ -665,7 +727,6 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
       headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
-    headers.push_back({"X-Content-Type-Options", "nosniff"});
     OverviewFilter filter = OverviewFilterOf(connection);
     request->render = [published, page, path, role_page, filter, headers] {
       Reply reply;

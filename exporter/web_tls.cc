@@ -4,6 +4,10 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
 
@@ -34,8 +38,63 @@ Result<std::string> TlsPriorities(const WebConfig::Tls& tls) {
   }
   std::string priorities = "NORMAL:-VERS-ALL";
   for (int i = high; i >= low; --i) priorities += std::string(":+") + kGnutls[i];
+  // Without cipher_suites, what Go's crypto/tls offers by default (node_exporter's): ECDHE key
+  // exchange with AEAD ciphers, Go's groups, in the server's order. GnuTLS's own default adds
+  // static RSA, DHE, CBC and CCM.
+  std::vector<std::string_view> exchanges, ciphers, macs;
+  auto add = [](std::vector<std::string_view>& list, std::string_view name) {
+    if (!name.empty() && std::find(list.begin(), list.end(), name) == list.end()) {
+      list.push_back(name);
+    }
+  };
+  for (const auto& name : tls.cipher_suites) {
+    const CipherSuite* suite = FindCipherSuite(name);
+    if (suite == nullptr) return Error{fmt::format("unknown cipher suite {}", name)};
+    add(exchanges, suite->key_exchange);
+    add(ciphers, suite->cipher);
+    add(macs, suite->mac);
+  }
+  if (exchanges.empty()) exchanges = {"ECDHE-ECDSA", "ECDHE-RSA"};  // none, or TLS 1.3's only
+  if (ciphers.empty()) ciphers = {"AES-128-GCM", "AES-256-GCM", "CHACHA20-POLY1305"};
+  if (macs.empty()) macs = {"AEAD"};
+  priorities += ":-KX-ALL";
+  for (auto name : exchanges) priorities += fmt::format(":+{}", name);
+  priorities += ":-CIPHER-ALL";
+  for (auto name : ciphers) priorities += fmt::format(":+{}", name);
+  priorities += ":-MAC-ALL";
+  for (auto name : macs) priorities += fmt::format(":+{}", name);
+  priorities += ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1";
+  if (tls.prefer_server_cipher_suites) priorities += ":%SERVER_PRECEDENCE";
+  gnutls_priority_t parsed = nullptr;
+  const char* at = nullptr;
+  int status = gnutls_priority_init(&parsed, priorities.c_str(), &at);
+  if (status < 0) {
+    return Error{fmt::format("TLS priorities \"{}\": {}", priorities, gnutls_strerror(status))};
+  }
+  gnutls_priority_deinit(parsed);
   return priorities;
 }
+
+namespace {
+
+// VerifyClientCertIfGiven: a client that sends no certificate is served (as Go's crypto/tls
+// does); one that sends a certificate that does not verify fails the handshake.
+int VerifyIfGiven(gnutls_session_t session) {
+  unsigned count = 0;
+  const gnutls_datum_t* certificates = gnutls_certificate_get_peers(session, &count);
+  if (certificates == nullptr || count == 0) return 0;
+  gnutls_typed_vdata_st purpose{
+      GNUTLS_DT_KEY_PURPOSE_OID,
+      reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
+  unsigned status = 0;
+  if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) != GNUTLS_E_SUCCESS ||
+      status != 0) {
+    return GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR;
+  }
+  return 0;
+}
+
+}  // namespace
 
 Result<TlsMaterial> LoadTlsMaterial(const WebConfig::Tls& tls) {
   TlsMaterial material;
@@ -96,7 +155,9 @@ void ConfigureClientCertificate(MHD_Connection* connection, const std::string& t
   if (type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert") {
     gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
   }
-  if (type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert") {
+  if (type == "VerifyClientCertIfGiven") {
+    gnutls_session_set_verify_function(session, &VerifyIfGiven);
+  } else if (type == "RequireAndVerifyClientCert") {
     static gnutls_typed_vdata_st purpose{
         GNUTLS_DT_KEY_PURPOSE_OID,
         reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};

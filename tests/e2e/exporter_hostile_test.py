@@ -274,6 +274,31 @@ def http_details_phase(args, workdir, spec):
         check("GET /-/reload: 405 with Allow: POST, PUT",
               status == 405 and headers.get("Allow") == "POST, PUT", (status, headers))
 
+        # Framing that a proxy in front could read otherwise (request smuggling), and what
+        # libmicrohttpd would let through: 400, the connection closed, nothing after it served.
+        smuggled = "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n"
+        for name, text in (
+                ("Content-Length and Transfer-Encoding",
+                 "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled),
+                ("two different Content-Lengths",
+                 "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                 "Content-Length: 41\r\n\r\n" + smuggled),
+                ("%00 in the path", "GET /metrics%00.html HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled),
+                ("%00 in the query", "GET /?q=a%00b HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled),
+                ("HTTP/1.1 without Host", "GET /-/healthy HTTP/1.1\r\n\r\n" + smuggled),
+                ("two Hosts", "GET /-/healthy HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")):
+            head, body = raw(port, text)
+            check(f"{name}: 400, the connection closed, nothing more answered",
+                  head.startswith("HTTP/1.1 400") and re.search(r"(?i)connection: close", head)
+                  and b"HTTP/1.1 2" not in body, (head, body[:200]))
+        head, _ = raw(port, "GET /-/healthy HTTP/1.0\r\n\r\n")
+        check("HTTP/1.0 without Host is served", head.startswith("HTTP/1.1 200"), head)
+        for path in ("/metrics", "/-/healthy", "/-/ready", "/api/v1/status", "/nowhere"):
+            headers = request(exporter.base + path)[1]
+            check(f"{path}: X-Content-Type-Options: nosniff",
+                  headers.get("X-Content-Type-Options") == "nosniff", headers)
+
         for accept, gzip in (("gzip", True), ("gzip;q=0", False), ("gzip; q=0.0", False),
                              ("GZIP;Q=0.5", True), ("*", True), ("*;q=0", False),
                              ("gzip;q=0, *", False), ("identity", False), ("br, *;q=0.1", True),
