@@ -39,7 +39,8 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
 }
 
 int Serve(const std::string& config_file, const std::string& web_config_file,
-          WebOptions web_options, RefresherOptions options) {
+          WebOptions web_options, RefresherOptions options,
+          const std::shared_ptr<BackgroundReconciler>& background) {
   auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
@@ -76,6 +77,19 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
   if (!refresher) {
     std::fprintf(stderr, "%s: %s\n", config_file.c_str(), refresher.error().c_str());
     return kExitBadInput;
+  }
+  // A reconcile lock that cannot be taken shows as a metric; the listener goes before the
+  // refresher does.
+  struct LockListener {
+    const std::shared_ptr<BackgroundReconciler>& background;
+    ~LockListener() {
+      if (background) background->OnLockOutcome(nullptr);
+    }
+  } lock_listener{background};
+  if (background) {
+    Refresher* shown = refresher->get();
+    background->OnLockOutcome(
+        [shown](bool unavailable) { shown->SetReconcileLockUnavailable(unavailable); });
   }
   bool web_config_error = false;
   auto server = WebServer::Start(web_options, **refresher, &web_config_error);
@@ -347,5 +361,5 @@ int main(int argc, char** argv) {
       background->Submit(std::move(spec));
     };
   }
-  return Serve(config_file, web_config_file, web_options, options);
+  return Serve(config_file, web_config_file, web_options, options, background);
 }

@@ -109,6 +109,11 @@ void SelfMetrics::SetReload(bool successful, std::optional<std::int64_t> time) {
   if (time) reload_success_time_ = static_cast<double>(*time);
 }
 
+void SelfMetrics::SetReconcileLockUnavailable(bool unavailable) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reconcile_lock_unavailable_ = unavailable;
+}
+
 void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Labels build(build_labels_.begin(), build_labels_.end());
@@ -121,6 +126,10 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   if (complete) {
     Header(metrics::kLastCycle, out);
     Sample(metrics::kLastCycle, {}, last_cycle_, out);
+  }
+  if (reconcile_lock_unavailable_) {
+    Header(metrics::kReconcileLockUnavailable, out);
+    Sample(metrics::kReconcileLockUnavailable, {}, *reconcile_lock_unavailable_ ? 1 : 0, out);
   }
   if (!duplicates_prevented_.empty()) {
     Header(metrics::kJobDuplicateRunsPrevented, out);

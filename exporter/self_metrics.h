@@ -32,6 +32,9 @@ class SelfMetrics {
   // After a (re)load: its outcome, and its time when it succeeded.
   void SetReload(bool successful, std::optional<std::int64_t> time);
 
+  // After each reconcile --apply the exporter runs: whether it could not take its lock.
+  void SetReconcileLockUnavailable(bool unavailable);
+
   // Appends the families, by name, series ordered by label values. Without `complete` (before
   // the first refresh) there is no heartbeat.
   void Render(bool complete, ChunkedTextWriter& out) const;
@@ -53,6 +56,7 @@ class SelfMetrics {
   double last_cycle_ = 0;
   bool reload_successful_ = true;
   double reload_success_time_ = 0;
+  std::optional<bool> reconcile_lock_unavailable_;  // set once a reconcile ran
 };
 
 }  // namespace schedwatch
