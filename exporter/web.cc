@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdarg>
@@ -32,6 +33,7 @@
 #include "exporter/web_auth.h"
 #include "exporter/web_connections.h"
 #include "exporter/web_listen.h"
+#include "exporter/web_pages.h"
 #include "exporter/web_text.h"
 #include "exporter/web_tls.h"
 #include "schedwatch/platform/file.h"
@@ -45,11 +47,13 @@ constexpr const char* kTextType = "text/plain; charset=utf-8";
 constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
 constexpr unsigned kThreadsPerListener = 2;
+constexpr std::size_t kMaxPagesWaiting = 256;  // page requests suspended for the pages thread
 
 struct Reply {
   unsigned status = 200;
   std::string content_type = kTextType;
   std::string body;
+  PageCache::Body shared_body;  // when set, sent instead of `body`, without a copy
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -244,6 +248,9 @@ struct WebServer::Impl {
   void ReloadBatch(std::vector<Request*>& batch);
   static void RenderBatch(std::vector<Request*>& batch);
   MHD_Result Defer(Deferrer& deferrer, Request* request);
+  // A page from the cache, or rendered on the pages thread and kept: a shared body.
+  MHD_Result ServePage(Request* request, const std::shared_ptr<const Published>& published,
+                       const std::string& key, std::function<Reply()> render);
   std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
 
   WebOptions options_;
@@ -254,6 +261,8 @@ struct WebServer::Impl {
   std::unique_ptr<Deferrer> reloads_, pages_;
   std::unique_ptr<PasswordChecker> auth_checks_;
   std::unique_ptr<ConnectionGuard> guard_;
+  std::unique_ptr<PageCache> page_cache_;
+  std::atomic<std::size_t> pages_waiting_{0};
 };
 
 WebServer::Impl::~Impl() {
@@ -293,7 +302,11 @@ Result<bool> WebServer::Impl::Start() {
     auth_checks_ = std::make_unique<PasswordChecker>(config->basic_auth_users);
   }
   reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
-  pages_ = std::make_unique<Deferrer>([](auto& batch) { RenderBatch(batch); });
+  pages_ = std::make_unique<Deferrer>([this](auto& batch) {
+    RenderBatch(batch);
+    pages_waiting_.fetch_sub(batch.size());
+  });
+  page_cache_ = std::make_unique<PageCache>(options_.max_page_bytes);
   guard_ = std::make_unique<ConnectionGuard>(options_.read_header_timeout,
                                              std::chrono::seconds(options_.idle_timeout_seconds));
   // One address may hold some of the connections, never all: the others stay for everyone else
@@ -416,8 +429,19 @@ void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
 }
 
 MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
-  MHD_Response* response = MHD_create_response_from_buffer(
-      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  MHD_Response* response = nullptr;
+  if (reply.shared_body) {
+    // The answer holds a reference to the shared bytes until it is sent, and sends from them
+    // as they are: a hundred readers of one page hold one copy.
+    auto held = std::make_unique<PageCache::Body>(reply.shared_body);
+    response = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*held)->size(), const_cast<char*>((*held)->data()),
+        [](void* body) { delete static_cast<PageCache::Body*>(body); }, held.get());
+    if (response != nullptr) held.release();
+  } else {
+    response = MHD_create_response_from_buffer(
+        reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  }
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -574,8 +598,49 @@ std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, 
   return answer(verdict);
 }
 
+MHD_Result WebServer::Impl::ServePage(Request* request,
+                                      const std::shared_ptr<const Published>& published,
+                                      const std::string& key, std::function<Reply()> render) {
+  MHD_Connection* connection = request->connection;
+  auto busy = [&] {
+    Reply reply = Text(503, "too many pages are being rendered or sent; retry later\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, "5"});
+    return Queue(connection, reply);
+  };
+  auto answer = [](Reply reply, PageCache::Body body) {
+    reply.shared_body = std::move(body);
+    return reply;
+  };
+  // The headers and type of the answer, without rendering: they do not depend on the bytes.
+  Reply shape = Text(200, "");
+  shape.content_type = key == "/api/v1/status" ? "application/json" : "text/html; charset=utf-8";
+  if (key != "/api/v1/status") {
+    if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
+      shape.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
+    }
+  }
+  if (auto cached = page_cache_->Find(published, key)) {
+    return Queue(connection, answer(shape, std::move(cached)));
+  }
+  // Slow readers hold answers already sent for; a new rendering would add as much again.
+  if (page_cache_->Full() || pages_waiting_.load() >= kMaxPagesWaiting) return busy();
+  request->render_key = key;
+  request->render = [this, published, key, shape, answer, render = std::move(render)] {
+    if (auto cached = page_cache_->Find(published, key)) return answer(shape, std::move(cached));
+    Reply reply = render();
+    if (reply.shared_body) page_cache_->Keep(published, key, reply.shared_body);
+    return reply;
+  };
+  return Defer(*pages_, request);
+}
+
 MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
-  if (!deferrer.Submit(request)) return Queue(request->connection, Text(503, "shutting down\n"));
+  bool page = &deferrer == pages_.get();
+  if (page) pages_waiting_.fetch_add(1);  // the pages thread takes it off with each batch
+  if (!deferrer.Submit(request)) {
+    if (page) pages_waiting_.fetch_sub(1);
+    return Queue(request->connection, Text(503, "shutting down\n"));
+  }
   return MHD_YES;
 }
 
@@ -700,13 +765,12 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   // waits, suspended, and /metrics is never queued behind them.
   std::shared_ptr<const Published> published = refresher_.Current();
   if (path == "/api/v1/status") {
-    request->render_key = path;
-    request->render = [published, page] {
-      Reply reply = Text(200, RenderStatusJson(published->result, page));
+    return ServePage(request, published, path, [this, published, page] {
+      Reply reply;
+      reply.shared_body = page_cache_->Hold(RenderStatusJson(published->result, page));
       reply.content_type = "application/json";
       return reply;
-    };
-    return Defer(*pages_, request);
+    });
   }
   if (role_json) {
     std::string role = path.substr(std::strlen("/api/v1/roles/"));
@@ -728,20 +792,27 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
       headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
     OverviewFilter filter = OverviewFilterOf(connection);
-    request->render = [published, page, path, role_page, filter, headers] {
+    auto render = [this, published, page, path, role_page, filter, headers] {
       Reply reply;
       if (role_page) {
         auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
         reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
         if (html) reply.content_type = "text/html; charset=utf-8";
       } else {
-        reply = Text(200, RenderStatusHtml(published->result, page, filter));
+        reply.shared_body = page_cache_->Hold(RenderStatusHtml(published->result, page, filter));
         reply.content_type = "text/html; charset=utf-8";
       }
       reply.headers.insert(reply.headers.end(), headers.begin(), headers.end());
       return reply;
     };
-    return Defer(*pages_, request);
+    if (role_page) {
+      request->render = std::move(render);
+      return Defer(*pages_, request);
+    }
+    // One rendering per filter and refresh: ?limit=all at 10,000 roles is as big as the JSON.
+    std::string key = "/\n" + filter.condition + "\n" + filter.source + "\n" + filter.query + "\n" +
+                      std::to_string(filter.limit);
+    return ServePage(request, published, key, std::move(render));
   }
   return Queue(connection, Text(404, "404 page not found\n"));
 }

@@ -3,6 +3,11 @@
 #include <sys/socket.h>
 
 namespace schedwatch {
+namespace {
+
+constexpr int kSendBufferBytes = 128 * 1024;
+
+}  // namespace
 
 ConnectionGuard::ConnectionGuard(std::chrono::milliseconds read_header_timeout,
                                  std::chrono::milliseconds idle_timeout)
@@ -23,6 +28,12 @@ void ConnectionGuard::Started(MHD_Connection* connection) {
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (info == nullptr) return;
+  // A bounded send buffer (the kernel doubles it): Linux would grow it to 4 MiB per
+  // connection, kernel memory a container is charged for, and a slow reader would then drain
+  // it for longer than the idle timeout between two writes, which closes the connection with
+  // the answer cut short.
+  int send_buffer = kSendBufferBytes;
+  setsockopt(info->connect_fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof(send_buffer));
   State state;
   state.fd = info->connect_fd;
   state.deadline = Clock::now() + read_header_timeout_;

@@ -5,7 +5,7 @@
 // request) or of its request line (later requests on a kept-alive connection), and the next
 // request line within the idle timeout of the last answer. A sweeper thread shuts down (never
 // closes) the socket of a connection past its deadline; libmicrohttpd then sees the end of the
-// stream and closes it as its own.
+// stream and closes it as its own. It also bounds each connection's send buffer.
 #pragma once
 
 #include <microhttpd.h>

@@ -639,6 +639,48 @@ def slow_pages_phase(args, workdir):
         # answered; the first of them may well finish before a 17 MB scrape on a busy machine.
         check("/metrics is answered before the slow pages requested before it are all done",
               finished["metrics"] < last_page, (finished["metrics"] - started, last_page - started))
+
+        # Readers that take their time: every answer holds the same rendered bytes, never a
+        # copy of its own (30 copies of the JSON would be hundreds of MiB).
+        size = len(request(exporter.base + "/api/v1/status", timeout=120)[2])
+        rss_before = exporter.rss_kib()
+        readers = []
+        for i in range(30):
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=120,
+                                                  source_address=(f"127.0.0.{2 + i % 4}", 0))
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            connection.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n"
+                               b"Connection: close\r\n\r\n")
+            readers.append(connection)
+
+        def answering():
+            return all(len(c.recv(16, socket.MSG_PEEK)) > 0 for c in readers)
+        check("30 slow readers of /api/v1/status are all being answered",
+              wait_for(answering, 60, "every slow reader's first bytes"))
+        rss_held = exporter.rss_kib()
+        print(f"figure: /api/v1/status {size / 2**20:.1f} MiB; VmRSS {rss_before} KiB before, "
+              f"{rss_held} KiB with 30 slow readers (+{rss_held - rss_before} KiB)")
+        check("... holding one copy of the page between them, not one each",
+              rss_held - rss_before < 3 * size / 1024, (rss_held - rss_before, size))
+        bodies = set()
+
+        def read_all(connection):
+            with connection:
+                data = b""
+                while True:
+                    chunk = connection.recv(1 << 20)
+                    if not chunk:
+                        break
+                    data += chunk
+            bodies.add(data.partition(b"\r\n\r\n")[2])
+        reading = [threading.Thread(target=read_all, args=(c,)) for c in readers]
+        for thread in reading:
+            thread.start()
+        for thread in reading:
+            thread.join()
+        check("... and every one gets the whole page, the same bytes",
+              len(bodies) == 1 and len(next(iter(bodies))) == size,
+              [len(body) for body in bodies])
     finally:
         exporter.stop()
 
