@@ -3,13 +3,21 @@
 1,000 idle TCP connections held open, and during a storm of concurrent POST /-/reload while a
 refresh waits for a source that never answers. Prints median and max per case and VmRSS.
 
+Then the attacks of one client address (127.0.0.1) while another (127.0.0.2: loopback is a /8)
+scrapes: 4,200 idle connections, 4,500 connections that trickle a header line every 5 s, and
+slowhttptest's slowloris (-H), slow body (-B) and slow read (-X) with 4,500 connections each.
+Prints the other address's scrape latency during each attack and the exporter's peak RSS.
+
   bench/http_hostile_bench.py --exporter build/exporter/schedwatch_exporter
 """
 import argparse
 import os
 import resource
+import shutil
+import signal
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -19,8 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from schedwatch_test import Exporter, curl_timed, post, temporary_directory  # noqa: E402
 
 
-def latency(url):
-    return curl_timed(url, max_time=30)
+def latency(url, *options):
+    return curl_timed(url, *options, max_time=30)
 
 
 def summary(name, samples):
@@ -36,11 +44,98 @@ def main():
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--reloads", type=int, default=20)
     parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--attack-connections", type=int, default=4500)
+    parser.add_argument("--attack-seconds", type=int, default=30)
+    parser.add_argument("--skip-storm", action="store_true", help="only the attacks")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     with temporary_directory("schedwatch-hostile-bench-") as workdir:
-        bench(args, workdir)
+        if not args.skip_storm:
+            bench(args, workdir)
+        attacks(args, workdir)
+
+
+def open_connections(port, count, first_line):
+    """`count` connections from 127.0.0.1 (fewer if refused), each sent `first_line`."""
+    held = []
+    for _ in range(count):
+        try:
+            connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+            if first_line:
+                connection.sendall(first_line)
+            held.append(connection)
+        except OSError:
+            pass
+    return held
+
+
+def attacks(args, workdir):
+    with open(os.path.join(workdir, "live.yaml"), "w") as out:
+        out.write("objects: [{id: g, role: gate, schedule: '*/5 * * * *', spec_version: '1'}]\n")
+    spec = os.path.join(workdir, "plain.yaml")
+    with open(spec, "w") as out:
+        out.write("version: 1\nsources: {local: {type: file, path: live.yaml}}\njobs:\n"
+                  "  - {role: gate, source: local, schedule: '*/5 * * * *', spec_version: '1'}\n")
+    exporter = Exporter(args.exporter, spec, workdir, name="attacks", interval="5s",
+                        listen=("127.0.0.1:0",))
+    url = exporter.base + "/metrics"
+    other = ("--interface", "127.0.0.2")
+    count = args.attack_connections
+    try:
+        summary("quiet, from 127.0.0.2", [latency(url, *other) for _ in range(args.samples)])
+
+        def during(name, started_at):
+            samples = []
+            while time.time() - started_at < args.attack_seconds:
+                samples.append(latency(url, *other))
+                time.sleep(0.2)
+            summary(name, samples)
+
+        held = open_connections(exporter.port, count, b"")
+        print(f"  ({len(held)} of {count} idle connections opened)")
+        during(f"{count} idle from 127.0.0.1", time.time())
+        for connection in held:
+            connection.close()
+
+        held = open_connections(exporter.port, count, b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        started = time.time()
+        samples = []
+        while time.time() - started < args.attack_seconds:
+            tick = time.time()
+            for connection in held:
+                try:
+                    connection.sendall(b"X-Trickle: 1\r\n")
+                except OSError:
+                    pass
+            while time.time() - tick < 5:
+                samples.append(latency(url, *other))
+                time.sleep(0.2)
+        summary(f"{count} trickling a header / 5 s", samples)
+        for connection in held:
+            connection.close()
+
+        if not shutil.which("slowhttptest"):
+            print("slowhttptest is not installed (apt-get install slowhttptest): skipped its "
+                  "attacks")
+        else:
+            for mode, name in (("-H", "slowloris"), ("-B", "slow body"), ("-X", "slow read")):
+                command = ["slowhttptest", mode, "-c", str(count), "-r", "1000", "-i", "5",
+                           "-l", str(args.attack_seconds + 10), "-u", url, "-p", "3"]
+                if mode == "-X":
+                    command += ["-k", "3", "-n", "5", "-w", "1", "-y", "64", "-z", "8"]
+                attacker = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL, start_new_session=True)
+                try:
+                    time.sleep(5)  # its connections ramp up at 1,000/s
+                    during(f"slowhttptest {name} ({count})", time.time())
+                finally:
+                    os.killpg(attacker.pid, signal.SIGTERM)
+                    attacker.wait()
+        print(f"peak RSS (VmHWM) {exporter.rss_kib('VmHWM')} KiB, "
+              f"VmRSS now {exporter.rss_kib()} KiB")
+    finally:
+        exporter.kill()
 
 
 def bench(args, workdir):

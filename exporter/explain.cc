@@ -236,4 +236,49 @@ int SeverityRank(const RoleStatus& status) {
   return kConditionCount;
 }
 
+std::string TerminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if (byte < 0x20 || byte == 0x7f) {
+        out += fmt::format("\\x{:02x}", byte);
+      } else {
+        out += static_cast<char>(byte);
+      }
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence, checked: shortest form, no surrogates, at most U+10FFFF.
+    std::size_t length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 0;
+    char32_t code = length == 4 ? byte & 0x07 : length == 3 ? byte & 0x0f : byte & 0x1f;
+    bool valid = length > 0 && byte <= 0xf4 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xc0) == 0x80;
+      code = (code << 6) | (next & 0x3f);
+    }
+    static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    valid = valid && code >= kSmallest[length] && code <= 0x10ffff &&
+            !(code >= 0xd800 && code <= 0xdfff);
+    if (!valid) {
+      out += fmt::format("\\x{:02x}", byte);
+      ++i;
+      continue;
+    }
+    bool control = (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e ||
+                   code == 0x200f || (code >= 0x2028 && code <= 0x202e) ||
+                   (code >= 0x2066 && code <= 0x2069);
+    if (control) {
+      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(code));
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
 }  // namespace schedwatch

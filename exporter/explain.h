@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exporter/state.h"
@@ -50,6 +51,11 @@ std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& objec
 
 // Where a role's runs were read from: "cron log /var/log/syslog", "Jobs of its CronJob", ...
 std::string RunOriginText(const SourceSpec* source, RunOrigin origin);
+
+// `text` for a terminal: control characters (C0, DEL, C1), bidirectional controls (U+202E
+// and kin, which reorder what follows), line separators and invalid UTF-8 become visible
+// escapes (\x1b, \u202e), so live data cannot move the cursor, recolour or reorder the text.
+std::string TerminalSafe(std::string_view text);
 
 // Severity order of the conditions table (unknown first, ok last), for sorting problems first.
 int SeverityRank(const RoleStatus& status);

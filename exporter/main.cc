@@ -39,7 +39,8 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
 }
 
 int Serve(const std::string& config_file, const std::string& web_config_file,
-          WebOptions web_options, RefresherOptions options) {
+          WebOptions web_options, RefresherOptions options,
+          const std::shared_ptr<BackgroundReconciler>& background) {
   auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
@@ -76,6 +77,19 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
   if (!refresher) {
     std::fprintf(stderr, "%s: %s\n", config_file.c_str(), refresher.error().c_str());
     return kExitBadInput;
+  }
+  // A reconcile lock that cannot be taken shows as a metric; the listener goes before the
+  // refresher does.
+  struct LockListener {
+    const std::shared_ptr<BackgroundReconciler>& background;
+    ~LockListener() {
+      if (background) background->OnLockOutcome(nullptr);
+    }
+  } lock_listener{background};
+  if (background) {
+    Refresher* shown = refresher->get();
+    background->OnLockOutcome(
+        [shown](bool unavailable) { shown->SetReconcileLockUnavailable(unavailable); });
   }
   bool web_config_error = false;
   auto server = WebServer::Start(web_options, **refresher, &web_config_error);
@@ -218,6 +232,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", VersionText("schedwatch_exporter"));
   std::string config_file, web_config_file;
   WebOptions web_options;
+  std::string read_header_timeout = "10s";
   std::string refresh_interval = "30s", confirm_delay = "2s", source_timeout = "10s";
   std::string log_level = "info", log_format = "logfmt", ledger_file;
   // Required by every mode but `explain --web.url` (checked after parsing).
@@ -243,6 +258,15 @@ int main(int argc, char** argv) {
   app.add_option("--web.max-connections", web_options.max_connections,
                  "Most connections served at once")
       ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  app.add_option("--web.max-connections-per-ip", web_options.max_connections_per_ip,
+                 "Most connections one client address may hold (at most half of "
+                 "--web.max-connections)")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  app.add_option("--web.read-header-timeout", read_header_timeout,
+                 "Longest a client may take to send a whole request; a connection that has "
+                 "not is closed")
       ->capture_default_str();
   app.add_option("--refresh.interval", refresh_interval, "Time between refreshes")
       ->capture_default_str();
@@ -306,6 +330,8 @@ int main(int argc, char** argv) {
     options.interval = ToMillis("--refresh.interval", refresh_interval, true);
     options.confirm_delay = ToMillis("--refresh.confirm-delay", confirm_delay, false);
     options.source_timeout = ToMillis("--refresh.source-timeout", source_timeout, true);
+    web_options.read_header_timeout =
+        ToMillis("--web.read-header-timeout", read_header_timeout, true);
     if (config_file.empty() && !(explain->parsed() && !explain_url.empty())) {
       throw CLI::RequiredError("--config.file");
     }
@@ -335,5 +361,5 @@ int main(int argc, char** argv) {
       background->Submit(std::move(spec));
     };
   }
-  return Serve(config_file, web_config_file, web_options, options);
+  return Serve(config_file, web_config_file, web_options, options, background);
 }

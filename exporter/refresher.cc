@@ -285,6 +285,11 @@ void Refresher::ApplyPendingConfig() {
   config_ = std::move(config);
 }
 
+void Refresher::SetReconcileLockUnavailable(bool unavailable) {
+  self_metrics_.SetReconcileLockUnavailable(unavailable);
+  RepublishSelfMetrics();
+}
+
 void Refresher::RepublishSelfMetrics() {
   std::shared_ptr<const Published> current = Current();
   RefreshResult result = current->result;

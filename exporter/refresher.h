@@ -105,6 +105,11 @@ class Refresher {
   void AddFutureProblem(Observed& observed, const RoleResult& role, std::int64_t now,
                         std::map<std::string, std::int64_t>& counted);
 
+ public:
+  // --reconcile.on-start: whether its last run could not take the lock (shown at once).
+  void SetReconcileLockUnavailable(bool unavailable);
+
+ private:
   RefresherOptions options_;
   mutable std::mutex mutex_;  // guards config_, pending_config_, published_, desired_since_
   std::shared_ptr<Config> config_;

@@ -117,6 +117,11 @@ void SelfMetrics::SetClockStep(std::int64_t seconds, std::int64_t time) {
   clock_step_ = {static_cast<double>(seconds), static_cast<double>(time)};
 }
 
+void SelfMetrics::SetReconcileLockUnavailable(bool unavailable) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reconcile_lock_unavailable_ = unavailable;
+}
+
 void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Labels build(build_labels_.begin(), build_labels_.end());
@@ -135,6 +140,10 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   if (complete) {
     Header(metrics::kLastCycle, out);
     Sample(metrics::kLastCycle, {}, last_cycle_, out);
+  }
+  if (reconcile_lock_unavailable_) {
+    Header(metrics::kReconcileLockUnavailable, out);
+    Sample(metrics::kReconcileLockUnavailable, {}, *reconcile_lock_unavailable_ ? 1 : 0, out);
   }
   if (!duplicates_prevented_.empty()) {
     Header(metrics::kJobDuplicateRunsPrevented, out);

@@ -34,6 +34,8 @@ class SelfMetrics {
 
   // A step of the wall clock, seen by the refresher.
   void SetClockStep(std::int64_t seconds, std::int64_t time);
+  // After each reconcile --apply the exporter runs: whether it could not take its lock.
+  void SetReconcileLockUnavailable(bool unavailable);
 
   // Appends the families, by name, series ordered by label values. Without `complete` (before
   // the first refresh) there is no heartbeat.
@@ -58,6 +60,7 @@ class SelfMetrics {
   bool reload_successful_ = true;
   double reload_success_time_ = 0;
   std::optional<std::pair<double, double>> clock_step_;  // seconds, time
+  std::optional<bool> reconcile_lock_unavailable_;  // set once a reconcile ran
 };
 
 }  // namespace schedwatch

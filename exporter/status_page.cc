@@ -622,10 +622,11 @@ std::optional<std::string> RenderRoleJson(const RefreshResult& result, std::stri
 }
 
 std::string RenderExplainText(const nlohmann::json& role) {
+  // Every value may come from a live object or an exporter's answer: never raw to a terminal.
   auto text = [](const nlohmann::json& value) -> std::string {
-    if (value.is_string()) return value.get<std::string>();
+    if (value.is_string()) return TerminalSafe(value.get<std::string>());
     if (value.is_null()) return "—";
-    return value.dump();
+    return TerminalSafe(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
   std::int64_t now = role.value("now", std::int64_t{0});
   auto when = [&](const nlohmann::json& value) -> std::string {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdarg>
@@ -30,6 +31,12 @@
 #include "exporter/metrics_response.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
+#include "exporter/web_auth.h"
+#include "exporter/web_connections.h"
+#include "exporter/web_listen.h"
+#include "exporter/web_pages.h"
+#include "exporter/web_text.h"
+#include "exporter/web_tls.h"
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
 
@@ -40,13 +47,14 @@ constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-
 constexpr const char* kTextType = "text/plain; charset=utf-8";
 constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
-constexpr std::size_t kAuthCacheEntries = 1024;
 constexpr unsigned kThreadsPerListener = 2;
+constexpr std::size_t kMaxPagesWaiting = 256;  // page requests suspended for the pages thread
 
 struct Reply {
   unsigned status = 200;
   std::string content_type = kTextType;
   std::string body;
+  PageCache::Body shared_body;  // when set, sent instead of `body`, without a copy
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -61,35 +69,17 @@ Reply Text(unsigned status, std::string body) {
 // worker sets are read only after the worker resumed the connection.
 struct Request {
   MHD_Connection* connection = nullptr;
+  bool headers_read = false;
+  bool nul_in_target = false;  // "%00" in the raw request target: refused, never cut
   std::size_t body_bytes = 0;
-  enum class Auth { kUnchecked, kOk, kBad } auth = Auth::kUnchecked;
-  std::string user, password;  // for the worker's check only; cleared by it
+  // Written by the password checker's thread before it resumes the connection.
+  PasswordChecker::Verdict auth = PasswordChecker::Verdict::kPending;
   // A page rendered on the pages thread: status pages of 10,000 roles take a second, which an
   // event thread must never spend. Requests of one batch with the same key share one rendering.
   std::function<Reply()> render;
   std::string render_key;
   std::optional<Reply> deferred_reply;
 };
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-std::string Trim(const std::string& text) {
-  auto begin = text.find_first_not_of(" \t");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, separator)) parts.push_back(Trim(part));
-  return parts;
-}
 
 const char* Header(MHD_Connection* connection, const char* name) {
   return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
@@ -109,31 +99,6 @@ bool IsIpLiteralOrLocalhost(const std::string& host) {
   unsigned char buffer[sizeof(in6_addr)];
   return Lower(host) == "localhost" || inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
          inet_pton(AF_INET6, host.c_str(), buffer) == 1;
-}
-
-// A TLS file, which LoadWebConfigFile has already checked is a regular file of at most 1 MiB.
-Result<std::string> ReadTlsFile(const std::string& path) {
-  return platform::ReadRegularFile(path, 1u << 20);
-}
-
-// GnuTLS priorities for the versions min..max ("TLS10".."TLS13").
-Result<std::string> TlsPriorities(const WebConfig::Tls& tls) {
-  static const char* const kVersions[] = {"TLS10", "TLS11", "TLS12", "TLS13"};
-  static const char* const kGnutls[] = {"VERS-TLS1.0", "VERS-TLS1.1", "VERS-TLS1.2", "VERS-TLS1.3"};
-  auto index = [](const std::string& name, int otherwise) {
-    for (int i = 0; i < 4; ++i) {
-      if (name == kVersions[i]) return i;
-    }
-    return name.empty() ? otherwise : -1;
-  };
-  int low = index(tls.min_version, 2), high = index(tls.max_version, 3);
-  if (low < 0 || high < 0 || low > high) {
-    return Error{fmt::format("TLS versions {}..{} make an empty range", tls.min_version,
-                             tls.max_version.empty() ? "any" : tls.max_version)};
-  }
-  std::string priorities = "NORMAL:-VERS-ALL";
-  for (int i = high; i >= low; --i) priorities += std::string(":+") + kGnutls[i];
-  return priorities;
 }
 
 // A thread that does slow work (a reload, a bcrypt check) for suspended connections and
@@ -200,99 +165,6 @@ class Deferrer {
   std::thread thread_;
 };
 
-struct Address {
-  std::string host;  // empty: every address
-  std::string port;
-};
-
-Result<Address> SplitHostPort(const std::string& text) {
-  Address address;
-  std::string port;
-  if (!text.empty() && text[0] == '[') {
-    auto close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return Error{"expected [IPv6]:port"};
-    }
-    address.host = text.substr(1, close - 1);
-    if (address.host.empty()) return Error{"empty IPv6 address"};
-    address.port = text.substr(close + 2);
-  } else {
-    auto colon = text.rfind(':');
-    if (colon == std::string::npos) return Error{"missing port (host:port, :port or [IPv6]:port)"};
-    address.host = text.substr(0, colon);
-    if (address.host.find(':') != std::string::npos) {
-      return Error{"an IPv6 address goes in brackets: [::1]:9762"};
-    }
-    address.port = text.substr(colon + 1);
-  }
-  if (address.port.empty() || address.port.size() > 5 ||
-      address.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(address.port) > 65535) {
-    return Error{fmt::format("port \"{}\" is not a number from 0 to 65535", address.port)};
-  }
-  return address;
-}
-
-// A listening socket for `text`; `port` receives the bound port.
-Result<int> Listen(const std::string& text, int& port) {
-  auto address = SplitHostPort(text);
-  if (!address) return Error{fmt::format("cannot listen on {}: {}", text, address.error())};
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  std::string host = address->host;
-  bool every_address = host.empty() || host == "::";
-  if (Lower(host) == "localhost") host = "127.0.0.1";
-  if (host.empty()) host = "::";
-  addrinfo* found = nullptr;
-  int resolved = getaddrinfo(host.c_str(), address->port.c_str(), &hints, &found);
-  if (resolved != 0) {
-    return Error{fmt::format("cannot listen on {}: {}", text, gai_strerror(resolved))};
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
-  int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0 && every_address && errno == EAFNOSUPPORT) {
-    // No IPv6 on this machine: every IPv4 address then.
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address->port)));
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0) {
-      int on = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-      if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof(any)) != 0) {
-        int error = errno;
-        close(fd);
-        return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
-      }
-    }
-  } else if (fd >= 0) {
-    int on = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    if (found->ai_family == AF_INET6) {
-      int v6only = every_address ? 0 : 1;  // ":port" and "[::]:port" take IPv4 too
-      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
-    }
-    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
-      int error = errno;
-      close(fd);
-      return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
-    }
-  }
-  if (fd < 0) return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(errno))};
-  sockaddr_storage bound{};
-  socklen_t length = sizeof(bound);
-  if (listen(fd, SOMAXCONN) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-    int error = errno;
-    close(fd);
-    return Error{fmt::format("cannot listen on {}: {}", text, std::strerror(error))};
-  }
-  port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  return fd;
-}
-
 // The overview's filters from the query string: ?condition=stale&source=prod&q=bill&limit=all
 OverviewFilter OverviewFilterOf(MHD_Connection* connection) {
   OverviewFilter filter;
@@ -358,32 +230,40 @@ struct WebServer::Impl {
   Result<bool> Start();
   static void ConnectionStarted(void* self, MHD_Connection* connection, void** socket_context,
                                 MHD_ConnectionNotificationCode code);
+  static void* RequestLine(void* self, const char* uri, MHD_Connection* connection);
+  static void RequestCompleted(void* self, MHD_Connection* connection, void** closure,
+                               MHD_RequestTerminationCode code);
   static MHD_Result Access(void* self, MHD_Connection* connection, const char* url,
                            const char* method, const char* version, const char* upload_data,
                            std::size_t* upload_data_size, void** request);
   MHD_Result Serve(MHD_Connection* connection, const std::string& path, const std::string& method,
-                   std::size_t* upload_data_size, void** closure);
+                   const std::string& version, std::size_t* upload_data_size, void** closure);
+  std::optional<Reply> CheckFraming(MHD_Connection* connection, const std::string& version,
+                                    const Request& request);
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
   MHD_Result ServeMetrics(MHD_Connection* connection);
   std::optional<Reply> CheckClientCertificate(MHD_Connection* connection);
   std::optional<Reply> CheckReloadOrigin(MHD_Connection* connection);
   void AddConfiguredHeaders(MHD_Response* response);
   bool ConfiguresHeader(const std::string& lower_case_name) const;
-  std::string AuthDigest(const std::string& user, const std::string& password);
   void ReloadBatch(std::vector<Request*>& batch);
-  void AuthBatch(std::vector<Request*>& batch);
   static void RenderBatch(std::vector<Request*>& batch);
   MHD_Result Defer(Deferrer& deferrer, Request* request);
+  // A page from the cache, or rendered on the pages thread and kept: a shared body.
+  MHD_Result ServePage(Request* request, const std::shared_ptr<const Published>& published,
+                       const std::string& key, std::function<Reply()> render);
+  std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
 
   WebOptions options_;
   Refresher& refresher_;
   std::vector<Listener> listeners_;
   std::vector<MHD_Daemon*> daemons_;
   std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
-  std::unique_ptr<Deferrer> reloads_, auth_checks_, pages_;
-  std::mutex auth_mutex_;
-  std::set<std::string> verified_;  // digests of credentials bcrypt accepted
-  std::string auth_salt_;
+  std::unique_ptr<Deferrer> reloads_, pages_;
+  std::unique_ptr<PasswordChecker> auth_checks_;
+  std::unique_ptr<ConnectionGuard> guard_;
+  std::unique_ptr<PageCache> page_cache_;
+  std::atomic<std::size_t> pages_waiting_{0};
 };
 
 WebServer::Impl::~Impl() {
@@ -392,57 +272,26 @@ WebServer::Impl::~Impl() {
   if (auth_checks_) auth_checks_->Stop();
   if (pages_) pages_->Stop();
   for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
+  guard_.reset();  // after the daemons: their callbacks use it
 }
 
 Result<bool> WebServer::Impl::LoadTls() {
   const auto& config = options_.web_config;
-  if (config && config->tls) {
-    const auto& tls = *config->tls;
-    auto key = ReadTlsFile(tls.key_file);
-    if (!key) return Error{key.error()};
-    auto cert = ReadTlsFile(tls.cert_file);
-    if (!cert) return Error{cert.error()};
-    tls_key_ = std::move(*key);
-    tls_cert_ = std::move(*cert);
-    if (!tls.client_ca_file.empty()) {
-      auto trust = ReadTlsFile(tls.client_ca_file);
-      if (!trust) return Error{trust.error()};
-      tls_trust_ = std::move(*trust);
-    } else if (tls.client_auth_type == "RequestClientCert" ||
-               tls.client_auth_type == "RequireAnyClientCert") {
-      // libmicrohttpd asks for a client certificate only when it has CAs to name; any
-      // certificate is taken here, so the server's own stands in.
-      tls_trust_ = tls_cert_;
-    }
-    auto priorities = TlsPriorities(tls);
-    if (!priorities) return Error{priorities.error()};
-    tls_priorities_ = std::move(*priorities);
-    // Say what is wrong with the key or certificate here: libmicrohttpd would only fail.
-    gnutls_certificate_credentials_t credentials = nullptr;
-    gnutls_certificate_allocate_credentials(&credentials);
-    gnutls_datum_t cert_data{reinterpret_cast<unsigned char*>(tls_cert_.data()),
-                             static_cast<unsigned>(tls_cert_.size())};
-    gnutls_datum_t key_data{reinterpret_cast<unsigned char*>(tls_key_.data()),
-                            static_cast<unsigned>(tls_key_.size())};
-    int loaded = gnutls_certificate_set_x509_key_mem(credentials, &cert_data, &key_data,
-                                                     GNUTLS_X509_FMT_PEM);
-    int trusted = 0;
-    if (loaded >= 0 && !tls.client_ca_file.empty()) {
-      gnutls_datum_t ca_data{reinterpret_cast<unsigned char*>(tls_trust_.data()),
-                             static_cast<unsigned>(tls_trust_.size())};
-      trusted = gnutls_certificate_set_x509_trust_mem(credentials, &ca_data, GNUTLS_X509_FMT_PEM);
-    }
-    gnutls_certificate_free_credentials(credentials);
-    if (loaded < 0) {
-      return Error{fmt::format("cert_file {} with key_file {}: {}", tls.cert_file, tls.key_file,
-                               gnutls_strerror(loaded))};
-    }
-    if (trusted <= 0 && !tls.client_ca_file.empty()) {
-      return Error{fmt::format("client_ca_file {}: {}", tls.client_ca_file,
-                               trusted < 0 ? gnutls_strerror(trusted) : "no certificate in it")};
-    }
-  }
+  if (!config || !config->tls) return true;
+  auto material = LoadTlsMaterial(*config->tls);
+  if (!material) return Error{material.error()};
+  tls_key_ = std::move(material->key);
+  tls_cert_ = std::move(material->cert);
+  tls_trust_ = std::move(material->trust);
+  tls_priorities_ = std::move(material->priorities);
   return true;
+}
+
+std::optional<Reply> WebServer::Impl::CheckClientCertificate(MHD_Connection* connection) {
+  if (!options_.web_config || !options_.web_config->tls) return std::nullopt;
+  auto refusal = ClientCertificateRefusal(connection, options_.web_config->tls->client_auth_type);
+  if (!refusal) return std::nullopt;
+  return Text(403, *refusal);
 }
 
 Result<bool> WebServer::Impl::Start() {
@@ -451,13 +300,20 @@ Result<bool> WebServer::Impl::Start() {
                    MHD_USE_ERROR_LOG;
   if (config && config->tls) flags |= MHD_USE_TLS;
   if (config && !config->basic_auth_users.empty()) {
-    unsigned char salt[32];
-    gnutls_rnd(GNUTLS_RND_NONCE, salt, sizeof(salt));
-    auth_salt_.assign(reinterpret_cast<char*>(salt), sizeof(salt));
-    auth_checks_ = std::make_unique<Deferrer>([this](auto& batch) { AuthBatch(batch); });
+    auth_checks_ = std::make_unique<PasswordChecker>(config->basic_auth_users);
   }
   reloads_ = std::make_unique<Deferrer>([this](auto& batch) { ReloadBatch(batch); });
-  pages_ = std::make_unique<Deferrer>([](auto& batch) { RenderBatch(batch); });
+  pages_ = std::make_unique<Deferrer>([this](auto& batch) {
+    RenderBatch(batch);
+    pages_waiting_.fetch_sub(batch.size());
+  });
+  page_cache_ = std::make_unique<PageCache>(options_.max_page_bytes);
+  guard_ = std::make_unique<ConnectionGuard>(options_.read_header_timeout,
+                                             std::chrono::seconds(options_.idle_timeout_seconds));
+  // One address may hold some of the connections, never all: the others stay for everyone else
+  // (loopback is a /8: 127.0.0.2 is another address than 127.0.0.1).
+  unsigned per_address =
+      std::min(options_.max_connections_per_ip, std::max(1u, options_.max_connections / 2));
 
   for (const auto& address : options_.listen_addresses) {
     int port = 0;
@@ -467,16 +323,12 @@ Result<bool> WebServer::Impl::Start() {
         {MHD_OPTION_LISTEN_SOCKET, *fd, nullptr},
         {MHD_OPTION_THREAD_POOL_SIZE, kThreadsPerListener, nullptr},
         {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(options_.max_connections), nullptr},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(per_address), nullptr},
         {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(options_.idle_timeout_seconds),
          nullptr},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kConnectionMemory), nullptr},
-        {MHD_OPTION_NOTIFY_COMPLETED,
-         reinterpret_cast<intptr_t>(static_cast<MHD_RequestCompletedCallback>(
-             [](void*, MHD_Connection*, void** closure, MHD_RequestTerminationCode) {
-               delete static_cast<Request*>(*closure);
-               *closure = nullptr;
-             })),
-         nullptr},
+        {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Impl::RequestCompleted), this},
+        {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&Impl::RequestLine), this},
         {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd), nullptr},
         {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Impl::ConnectionStarted), this},
     };
@@ -512,12 +364,12 @@ Result<bool> WebServer::Impl::Start() {
 }
 
 MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const char* url,
-                                   const char* method, const char*, const char*,
+                                   const char* method, const char* version, const char*,
                                    std::size_t* upload_data_size, void** closure) {
   // No exception may cross into libmicrohttpd: one that escapes closes the connection.
   try {
     return static_cast<Impl*>(self)->Serve(connection, url ? url : "/", method ? method : "",
-                                           upload_data_size, closure);
+                                           version ? version : "", upload_data_size, closure);
   } catch (...) {
     return MHD_NO;
   }
@@ -529,25 +381,32 @@ MHD_Result WebServer::Impl::Access(void* self, MHD_Connection* connection, const
 void WebServer::Impl::ConnectionStarted(void* self, MHD_Connection* connection, void**,
                                         MHD_ConnectionNotificationCode code) {
   auto* impl = static_cast<Impl*>(self);
-  if (code != MHD_CONNECTION_NOTIFY_STARTED || !impl->options_.web_config ||
-      !impl->options_.web_config->tls) {
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    impl->guard_->Closed(connection);
     return;
   }
-  const std::string& type = impl->options_.web_config->tls->client_auth_type;
-  if (type == "NoClientCert" || type == "RequestClientCert") return;
-  const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-  if (info == nullptr || info->tls_session == nullptr) return;
-  auto session = static_cast<gnutls_session_t>(info->tls_session);
-  if (type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert") {
-    gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+  impl->guard_->Started(connection);
+  if (!impl->options_.web_config || !impl->options_.web_config->tls) {
+    return;
   }
-  if (type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert") {
-    static gnutls_typed_vdata_st purpose{
-        GNUTLS_DT_KEY_PURPOSE_OID,
-        reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
-    gnutls_session_set_verify_cert2(session, &purpose, 1, 0);
-  }
+  ConfigureClientCertificate(connection, impl->options_.web_config->tls->client_auth_type);
+}
+
+// Called with the request target as sent, before libmicrohttpd decodes it: the request is
+// made here, so that what decoding would hide can be refused.
+void* WebServer::Impl::RequestLine(void* self, const char* uri, MHD_Connection* connection) {
+  static_cast<Impl*>(self)->guard_->RequestLine(connection);
+  auto* request = new Request;
+  request->connection = connection;
+  request->nul_in_target = uri != nullptr && std::strstr(uri, "%00") != nullptr;
+  return request;  // freed by RequestCompleted, which libmicrohttpd now always calls
+}
+
+void WebServer::Impl::RequestCompleted(void* self, MHD_Connection* connection, void** closure,
+                                       MHD_RequestTerminationCode) {
+  delete static_cast<Request*>(*closure);
+  *closure = nullptr;
+  static_cast<Impl*>(self)->guard_->RequestDone(connection);
 }
 
 bool WebServer::Impl::ConfiguresHeader(const std::string& lower_case_name) const {
@@ -558,7 +417,12 @@ bool WebServer::Impl::ConfiguresHeader(const std::string& lower_case_name) const
   return false;
 }
 
+// The headers every answer carries: the configured ones, and nosniff (unless configured), so
+// no browser reads an answer as another type than it says.
 void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
+  if (!ConfiguresHeader("x-content-type-options")) {
+    MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  }
   if (!options_.web_config) return;
   for (const auto& [name, value] : options_.web_config->headers) {
     MHD_add_response_header(response, name.c_str(), value.c_str());
@@ -566,8 +430,19 @@ void WebServer::Impl::AddConfiguredHeaders(MHD_Response* response) {
 }
 
 MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
-  MHD_Response* response = MHD_create_response_from_buffer(
-      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  MHD_Response* response = nullptr;
+  if (reply.shared_body) {
+    // The answer holds a reference to the shared bytes until it is sent, and sends from them
+    // as they are: a hundred readers of one page hold one copy.
+    auto held = std::make_unique<PageCache::Body>(reply.shared_body);
+    response = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*held)->size(), const_cast<char*>((*held)->data()),
+        [](void* body) { delete static_cast<PageCache::Body*>(body); }, held.get());
+    if (response != nullptr) held.release();
+  } else {
+    response = MHD_create_response_from_buffer(
+        reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  }
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -599,44 +474,6 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
   MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
   MHD_destroy_response(response);
   return queued;
-}
-
-std::optional<Reply> WebServer::Impl::CheckClientCertificate(MHD_Connection* connection) {
-  if (!options_.web_config || !options_.web_config->tls) return std::nullopt;
-  const std::string& type = options_.web_config->tls->client_auth_type;
-  bool required = type == "RequireAnyClientCert" || type == "RequireAndVerifyClientCert";
-  bool verified = type == "VerifyClientCertIfGiven" || type == "RequireAndVerifyClientCert";
-  if (!required && !verified) return std::nullopt;
-  const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-  if (info == nullptr) return Text(403, "no TLS session\n");
-  auto session = static_cast<gnutls_session_t>(info->tls_session);
-  unsigned count = 0;
-  const gnutls_datum_t* certificates = gnutls_certificate_get_peers(session, &count);
-  bool given = certificates != nullptr && count > 0;
-  if (required && !given) return Text(403, "a client certificate is required\n");
-  if (verified && given) {
-    gnutls_typed_vdata_st purpose{};
-    purpose.type = GNUTLS_DT_KEY_PURPOSE_OID;
-    purpose.data = reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT));
-    unsigned status = 0;
-    if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) != GNUTLS_E_SUCCESS ||
-        status != 0) {
-      Log(LogLevel::kDebug, "client certificate refused",
-          {{"reason", [&] {
-              gnutls_datum_t text{};
-              std::string why = "unknown";
-              if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) ==
-                  GNUTLS_E_SUCCESS) {
-                why.assign(reinterpret_cast<char*>(text.data), text.size);
-                gnutls_free(text.data);
-              }
-              return why;
-            }()}});
-      return Text(403, "the client certificate is not trusted\n");
-    }
-  }
-  return std::nullopt;
 }
 
 // A browser can send a form POST to any site without asking first (no CORS preflight), and a
@@ -675,33 +512,6 @@ std::optional<Reply> WebServer::Impl::CheckReloadOrigin(MHD_Connection* connecti
   return std::nullopt;
 }
 
-std::string WebServer::Impl::AuthDigest(const std::string& user, const std::string& password) {
-  std::string input = auth_salt_ + user + '\0' + password;
-  unsigned char digest[32];
-  gnutls_hash_fast(GNUTLS_DIG_SHA256, input.data(), input.size(), digest);
-  std::fill(input.begin(), input.end(), '\0');
-  return std::string(reinterpret_cast<char*>(digest), sizeof(digest));
-}
-
-void WebServer::Impl::AuthBatch(std::vector<Request*>& batch) {
-  const auto& users = options_.web_config->basic_auth_users;
-  for (Request* request : batch) {
-    auto it = users.find(request->user);
-    // An unknown user costs the same bcrypt as a known one: no oracle for user names.
-    const std::string& hash = it != users.end() ? it->second : users.begin()->second;
-    bool ok = VerifyBasicAuthPassword(hash, request->password) && it != users.end();
-    if (ok) {
-      std::string digest = AuthDigest(request->user, request->password);
-      std::lock_guard<std::mutex> lock(auth_mutex_);
-      if (verified_.size() >= kAuthCacheEntries) verified_.clear();
-      verified_.insert(std::move(digest));
-    }
-    std::fill(request->password.begin(), request->password.end(), '\0');
-    request->password.clear();
-    request->auth = ok ? Request::Auth::kOk : Request::Auth::kBad;
-  }
-}
-
 void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
   // One reload answers every request that was waiting when it started: each of them asked
   // for a reload after its own edit of the file, and this one reads the file after all of them.
@@ -720,19 +530,156 @@ void WebServer::Impl::RenderBatch(std::vector<Request*>& batch) {
   }
 }
 
+// Basic auth: nullopt when the request may go on (accepted, or suspended while bcrypt checks
+// it), else the refusal to send.
+std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, Request* request) {
+  using Verdict = PasswordChecker::Verdict;
+  Reply unauthorized = Text(401, "Unauthorized\n");
+  unauthorized.headers.push_back(
+      {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
+  auto busy = [](unsigned status, const char* retry_after) {
+    Reply reply = Text(status, "too many password checks waiting; retry later\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, retry_after});
+    return reply;
+  };
+  auto answer = [&](Verdict verdict) -> std::optional<Reply> {
+    switch (verdict) {
+      case Verdict::kAccepted:
+      case Verdict::kPending:
+        return std::nullopt;
+      case Verdict::kRefused:
+        return unauthorized;
+      case Verdict::kClientBusy:
+        return busy(429, "1");
+      case Verdict::kServerBusy:
+        break;
+    }
+    return busy(503, "5");
+  };
+  if (request->auth != Verdict::kPending) return answer(request->auth);  // checked, resumed
+  char* password = nullptr;
+  char* user = MHD_basic_auth_get_username_password(connection, &password);
+  if (user == nullptr) {
+    if (password != nullptr) MHD_free(password);
+    return unauthorized;
+  }
+  std::string name = user, secret = password != nullptr ? password : "";
+  MHD_free(user);
+  if (password != nullptr) {
+    std::memset(password, 0, std::strlen(password));
+    MHD_free(password);
+  }
+  // bcrypt takes a third of a second on purpose: never on this thread.
+  Verdict verdict =
+      auth_checks_->Check(connection, PasswordChecker::ClientOf(connection), name, secret,
+                          [request](Verdict checked) { request->auth = checked; });
+  if (verdict != Verdict::kPending) request->auth = verdict;
+  return answer(verdict);
+}
+
+MHD_Result WebServer::Impl::ServePage(Request* request,
+                                      const std::shared_ptr<const Published>& published,
+                                      const std::string& key, std::function<Reply()> render) {
+  MHD_Connection* connection = request->connection;
+  auto busy = [&] {
+    Reply reply = Text(503, "too many pages are being rendered or sent; retry later\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, "5"});
+    return Queue(connection, reply);
+  };
+  auto answer = [](Reply reply, PageCache::Body body) {
+    reply.shared_body = std::move(body);
+    return reply;
+  };
+  // The headers and type of the answer, without rendering: they do not depend on the bytes.
+  Reply shape = Text(200, "");
+  shape.content_type = key == "/api/v1/status" ? "application/json" : "text/html; charset=utf-8";
+  if (key != "/api/v1/status") {
+    if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
+      shape.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
+    }
+  }
+  if (auto cached = page_cache_->Find(published, key)) {
+    return Queue(connection, answer(shape, std::move(cached)));
+  }
+  // Slow readers hold answers already sent for; a new rendering would add as much again.
+  if (page_cache_->Full() || pages_waiting_.load() >= kMaxPagesWaiting) return busy();
+  request->render_key = key;
+  request->render = [this, published, key, shape, answer, render = std::move(render)] {
+    if (auto cached = page_cache_->Find(published, key)) return answer(shape, std::move(cached));
+    Reply reply = render();
+    if (reply.shared_body) page_cache_->Keep(published, key, reply.shared_body);
+    return reply;
+  };
+  return Defer(*pages_, request);
+}
+
 MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
-  if (!deferrer.Submit(request)) return Queue(request->connection, Text(503, "shutting down\n"));
+  bool page = &deferrer == pages_.get();
+  if (page) pages_waiting_.fetch_add(1);  // the pages thread takes it off with each batch
+  if (!deferrer.Submit(request)) {
+    if (page) pages_waiting_.fetch_sub(1);
+    return Queue(request->connection, Text(503, "shutting down\n"));
+  }
   return MHD_YES;
 }
 
+// What libmicrohttpd lets through but a proxy in front may read otherwise (request
+// smuggling), or a path it would cut: 400, and the connection is closed.
+std::optional<Reply> WebServer::Impl::CheckFraming(MHD_Connection* connection,
+                                                   const std::string& version,
+                                                   const Request& request) {
+  struct Framing {
+    int hosts = 0, lengths = 0, transfer_encodings = 0;
+    std::set<std::string> length_values;
+  } framing;
+  MHD_get_connection_values(
+      connection, MHD_HEADER_KIND,
+      [](void* cls, MHD_ValueKind, const char* key, const char* value) {
+        auto* found = static_cast<Framing*>(cls);
+        std::string name = Lower(key != nullptr ? key : "");
+        if (name == "host") ++found->hosts;
+        if (name == "transfer-encoding") ++found->transfer_encodings;
+        if (name == "content-length") {
+          ++found->lengths;
+          found->length_values.insert(Trim(value != nullptr ? value : ""));
+        }
+        return MHD_YES;
+      },
+      &framing);
+  auto bad = [](std::string why) {
+    Reply reply = Text(400, "Bad Request: " + why + "\n");
+    reply.headers.push_back({MHD_HTTP_HEADER_CONNECTION, "close"});
+    return reply;
+  };
+  if (request.nul_in_target) return bad("%00 in the request target");
+  if (framing.lengths > 0 && framing.transfer_encodings > 0) {
+    return bad("both Content-Length and Transfer-Encoding");
+  }
+  if (framing.length_values.size() > 1) return bad("different Content-Length values");
+  if (framing.lengths > 0 &&
+      framing.length_values.begin()->find_first_not_of("0123456789") != std::string::npos) {
+    return bad("Content-Length is not a number");
+  }
+  if (framing.transfer_encodings > 1) return bad("more than one Transfer-Encoding");
+  if (framing.hosts > 1) return bad("more than one Host");
+  if (framing.hosts == 0 && version == MHD_HTTP_VERSION_1_1) return bad("HTTP/1.1 without Host");
+  return std::nullopt;
+}
+
 MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string& path,
-                                  const std::string& method, std::size_t* upload_data_size,
-                                  void** closure) {
+                                  const std::string& method, const std::string& version,
+                                  std::size_t* upload_data_size, void** closure) {
   auto* request = static_cast<Request*>(*closure);
-  if (request == nullptr) {  // headers read; a body, if any, comes in the next calls
+  if (request == nullptr) {  // made by RequestLine; this only if libmicrohttpd skipped it
     request = new Request;
     request->connection = connection;
     *closure = request;
+  }
+  if (!request->headers_read) {  // headers read; a body, if any, comes in the next calls
+    request->headers_read = true;
+    if (auto refused = CheckFraming(connection, version, *request)) {
+      return Queue(connection, *refused);  // before the body: it is never read
+    }
     return MHD_YES;
   }
   if (*upload_data_size != 0) {
@@ -740,41 +687,13 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     *upload_data_size = 0;
     return request->body_bytes > kMaxBodyBytes ? MHD_NO : MHD_YES;
   }
+  guard_->RequestRead(connection);  // the whole request is in
   if (request->deferred_reply) return Queue(connection, *request->deferred_reply);
 
   if (auto refused = CheckClientCertificate(connection)) return Queue(connection, *refused);
-  if (auth_checks_ && request->auth != Request::Auth::kOk) {
-    Reply unauthorized = Text(401, "Unauthorized\n");
-    unauthorized.headers.push_back(
-        {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
-    if (request->auth == Request::Auth::kBad) return Queue(connection, unauthorized);
-    char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(connection, &password);
-    if (user == nullptr) {
-      if (password != nullptr) MHD_free(password);
-      return Queue(connection, unauthorized);
-    }
-    request->user = user;
-    request->password = password != nullptr ? password : "";
-    MHD_free(user);
-    if (password != nullptr) {
-      std::memset(password, 0, std::strlen(password));
-      MHD_free(password);
-    }
-    bool cached;
-    {
-      std::string digest = AuthDigest(request->user, request->password);
-      std::lock_guard<std::mutex> lock(auth_mutex_);
-      cached = verified_.count(digest) > 0;
-    }
-    if (!cached) {
-      // bcrypt takes tens of milliseconds on purpose: never on this thread.
-      if (!auth_checks_->Submit(request)) return Queue(connection, Text(503, "shutting down\n"));
-      return MHD_YES;
-    }
-    std::fill(request->password.begin(), request->password.end(), '\0');
-    request->password.clear();
-    request->auth = Request::Auth::kOk;
+  if (auth_checks_ && request->auth != PasswordChecker::Verdict::kAccepted) {
+    if (auto refused = CheckPassword(connection, request)) return Queue(connection, *refused);
+    if (request->auth == PasswordChecker::Verdict::kPending) return MHD_YES;  // suspended
   }
 
   const bool readable = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
@@ -816,7 +735,6 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     bool script = path == kStatusScriptPath;
     Reply reply = Text(200, script ? StatusScript() : StatusStyle());
     reply.content_type = script ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
-    reply.headers.push_back({"X-Content-Type-Options", "nosniff"});
     return Queue(connection, reply);
   }
   PageOptions page;
@@ -826,13 +744,12 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   // waits, suspended, and /metrics is never queued behind them.
   std::shared_ptr<const Published> published = refresher_.Current();
   if (path == "/api/v1/status") {
-    request->render_key = path;
-    request->render = [published, page] {
-      Reply reply = Text(200, RenderStatusJson(published->result, page));
+    return ServePage(request, published, path, [this, published, page] {
+      Reply reply;
+      reply.shared_body = page_cache_->Hold(RenderStatusJson(published->result, page));
       reply.content_type = "application/json";
       return reply;
-    };
-    return Defer(*pages_, request);
+    });
   }
   if (role_json) {
     std::string role = path.substr(std::strlen("/api/v1/roles/"));
@@ -853,22 +770,28 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
       headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
-    headers.push_back({"X-Content-Type-Options", "nosniff"});
     OverviewFilter filter = OverviewFilterOf(connection);
-    request->render = [published, page, path, role_page, filter, headers] {
+    auto render = [this, published, page, path, role_page, filter, headers] {
       Reply reply;
       if (role_page) {
         auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
         reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
         if (html) reply.content_type = "text/html; charset=utf-8";
       } else {
-        reply = Text(200, RenderStatusHtml(published->result, page, filter));
+        reply.shared_body = page_cache_->Hold(RenderStatusHtml(published->result, page, filter));
         reply.content_type = "text/html; charset=utf-8";
       }
       reply.headers.insert(reply.headers.end(), headers.begin(), headers.end());
       return reply;
     };
-    return Defer(*pages_, request);
+    if (role_page) {
+      request->render = std::move(render);
+      return Defer(*pages_, request);
+    }
+    // One rendering per filter and refresh: ?limit=all at 10,000 roles is as big as the JSON.
+    std::string key = "/\n" + filter.condition + "\n" + filter.source + "\n" + filter.query + "\n" +
+                      std::to_string(filter.limit);
+    return ServePage(request, published, key, std::move(render));
   }
   return Queue(connection, Text(404, "404 page not found\n"));
 }
@@ -890,17 +813,6 @@ Result<std::unique_ptr<WebServer>> WebServer::Start(const WebOptions& options, R
   auto started = impl->Start();
   if (!started) return Error{started.error()};
   return std::unique_ptr<WebServer>(new WebServer(std::move(impl)));
-}
-
-std::size_t RaiseOpenFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
-  if (limit.rlim_cur < limit.rlim_max) {
-    rlimit raised = limit;
-    raised.rlim_cur = limit.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
-  }
-  return limit.rlim_cur == RLIM_INFINITY ? 1 << 20 : static_cast<std::size_t>(limit.rlim_cur);
 }
 
 }  // namespace schedwatch

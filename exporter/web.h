@@ -5,6 +5,7 @@
 // run on their own threads while their connection is suspended.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +25,14 @@ struct WebOptions {
   std::string telemetry_path = "/metrics";
   bool enable_lifecycle = false;  // POST /-/reload
   unsigned max_connections = 4096;
+  unsigned max_connections_per_ip = 128;  // at most half of max_connections
   unsigned idle_timeout_seconds = 30;
+  // The whole of a request (line, headers, body) must arrive within this of the connection's
+  // accept, or of its request line on a kept-alive connection.
+  std::chrono::milliseconds read_header_timeout{10000};
+  // Bytes of status pages held by the page cache and by answers not yet sent; past it, a page
+  // that needs a new rendering is refused with 503.
+  std::size_t max_page_bytes = 96u << 20;
   std::optional<WebConfig> web_config;           // TLS, basic auth, headers
   std::string runbook_url = kDefaultRunbookUrl;  // the status page's runbook links
 };

@@ -54,16 +54,13 @@ struct Unsupported {
 constexpr std::array<Unsupported, 1> kUnsupportedTop = {{
     {"rate_limit", "not supported by schedwatch (it has no rate limiter); remove the key"},
 }};
-constexpr std::array<Unsupported, 7> kUnsupportedTls = {{
+constexpr std::array<Unsupported, 5> kUnsupportedTls = {{
     {"cert", "not supported by schedwatch: put the certificate in a file named by cert_file"},
     {"key", "not supported by schedwatch: put the key in a file named by key_file"},
     {"client_ca",
      "not supported by schedwatch: put the CA certificates in a file named by client_ca_file"},
-    {"cipher_suites",
-     "not supported by schedwatch (GnuTLS's default cipher suites are used); remove the key"},
     {"curve_preferences",
      "not supported by schedwatch (GnuTLS's default groups are used); remove the key"},
-    {"prefer_server_cipher_suites", "not supported by schedwatch; remove the key"},
     {"client_allowed_sans",
      "not supported by schedwatch (client certificates are checked against client_ca_file "
      "only); remove the key"},
@@ -248,13 +245,35 @@ class Decoder {
     return version;
   }
 
+  // exporter-toolkit's names (Go's); the insecure ones Go offers only on request are refused.
+  std::vector<std::string> CipherSuites(YamlNode node, const std::string& field) {
+    std::vector<std::string> names;
+    if (node.IsNull()) return names;
+    Expect(node, YamlNode::Kind::kSequence, field, false);
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::string name = String(node.item(i), field);
+      if (FindCipherSuite(name) == nullptr) {
+        bool insecure = name.find("RC4") != std::string::npos ||
+                        name.find("3DES") != std::string::npos ||
+                        name.find("CBC_SHA256") != std::string::npos;
+        Fail(node.item(i), field,
+             insecure ? fmt::format("{} is not offered by schedwatch (insecure)", name)
+                      : fmt::format("unknown cipher suite \"{}\" (Go's names, e.g. "
+                                    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)",
+                                    name));
+      }
+      names.push_back(std::move(name));
+    }
+    return names;
+  }
+
   std::optional<WebConfig::Tls> DecodeTls(YamlNode node, const std::string& path) {
     // Left empty, as templates often do, it means no TLS (as the toolkit reads it).
     if (node.IsNull() || (node.IsMapping() && node.size() == 0)) return std::nullopt;
     Expect(node, YamlNode::Kind::kMapping, path, false);
     CheckKeys(node, path,
               {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version",
-               "max_version"},
+               "max_version", "cipher_suites", "prefer_server_cipher_suites"},
               kUnsupportedTls);
     WebConfig::Tls tls;
     std::optional<YamlNode> cert, key, auth, ca, min, max;
@@ -289,6 +308,10 @@ class Decoder {
       } else if (name == "max_version") {
         tls.max_version = TlsVersion(value, field);
         max = value;
+      } else if (name == "cipher_suites") {
+        tls.cipher_suites = CipherSuites(value, field);
+      } else if (name == "prefer_server_cipher_suites") {
+        tls.prefer_server_cipher_suites = Bool(value, field);
       }
     }
     if (!cert) Fail(node, FieldPath(path, "cert_file"), "missing required key");
@@ -453,6 +476,34 @@ Result<WebConfig> LoadWebConfigFile(const std::string& path) {
   }
   text.resize(size);
   return Parse(text, path, true);
+}
+
+const CipherSuite* FindCipherSuite(std::string_view name) {
+  static constexpr std::array<CipherSuite, 19> kSuites = {{
+      {"TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1"},
+      {"TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1"},
+      {"TLS_RSA_WITH_AES_128_GCM_SHA256", "RSA", "AES-128-GCM", "AEAD"},
+      {"TLS_RSA_WITH_AES_256_GCM_SHA384", "RSA", "AES-256-GCM", "AEAD"},
+      {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA", "AES-128-CBC", "SHA1"},
+      {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA", "AES-256-CBC", "SHA1"},
+      {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA", "AES-128-CBC", "SHA1"},
+      {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA", "AES-256-CBC", "SHA1"},
+      {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM", "AEAD"},
+      {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM", "AEAD"},
+      {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM", "AEAD"},
+      {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM", "AEAD"},
+      {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD"},
+      {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
+      {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD"},
+      {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
+      {"TLS_AES_128_GCM_SHA256", "", "AES-128-GCM", "AEAD"},
+      {"TLS_AES_256_GCM_SHA384", "", "AES-256-GCM", "AEAD"},
+      {"TLS_CHACHA20_POLY1305_SHA256", "", "CHACHA20-POLY1305", "AEAD"},
+  }};
+  for (const auto& suite : kSuites) {
+    if (suite.name == name) return &suite;
+  }
+  return nullptr;
 }
 
 bool VerifyBasicAuthPassword(const std::string& bcrypt_hash, const std::string& password) {

@@ -23,11 +23,23 @@ struct WebConfig {
     std::string client_ca_file;         // PEM bundle; set whenever a Verify* type is
     std::string min_version = "TLS12";  // TLS10, TLS11, TLS12 or TLS13
     std::string max_version;            // empty: no maximum
+    // Go names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ...), in order; empty: Go's defaults,
+    // ECDHE with AEAD ciphers only.
+    std::vector<std::string> cipher_suites;
+    bool prefer_server_cipher_suites = true;
   };
   std::optional<Tls> tls;                                    // absent: plain HTTP
   std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash
   std::vector<std::pair<std::string, std::string>> headers;  // http_server_config.headers
 };
+
+// A cipher suite by its Go name, as GnuTLS priority names: key exchange, cipher, MAC (AEAD for
+// the GCM and ChaCha20 suites; an empty key exchange for the TLS 1.3 suites). nullptr when
+// unknown or not offered (RC4, 3DES, CBC with SHA-256).
+struct CipherSuite {
+  std::string_view name, key_exchange, cipher, mac;
+};
+const CipherSuite* FindCipherSuite(std::string_view name);
 
 // Decodes the file's text strictly (unknown keys, wrong types and bad values are errors);
 // errors read "file:line:col: field: why" and never quote a password hash. Pure: no file access.

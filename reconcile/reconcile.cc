@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -27,10 +29,41 @@
 namespace schedwatch {
 namespace {
 
+// A lock in a directory another user can write is not one: they can create it first and hold
+// it (every repair waits, then skips), or put something else in its place.
+Result<bool> CheckLockDirectory(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  struct stat status {};
+  if (lstat(directory.c_str(), &status) != 0) {
+    return Error{fmt::format("lock directory {}: {}", directory, std::strerror(errno))};
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    return Error{fmt::format("lock directory {} is not a directory", directory)};
+  }
+  uid_t self = geteuid();
+  if (status.st_uid != self && status.st_uid != 0 && self != 0) {
+    return Error{fmt::format("lock directory {} belongs to uid {}, not to this user (uid {})",
+                             directory, status.st_uid, self)};
+  }
+  if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return Error{fmt::format(
+        "lock directory {} is writable by other users (mode {:o}), who could hold the lock; "
+        "give --lock-file a directory only this user writes, such as the state directory",
+        directory, status.st_mode & 07777)};
+  }
+  return true;
+}
+
 // Two reconcilers never repair at the same time: an exclusive lock on a file, waited for.
 Result<std::unique_ptr<platform::FileLock>> AcquireLock(const std::string& path,
                                                         std::chrono::seconds wait,
                                                         const std::atomic<bool>& cancelled) {
+  if (auto safe = CheckLockDirectory(path); !safe) {
+    return Error{"cannot take the lock: " + safe.error()};
+  }
   auto lock = platform::FileLock::Lock(path, 0600, wait, &cancelled);
   if (!lock) return Error{"cannot take the lock: " + lock.error()};
   if (!*lock) {
@@ -103,6 +136,8 @@ class Reconciler {
     }
     ReconcileReport report;
     for (const auto& job : spec_.jobs) report.rows.push_back(rows[job.role]);
+    report.lock_unavailable = lock_unavailable_;
+    report.lock_taken = lock_taken_;
     if (options_.apply && !options_.ledger_file.empty() && !ledger_updates_.empty()) {
       // A ledger that cannot be read is left as it is (a person's typo is not overwritten).
       auto ledger = ReadLedger(options_.ledger_file);
@@ -239,8 +274,10 @@ class Reconciler {
     auto lock = AcquireLock(options_.lock_file, std::chrono::seconds(60), cancelled_);
     if (!lock) {
       for (const auto& item : ready) rows[item.index].action = "skipped: " + lock.error();
+      if (!cancelled_.load()) lock_unavailable_ = true;
       return;
     }
+    lock_taken_ = true;
     // Under the lock, one more read: whatever another reconciler or a person created since is
     // not created again.
     auto third = List(source);
@@ -345,6 +382,7 @@ class Reconciler {
   std::atomic<bool> never_cancelled_{false};
   const std::atomic<bool>& cancelled_;
   std::map<std::string, LedgerEntry> ledger_updates_;
+  bool lock_unavailable_ = false, lock_taken_ = false;
 };
 
 }  // namespace
@@ -369,6 +407,15 @@ std::string ReconcileReport::Render() const {
                        row.condition, widths[2], row.action);
   }
   return out;
+}
+
+std::string DefaultReconcileLockFile() {
+  std::string directory = "/var/lib/schedwatch";
+  if (const char* state = std::getenv("STATE_DIRECTORY"); state != nullptr && *state != '\0') {
+    directory = state;
+    directory = directory.substr(0, directory.find(':'));  // the first of several
+  }
+  return directory + "/reconcile.lock";
 }
 
 ReconcileReport Reconcile(const Spec& spec, const ReconcileOptions& options) {
@@ -399,6 +446,18 @@ void BackgroundReconciler::Submit(std::shared_ptr<const Spec> spec) {
   wake_.notify_all();
 }
 
+void BackgroundReconciler::OnLockOutcome(std::function<void(bool)> listener) {
+  // Held while a listener runs: once this returns, the listener replaced is never called again.
+  std::lock_guard<std::mutex> calling(listener_mutex_);
+  std::optional<bool> last;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last = lock_unavailable_;
+  }
+  lock_listener_ = std::move(listener);
+  if (last && lock_listener_) lock_listener_(*last);
+}
+
 void BackgroundReconciler::Loop() {
   for (;;) {
     std::shared_ptr<const Spec> spec;
@@ -410,6 +469,14 @@ void BackgroundReconciler::Loop() {
       next_ = nullptr;
     }
     ReconcileReport report = Reconcile(*spec, options_);
+    if (report.lock_unavailable || report.lock_taken) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        lock_unavailable_ = report.lock_unavailable;
+      }
+      std::lock_guard<std::mutex> calling(listener_mutex_);
+      if (lock_listener_) lock_listener_(report.lock_unavailable);
+    }
     for (const auto& row : report.rows) {
       if (row.action == "verified") continue;
       Log(row.needs_person ? LogLevel::kWarn : LogLevel::kInfo, "reconcile",

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,10 +23,17 @@
 
 namespace schedwatch {
 
+// The lock's default: reconcile.lock in the state directory, $STATE_DIRECTORY (systemd's
+// StateDirectory=, which the unit sets) or else /var/lib/schedwatch: a directory only the
+// exporter's user writes, unlike /tmp, where any user could hold the lock.
+std::string DefaultReconcileLockFile();
+
 struct ReconcileOptions {
   bool apply = false;
   std::string ledger_file;  // empty: no ledger
-  std::string lock_file = "/tmp/schedwatch-reconcile.lock";
+  // Its directory must be writable by no one but its owner, and owned by this user or root:
+  // otherwise the lock is not taken (anyone could hold it).
+  std::string lock_file = DefaultReconcileLockFile();
   std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
   std::chrono::milliseconds verify_interval{std::chrono::seconds(1)};
   int verify_attempts = 10;
@@ -48,6 +56,8 @@ struct ReconcileRow {
 
 struct ReconcileReport {
   std::vector<ReconcileRow> rows;  // in spec order
+  bool lock_unavailable = false;   // a repair could not take the lock
+  bool lock_taken = false;         // a repair took it
   int ExitCode() const;            // 0 nothing needs a person, else 1
   std::string Render() const;      // an aligned table
 };
@@ -67,6 +77,10 @@ class BackgroundReconciler {
 
   void Submit(std::shared_ptr<const Spec> spec);
 
+  // Called (on the reconciler's thread, or at once with the last outcome) after each run that
+  // needed the lock: whether it could not be taken.
+  void OnLockOutcome(std::function<void(bool unavailable)> listener);
+
  private:
   void Loop();
 
@@ -75,6 +89,9 @@ class BackgroundReconciler {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::shared_ptr<const Spec> next_;
+  std::mutex listener_mutex_;
+  std::function<void(bool)> lock_listener_;  // guarded by listener_mutex_
+  std::optional<bool> lock_unavailable_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -3,7 +3,9 @@
 
 1,000 idle TCP connections and a storm of 20 concurrent reloads (against a spec whose GitHub
 source points at a loopback server that never answers) must not keep /metrics from answering,
-and memory must stay bounded; HEAD sends no body; other methods get 405 with Allow;
+and memory must stay bounded; one address gets at most --web.max-connections-per-ip
+connections, and slowloris and slow-body connections are closed by --web.read-header-timeout
+while another address is answered; HEAD sends no body; other methods get 405 with Allow;
 Accept-Encoding q-values; the reload metric right after a failed reload; reload only with
 --web.enable-lifecycle and never from a cross-site form or a foreign Host; repeated listen
 addresses, IPv6 loopback and dual stack; a clear error when an address cannot be bound; basic
@@ -72,7 +74,10 @@ jobs:
 
 def hostile_phase(args, workdir, spec):
     """Idle connections and a reload storm against a source that hangs."""
-    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", name="hostile")
+    # Idle connections are what this phase is about: neither the per-address limit nor the
+    # read-header timeout may close them here (connection_attacks_phase tests those).
+    exporter = serve(args, spec, workdir, "--web.enable-lifecycle", "--web.max-connections-per-ip",
+                     "4096", "--web.read-header-timeout", "5m", name="hostile")
     idle = []
     try:
         metrics_url = exporter.base + "/metrics"
@@ -144,6 +149,110 @@ def hostile_phase(args, workdir, spec):
         check("hostile exporter exits 0", exporter.stop() == 0)
 
 
+def closed_by_server(connection):
+    """Whether the server closed `connection` (EOF or reset), without waiting."""
+    try:
+        connection.setblocking(False)
+        return connection.recv(65536) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def scrape_from(address, port, timeout=10):
+    """Status of one GET /metrics from the local `address` (127.0.0.2 is another client than
+    127.0.0.1: loopback is a /8), or None if none arrived within `timeout`."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                      source_address=(address, 0)) as connection:
+            connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    match = re.match(rb"HTTP/1.1 (\d+)", data)
+    return int(match.group(1)) if match else None
+
+
+def connection_attacks_phase(args, workdir, spec):
+    """One address may not take every connection, and a request that never completes is closed:
+    idle connections beyond the per-address limit, a header line trickled every second, a body
+    trickled a byte a second (slowloris and slow body). Another address is answered meanwhile."""
+    limit = 50
+    exporter = serve(args, spec, workdir, "--web.max-connections", "400",
+                     "--web.max-connections-per-ip", str(limit), "--web.read-header-timeout", "3s",
+                     name="attacks")
+    held = []
+    try:
+        # Kept-alive connections, each with one answered request: idle now, and inside every
+        # deadline (the next request is due 30 s after the answer).
+        answered = 0
+        for _ in range(2 * limit):
+            try:
+                connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                held.append(connection)
+                connection.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n")
+                if connection.recv(65536).startswith(b"HTTP/1.1 200"):
+                    answered += 1
+            except OSError:
+                pass
+        check(f"one address gets at most {limit} connections", 0 < answered <= limit,
+              f"{answered} of {len(held)} answered")
+        check("... a scrape from another address is answered meanwhile",
+              scrape_from("127.0.0.2", exporter.port) == 200)
+        for connection in held:
+            connection.close()
+        held = [socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+                for _ in range(10)]
+        check("connections that never send a request are closed by the read-header timeout",
+              wait_for(lambda: all(closed_by_server(c) for c in held), 20,
+                       "the silent connections to be closed"))
+        for connection in held:
+            connection.close()
+        held = []
+
+        # Slowloris: a header line every second, never the end of the headers; slow body: a
+        # byte a second of a body that is announced whole.
+        for i in range(limit):
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=10)
+            if i % 2:
+                connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            else:
+                connection.sendall(b"POST /-/reload HTTP/1.1\r\nHost: x\r\n"
+                                   b"Content-Length: 10000\r\n\r\n")
+            held.append(connection)
+        started = time.monotonic()
+        during = []
+
+        def trickle():
+            for connection in held:
+                try:
+                    connection.sendall(b"X-a: b\r\n")
+                except OSError:
+                    pass
+            during.append(scrape_from("127.0.0.2", exporter.port))
+            return all(closed_by_server(c) for c in held)
+
+        closed = wait_for(trickle, 30, "the trickling connections to be closed", interval=1)
+        check("slowloris and slow-body connections are closed although never idle", closed,
+              sum(closed_by_server(c) for c in held))
+        print(f"figure: trickling connections closed after {time.monotonic() - started:.1f} s "
+              "(read-header timeout 3 s)")
+        check("... scrapes from another address are answered meanwhile",
+              during and all(status == 200 for status in during), during)
+        check("... and from the attacking address once they are gone",
+              scrape_from("127.0.0.1", exporter.port) == 200)
+    finally:
+        for connection in held:
+            connection.close()
+        check("attacks exporter exits 0", exporter.stop() == 0)
+
+
 def http_details_phase(args, workdir, spec):
     exporter = serve(args, spec, workdir, "--web.enable-lifecycle", name="details")
     try:
@@ -164,6 +273,31 @@ def http_details_phase(args, workdir, spec):
         status, headers, _ = request(exporter.base + "/-/reload")
         check("GET /-/reload: 405 with Allow: POST, PUT",
               status == 405 and headers.get("Allow") == "POST, PUT", (status, headers))
+
+        # Framing that a proxy in front could read otherwise (request smuggling), and what
+        # libmicrohttpd would let through: 400, the connection closed, nothing after it served.
+        smuggled = "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n"
+        for name, text in (
+                ("Content-Length and Transfer-Encoding",
+                 "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled),
+                ("two different Content-Lengths",
+                 "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                 "Content-Length: 41\r\n\r\n" + smuggled),
+                ("%00 in the path", "GET /metrics%00.html HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled),
+                ("%00 in the query", "GET /?q=a%00b HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled),
+                ("HTTP/1.1 without Host", "GET /-/healthy HTTP/1.1\r\n\r\n" + smuggled),
+                ("two Hosts", "GET /-/healthy HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")):
+            head, body = raw(port, text)
+            check(f"{name}: 400, the connection closed, nothing more answered",
+                  head.startswith("HTTP/1.1 400") and re.search(r"(?i)connection: close", head)
+                  and b"HTTP/1.1 2" not in body, (head, body[:200]))
+        head, _ = raw(port, "GET /-/healthy HTTP/1.0\r\n\r\n")
+        check("HTTP/1.0 without Host is served", head.startswith("HTTP/1.1 200"), head)
+        for path in ("/metrics", "/-/healthy", "/-/ready", "/api/v1/status", "/nowhere"):
+            headers = request(exporter.base + path)[1]
+            check(f"{path}: X-Content-Type-Options: nosniff",
+                  headers.get("X-Content-Type-Options") == "nosniff", headers)
 
         for accept, gzip in (("gzip", True), ("gzip;q=0", False), ("gzip; q=0.0", False),
                              ("GZIP;Q=0.5", True), ("*", True), ("*;q=0", False),
@@ -264,9 +398,13 @@ def basic_auth_phase(args, workdir, spec):
         warnings.simplefilter("ignore", DeprecationWarning)
         import crypt
     hashed = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 12))
+    bob = crypt.crypt("b0b", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 12))
+    # First by name, at the lowest cost: an unknown name used to be checked against it.
+    cheap = crypt.crypt("cheap", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=2 ** 4))
     web = os.path.join(workdir, "web.yml")
     with open(web, "w") as out:
-        out.write(f"basic_auth_users:\n  alice: '{hashed}'\n"
+        out.write(f"basic_auth_users:\n  alice: '{hashed}'\n  bob: '{bob}'\n"
+                  f"  aaron: '{cheap}'\n"
                   "http_server_config:\n  headers:\n    X-Frame-Options: deny\n")
     exporter = serve(args, spec, workdir, "--web.config.file", web, name="auth")
     try:
@@ -292,6 +430,58 @@ def basic_auth_phase(args, workdir, spec):
         check("basic auth: wrong passwords get 401", wrong == [401] * 6, wrong)
         check("basic auth: a verified scrape answers in under 1 s while wrong ones are checked",
               during[0][0] == 200 and during[0][1] < 1.0, during)
+
+        # A flood of wrong passwords, each different (so bcrypt must check each), from one
+        # address; then bob's first scrape, never verified, from another.
+        import base64
+        flood = []
+        for i in range(100):
+            try:
+                connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=60)
+                token = base64.b64encode(f"alice:wrong{i}".encode()).decode()
+                connection.sendall(f"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                   f"Authorization: Basic {token}\r\n\r\n".encode())
+                flood.append(connection)
+            except OSError:
+                pass
+        first_bob = curl_timed(exporter.base + "/metrics", "-u", "bob:b0b", "--interface",
+                               "127.0.0.2", max_time=10)
+        flood_statuses, retry_after = [], 0
+        for connection in flood:
+            with connection:
+                data = b""
+                while True:
+                    try:
+                        chunk = connection.recv(65536)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    data += chunk
+            match = re.match(rb"HTTP/1.1 (\d+)", data)
+            flood_statuses.append(int(match.group(1)) if match else 0)
+            retry_after += b"\r\nRetry-After: " in data
+        print(f"figure: bob's first scrape during a flood of {len(flood)} wrong passwords: "
+              f"{first_bob[1]:.3f} s; flood answers {sorted(set(flood_statuses))}")
+        check("basic auth: a right password never checked before is answered during a flood "
+              "of wrong ones from another address", first_bob[0] == 200, first_bob)
+        check("basic auth: the flood gets 401, or 429/503 at once when its checks have no room",
+              flood_statuses and set(flood_statuses) <= {401, 429, 503}
+              and any(code in (429, 503) for code in flood_statuses), flood_statuses)
+        check("... and every 429/503 says Retry-After",
+              retry_after == sum(code in (429, 503) for code in flood_statuses),
+              (retry_after, flood_statuses))
+
+        def seconds(user, index):
+            return curl_timed(exporter.base + "/metrics", "-u", f"{user}:try{index}",
+                              "--interface", "127.0.0.3", max_time=30)[1]
+        unknown = statistics.median(seconds("nobody", i) for i in range(3))
+        known = statistics.median(seconds("alice", i) for i in range(3))
+        print(f"figure: a wrong password takes {known:.3f} s for a known user (cost 12), "
+              f"{unknown:.3f} s for an unknown name")
+        check("basic auth: an unknown user name costs as much as a known one at the highest "
+              "cost (not the first user's cost 4)", unknown > known / 2, (unknown, known))
+
         status, headers, _ = request(exporter.base + "/-/healthy")
         check("basic auth: 401 with a Basic challenge on every endpoint",
               status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"),
@@ -449,6 +639,48 @@ def slow_pages_phase(args, workdir):
         # answered; the first of them may well finish before a 17 MB scrape on a busy machine.
         check("/metrics is answered before the slow pages requested before it are all done",
               finished["metrics"] < last_page, (finished["metrics"] - started, last_page - started))
+
+        # Readers that take their time: every answer holds the same rendered bytes, never a
+        # copy of its own (30 copies of the JSON would be hundreds of MiB).
+        size = len(request(exporter.base + "/api/v1/status", timeout=120)[2])
+        rss_before = exporter.rss_kib()
+        readers = []
+        for i in range(30):
+            connection = socket.create_connection(("127.0.0.1", exporter.port), timeout=120,
+                                                  source_address=(f"127.0.0.{2 + i % 4}", 0))
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            connection.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\n"
+                               b"Connection: close\r\n\r\n")
+            readers.append(connection)
+
+        def answering():
+            return all(len(c.recv(16, socket.MSG_PEEK)) > 0 for c in readers)
+        check("30 slow readers of /api/v1/status are all being answered",
+              wait_for(answering, 60, "every slow reader's first bytes"))
+        rss_held = exporter.rss_kib()
+        print(f"figure: /api/v1/status {size / 2**20:.1f} MiB; VmRSS {rss_before} KiB before, "
+              f"{rss_held} KiB with 30 slow readers (+{rss_held - rss_before} KiB)")
+        check("... holding one copy of the page between them, not one each",
+              rss_held - rss_before < 3 * size / 1024, (rss_held - rss_before, size))
+        bodies = set()
+
+        def read_all(connection):
+            with connection:
+                data = b""
+                while True:
+                    chunk = connection.recv(1 << 20)
+                    if not chunk:
+                        break
+                    data += chunk
+            bodies.add(data.partition(b"\r\n\r\n")[2])
+        reading = [threading.Thread(target=read_all, args=(c,)) for c in readers]
+        for thread in reading:
+            thread.start()
+        for thread in reading:
+            thread.join()
+        check("... and every one gets the whole page, the same bytes",
+              len(bodies) == 1 and len(next(iter(bodies))) == size,
+              [len(body) for body in bodies])
     finally:
         exporter.stop()
 
@@ -477,6 +709,7 @@ def run(args, workdir):
     write_spec(spec, blackhole.getsockname()[1])
     try:
         hostile_phase(args, workdir, spec)
+        connection_attacks_phase(args, workdir, spec)
         http_details_phase(args, workdir, spec)
         lifecycle_and_paths_phase(args, workdir, spec)
         basic_auth_phase(args, workdir, spec)

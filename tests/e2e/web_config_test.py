@@ -8,6 +8,7 @@ Prints 'N passed, N failed'; exits 1 if anything failed.
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,62 @@ def run_all(args, workdir):
         check("mTLS: a certificate from another CA is refused", refused(code, status, body),
               (code, status))
 
+        # VerifyClientCertIfGiven: no certificate is served (as exporter-toolkit does); one that
+        # does not verify is not.
+        path = write_web_config(workdir, "verify-if-given.yml", server_tls + (
+            "  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: tls/ca.crt\n"),
+            promtool)
+        exporter = serve(args, workdir, path)
+        exporters.append(exporter)
+        https = f"https://127.0.0.1:{exporter.port}"
+        ready = wait_for(lambda: curl(https + "/-/ready", *ca)[1] == 200, 15,
+                         "VerifyClientCertIfGiven /-/ready without a certificate")
+        check("VerifyClientCertIfGiven: a client without a certificate is served", ready,
+              curl(https + "/metrics", *ca)[:2])
+        check("VerifyClientCertIfGiven: a certificate from the CA is accepted",
+              curl(https + "/metrics", *ca, *client)[1] == 200)
+        code, status, _, body = curl(https + "/metrics", *ca, *stranger)
+        check("VerifyClientCertIfGiven: a certificate from another CA is refused",
+              refused(code, status, body), (code, status))
+
+        # Cipher suites: Go's defaults (ECDHE with AEAD ciphers, the server's order), or the
+        # configured ones. The test certificates have ECDSA keys.
+        def tls12_cipher(port, ciphers):
+            result = run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-tls1_2",
+                          "-cipher", ciphers], input="", timeout=20)
+            found = re.search(r"^\s*Cipher\s*:\s*(\S+)", result.stdout, re.M)
+            return found.group(1) if found and found.group(1) != "0000" else None
+
+        port = exporter.port
+        for cipher in ("ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384",
+                       "ECDHE-ECDSA-AES128-CCM", "ECDHE-ECDSA-AES128-SHA256"):
+            check(f"default cipher suites: {cipher} (not AEAD) is not offered",
+                  tls12_cipher(port, cipher) is None)
+        for cipher in ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                       "ECDHE-ECDSA-CHACHA20-POLY1305"):
+            check(f"default cipher suites: {cipher} is offered", tls12_cipher(port, cipher) == cipher)
+        check("default cipher suites: the server's order wins over the client's",
+              tls12_cipher(port, "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256")
+              == "ECDHE-ECDSA-AES128-GCM-SHA256")
+        path = write_web_config(workdir, "ciphers.yml", server_tls + (
+            "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, "
+            "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA]\n  prefer_server_cipher_suites: false\n"),
+            promtool)
+        exporter = serve(args, workdir, path)
+        exporters.append(exporter)
+        wait_for(lambda: curl(f"https://127.0.0.1:{exporter.port}/-/ready", *ca)[1] == 200, 15,
+                 "cipher_suites /-/ready")
+        port = exporter.port
+        check("cipher_suites: a listed suite is offered",
+              tls12_cipher(port, "ECDHE-ECDSA-CHACHA20-POLY1305") == "ECDHE-ECDSA-CHACHA20-POLY1305")
+        check("cipher_suites: a listed CBC suite is offered",
+              tls12_cipher(port, "ECDHE-ECDSA-AES256-SHA") == "ECDHE-ECDSA-AES256-SHA")
+        check("cipher_suites: a suite not listed is not",
+              tls12_cipher(port, "ECDHE-ECDSA-AES128-GCM-SHA256") is None)
+        check("prefer_server_cipher_suites: false: the client's order wins",
+              tls12_cipher(port, "ECDHE-ECDSA-AES256-SHA:ECDHE-ECDSA-CHACHA20-POLY1305")
+              == "ECDHE-ECDSA-AES256-SHA")
+
         # TLS 1.3 only.
         path = write_web_config(workdir, "tls13.yml", server_tls + "  min_version: TLS13\n",
                                 promtool)
@@ -203,12 +260,13 @@ def run_all(args, workdir):
     spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
     bad = os.path.join(workdir, "bad.yml")
     with open(bad, "w") as out:
-        out.write(server_tls + "  cipher_suites: [TLS_AES_128_GCM_SHA256]\n")
+        out.write(server_tls + "  curve_preferences: [X25519]\n")
     result = run([args.exporter, "--config.file", spec, "--web.listen-address", "127.0.0.1:0",
                   "--web.config.file", bad], timeout=30)
     check("bad web config: exit 2", result.returncode == 2, (result.returncode, result.stderr))
     check("bad web config: file:line:column and field",
-          f"{bad}:4:3: tls_server_config.cipher_suites: not supported by schedwatch" in result.stderr,
+          f"{bad}:4:3: tls_server_config.curve_preferences: not supported by schedwatch"
+          in result.stderr,
           result.stderr)
     missing = os.path.join(workdir, "missing-cert.yml")
     with open(missing, "w") as out:

@@ -148,6 +148,23 @@ TEST(MetricContractTest, TheExampleExpositionHasOnlyStableMetrics) {
   ExpectOnlyStableFamilies((*refresher)->Current()->metrics, ReadStableList());
 }
 
+// --reconcile.on-start: a lock it could not take shows at once, not after the next refresh.
+TEST(MetricContractTest, TheReconcileLockShowsOnceAReconcileRan) {
+  auto spec = LoadSpecFile((kSourceDir / "examples/desired-state.yaml").string());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  RefresherOptions options;
+  options.config_file = (kSourceDir / "examples/desired-state.yaml").string();
+  options.clock = [] { return kNow; };
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  ASSERT_TRUE(refresher.ok()) << refresher.error();
+  auto text = [&] { return std::string((*refresher)->Current()->metrics); };
+  EXPECT_EQ(text().find("schedwatch_reconcile_lock_unavailable"), std::string::npos);
+  (*refresher)->SetReconcileLockUnavailable(true);
+  EXPECT_NE(text().find("\nschedwatch_reconcile_lock_unavailable 1\n"), std::string::npos);
+  (*refresher)->SetReconcileLockUnavailable(false);
+  EXPECT_NE(text().find("\nschedwatch_reconcile_lock_unavailable 0\n"), std::string::npos);
+}
+
 // A role with every value set, and a source with a problem: every family renders.
 TEST(MetricContractTest, EveryStableMetricIsRendered) {
   testing::TempDir dir;
@@ -195,6 +212,7 @@ jobs:
   SelfMetrics self;
   self.SetReload(true, kNow);
   self.SetClockStep(3600, kNow);
+  self.SetReconcileLockUnavailable(false);
   self.Update(result, {{"s", {{"malformed_object", "line 1"}}}}, {{"full", 2}});
   ChunkedTextWriter writer(nullptr);
   RenderRoleMetrics(result, writer);

@@ -395,5 +395,49 @@ TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {
   EXPECT_EQ(custom["reasons"][0]["runbook"], "https://wiki.example/runbook#schedwatchjobhung");
 }
 
+TEST(StatusPageTest, ExplainPrintsNoRawControlCharactersFromLiveData) {
+  nlohmann::json role = {
+      {"role", "evil\x1b[2J\x1b]0;title\x07"},
+      {"source", "demo"},
+      {"conditions", {"drift"}},
+      {"reasons",
+       {{{"condition", "drift"},
+         {"reason",
+          "schedule \xe2\x80\xae"
+          "exe.txt"},
+         {"action", "check\r\nfake line"},
+         {"runbook", "x"}}}},
+      {"objects",
+       {{{"id",
+          "obj\xc2\x9b"
+          "31m"},
+         {"enabled", true},
+         {"schedule", "\x7f"},
+         {"timezone", "bad\xff"},
+         {"spec_version", "1"}}}},
+  };
+  std::string text = RenderExplainText(role);
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte == '\n' || (byte >= 0x20 && byte != 0x7f)) << "raw byte " << int(byte);
+  }
+  EXPECT_EQ(text.find("\xe2\x80\xae"), std::string::npos);
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos);
+  EXPECT_NE(text.find("evil\\x1b[2J\\x1b]0;title\\x07"), std::string::npos) << text;
+  EXPECT_NE(text.find("schedule \\u202eexe.txt"), std::string::npos) << text;
+  EXPECT_NE(text.find("check\\x0d\\x0afake line"), std::string::npos) << text;
+  EXPECT_NE(text.find("obj\\u009b31m"), std::string::npos) << text;
+  EXPECT_NE(text.find("bad\\xff"), std::string::npos) << text;
+}
+
+TEST(StatusPageTest, TerminalSafeKeepsPrintableTextAndEscapesTheRest) {
+  EXPECT_EQ(TerminalSafe("backup — nightly ✓ 日本"), "backup — nightly ✓ 日本");
+  EXPECT_EQ(TerminalSafe(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(TerminalSafe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
+  EXPECT_EQ(TerminalSafe("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(TerminalSafe("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(TerminalSafe("\xe2\x80"), "\\xe2\\x80");           // cut short
+}
+
 }  // namespace
 }  // namespace schedwatch

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 
+#include "exporter/web_tls.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -272,6 +273,41 @@ TEST(WebConfigTest, ScalarSecretsAreNeverQuotedInTypeErrors) {
       ParseWebConfig(std::string("basic_auth_users:\n  alice: ") + kTroubador2y + "x\n", "w.yml");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().find("FKy.9m"), std::string::npos) << config.error();
+}
+
+TEST(WebConfigTest, CipherSuitesBecomeGnutlsPriorities) {
+  std::string text =
+      "tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n"
+      "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "
+      "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, TLS_AES_128_GCM_SHA256]\n"
+      "  prefer_server_cipher_suites: false\n";
+  auto config = ParseWebConfig(text, "/x/web.yml");
+  ASSERT_TRUE(config.ok()) << config.error();
+  EXPECT_EQ(
+      config->tls->cipher_suites,
+      (std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+                                "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "TLS_AES_128_GCM_SHA256"}));
+  EXPECT_FALSE(config->tls->prefer_server_cipher_suites);
+  auto priorities = TlsPriorities(*config->tls);
+  ASSERT_TRUE(priorities.ok()) << priorities.error();
+  EXPECT_EQ(*priorities,
+            "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-RSA:-CIPHER-ALL:"
+            "+AES-256-GCM:+AES-128-CBC:+AES-128-GCM:-MAC-ALL:+AEAD:+SHA1:-GROUP-ALL:+GROUP-X25519:"
+            "+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1");
+}
+
+TEST(WebConfigTest, WithoutCipherSuitesGoDefaultsAreOfferedInServerOrder) {
+  auto config =
+      ParseWebConfig("tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n", "/x/web.yml");
+  ASSERT_TRUE(config.ok()) << config.error();
+  auto priorities = TlsPriorities(*config->tls);
+  ASSERT_TRUE(priorities.ok()) << priorities.error();
+  // ECDHE with AEAD ciphers only, TLS 1.2 and 1.3, the server's order: no static RSA, DHE,
+  // CBC or CCM.
+  EXPECT_EQ(*priorities,
+            "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"
+            "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-GROUP-ALL:"
+            "+GROUP-X25519:+GROUP-SECP256R1:+GROUP-SECP384R1:+GROUP-SECP521R1:%SERVER_PRECEDENCE");
 }
 
 }  // namespace

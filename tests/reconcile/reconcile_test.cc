@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "reconcile/ledger.h"
 #include "sources/catalog.h"
@@ -268,6 +271,65 @@ TEST_F(ReconcileTest, TwoReconcilersAtOnceCreateOnce) {
   EXPECT_EQ(created, 1);
   EXPECT_EQ(skipped, 1);
   EXPECT_TRUE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+}
+
+TEST_F(ReconcileTest, ALockInADirectoryOtherUsersCanWriteIsNotTaken) {
+  // /tmp, the old default: any local user could create the lock first and hold it.
+  fs::path shared = dir_.path() / "shared";
+  fs::create_directory(shared);
+  chmod(shared.c_str(), 01777);
+  ReconcileOptions options = Options(true);
+  options.lock_file = (shared / "reconcile.lock").string();
+  ReconcileReport report = Reconcile(spec_, options);
+  EXPECT_TRUE(report.lock_unavailable);
+  EXPECT_FALSE(report.lock_taken);
+  auto rows = Rows(report);
+  EXPECT_NE(rows["retry"].action.find("is writable by other users (mode 1777)"), std::string::npos)
+      << rows["retry"].action;
+  EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry"));
+  EXPECT_FALSE(fs::exists(shared / "reconcile.lock"));
+
+  chmod(shared.c_str(), 0700);
+  report = Reconcile(spec_, options);
+  EXPECT_FALSE(report.lock_unavailable);
+  EXPECT_TRUE(report.lock_taken);
+  EXPECT_EQ(Rows(report)["retry"].action, "created");
+}
+
+TEST_F(ReconcileTest, TheDefaultLockIsInTheStateDirectory) {
+  const char* saved = std::getenv("STATE_DIRECTORY");
+  std::string before = saved != nullptr ? saved : "";
+  setenv("STATE_DIRECTORY", "/var/lib/schedwatch-a:/var/lib/other", 1);
+  EXPECT_EQ(DefaultReconcileLockFile(), "/var/lib/schedwatch-a/reconcile.lock");
+  unsetenv("STATE_DIRECTORY");
+  EXPECT_EQ(DefaultReconcileLockFile(), "/var/lib/schedwatch/reconcile.lock");
+  EXPECT_EQ(ReconcileOptions{}.lock_file, "/var/lib/schedwatch/reconcile.lock");
+  if (saved != nullptr) setenv("STATE_DIRECTORY", before.c_str(), 1);
+}
+
+TEST_F(ReconcileTest, BackgroundReconcilerTellsWhetherItCouldTakeTheLock) {
+  fs::path shared = dir_.path() / "shared";
+  fs::create_directory(shared);
+  chmod(shared.c_str(), 01777);
+  ReconcileOptions options = Options(true);
+  options.lock_file = (shared / "reconcile.lock").string();
+  std::mutex mutex;
+  std::vector<bool> outcomes;
+  BackgroundReconciler background(options);
+  background.OnLockOutcome([&](bool unavailable) {
+    std::lock_guard<std::mutex> lock(mutex);
+    outcomes.push_back(unavailable);
+  });
+  background.Submit(std::make_shared<const Spec>(spec_));
+  auto seen = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return outcomes;
+  };
+  for (int i = 0; i < 200 && seen().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(seen(), std::vector<bool>{true});
+  background.OnLockOutcome(nullptr);
 }
 
 }  // namespace

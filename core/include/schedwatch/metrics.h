@@ -112,6 +112,10 @@ inline constexpr Metric kReloadSuccessTime{
 inline constexpr Metric kReloadSuccessful{"schedwatch_exporter_config_last_reload_successful",
                                           Type::kGauge, "",
                                           "1 if the last spec (re)load succeeded, else 0."};
+inline constexpr Metric kReconcileLockUnavailable{
+    "schedwatch_reconcile_lock_unavailable", Type::kGauge, "",
+    "1 if the last reconcile --apply the exporter ran could not take its lock (another holder, or "
+    "a lock directory other users can write), else 0; absent without --reconcile.on-start."};
 inline constexpr Metric kLastCycle{
     "schedwatch_exporter_last_cycle_timestamp_seconds", Type::kGauge, "",
     "End of the last complete refresh, Unix seconds: the watcher's own heartbeat."};
@@ -143,7 +147,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 35> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 36> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -170,6 +174,7 @@ inline constexpr std::array<const Metric*, 35> kAll = {&kJobActiveObjects,
                                                        &kReloadSuccessTime,
                                                        &kReloadSuccessful,
                                                        &kLastCycle,
+                                                       &kReconcileLockUnavailable,
                                                        &kSourceErrors,
                                                        &kSourceLastSync,
                                                        &kSourceRateLimitRemaining,

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Memory of schedwatch_exporter serving the status JSON and page at 10,000 roles (about
+17.5 MiB each) to many clients at once: 50 concurrent GET /api/v1/status read at full speed,
+then 150 slow readers (a few KiB a second, from several loopback addresses) holding the JSON and
+the page while 50 more concurrent requests come, across refreshes. Prints peak RSS (VmHWM)
+against the example Deployment's 256 MiB limit, the answers by status, and /metrics latency.
+
+  bench/page_memory_bench.py --exporter build/exporter/schedwatch_exporter
+"""
+import argparse
+import os
+import resource
+import socket
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "harness"))
+from schedwatch_test import Exporter, curl_timed, temporary_directory, wait_for  # noqa: E402
+
+
+def write_spec(workdir, roles):
+    with open(os.path.join(workdir, "live.yaml"), "w") as out:
+        out.write("objects:\n")
+        for i in range(roles):
+            out.write(f"  - {{id: o{i}, role: r{i}, schedule: '*/5 * * * *', spec_version: '1'}}\n")
+    spec = os.path.join(workdir, "spec.yaml")
+    with open(spec, "w") as out:
+        out.write("version: 1\nsources:\n  big: {type: file, path: live.yaml}\njobs:\n")
+        for i in range(roles):
+            out.write(f"  - {{role: r{i}, source: big, schedule: '*/5 * * * *', "
+                      f"spec_version: '1'}}\n")
+    return spec
+
+
+def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None):
+    """One GET; reads it whole (or at `bytes_per_second` for at most `seconds`)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=120,
+                                      source_address=(source, 0)) as connection:
+            if bytes_per_second:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                               .encode())
+            first = connection.recv(4096)
+            statuses.append(first[9:12].decode(errors="replace") if first else "closed")
+            end = time.monotonic() + (seconds or 1e9)
+            while time.monotonic() < end:
+                if bytes_per_second:
+                    time.sleep(1)
+                chunk = connection.recv(bytes_per_second or 1 << 20)
+                if not chunk:
+                    break
+    except OSError as error:
+        statuses.append(type(error).__name__)
+
+
+def crowd(port, path, count, sources, **slow):
+    statuses = []
+    threads = [threading.Thread(target=fetch, args=(port, path, sources[i % len(sources)],
+                                                    statuses), kwargs=slow)
+               for i in range(count)]
+    for thread in threads:
+        thread.start()
+    return threads, statuses
+
+
+def tally(statuses):
+    counts = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exporter", required=True)
+    parser.add_argument("--roles", type=int, default=10000)
+    parser.add_argument("--concurrent", type=int, default=50)
+    parser.add_argument("--slow", type=int, default=150)
+    parser.add_argument("--slow-seconds", type=int, default=30)
+    parser.add_argument("--interval", default="10s", help="refresh interval during the test")
+    args = parser.parse_args()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    sources = [f"127.0.0.{i}" for i in range(2, 10)]
+    with temporary_directory("schedwatch-page-bench-") as workdir:
+        exporter = Exporter(args.exporter, write_spec(workdir, args.roles), workdir,
+                            name="pages", interval=args.interval, timeout=120, wait="ready")
+        port = exporter.port
+        try:
+            size = len(exporter.get("/api/v1/status", timeout=120).body)
+            idle = exporter.rss_kib()
+            print(f"{args.roles} roles: /api/v1/status is {size / 2**20:.1f} MiB; "
+                  f"VmRSS {idle / 1024:.0f} MiB after one request")
+            threads, statuses = crowd(port, "/api/v1/status", args.concurrent, sources)
+            for thread in threads:
+                thread.join()
+            print(f"{args.concurrent} concurrent /api/v1/status: {tally(statuses)}; "
+                  f"VmHWM {exporter.rss_kib('VmHWM') / 1024:.0f} MiB")
+
+            slow_threads, slow_statuses = [], []
+            for path in ("/api/v1/status", "/?limit=all"):
+                threads, statuses = crowd(port, path, args.slow // 2, sources,
+                                          bytes_per_second=4096, seconds=args.slow_seconds)
+                slow_threads += threads
+                slow_statuses.append(statuses)
+            time.sleep(2)
+            threads, statuses = crowd(port, "/api/v1/status", args.concurrent, sources)
+            scrapes = []
+            while any(t.is_alive() for t in slow_threads):
+                scrapes.append(curl_timed(exporter.base + "/metrics", "--interface", "127.0.0.20",
+                                          max_time=30))
+                time.sleep(0.5)
+            for thread in threads + slow_threads:
+                thread.join()
+            print(f"{args.slow} slow readers ({args.slow_seconds} s, 4 KiB/s) of the JSON and "
+                  f"?limit=all: {tally(slow_statuses[0] + slow_statuses[1])}; "
+                  f"{args.concurrent} more concurrent meanwhile: {tally(statuses)}")
+            seconds = [s for _, s in scrapes]
+            print(f"/metrics meanwhile: n={len(scrapes)} median {statistics.median(seconds):.3f} s "
+                  f"max {max(seconds):.3f} s, non-200 {sum(c != 200 for c, _ in scrapes)}")
+            peak = exporter.rss_kib("VmHWM")
+            print(f"peak RSS (VmHWM) {peak / 1024:.0f} MiB of the Deployment's 256 MiB limit; "
+                  f"VmRSS now {exporter.rss_kib() / 1024:.0f} MiB")
+        finally:
+            exporter.kill()
+
+
+if __name__ == "__main__":
+    main()
