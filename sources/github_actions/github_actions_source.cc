@@ -155,17 +155,38 @@ Result<std::string> GitHubActionsSource::LoadToken() {
   return file_token_;
 }
 
+std::int64_t GitHubActionsSource::ChargedByLastRead() const {
+  // 304s are free of the primary limit only for an authenticated request.
+  return last_read_stats_.requests - (token_.empty() ? 0 : last_read_stats_.not_modified);
+}
+
+double GitHubActionsSource::HourlyShare() const {
+  return static_cast<double>(api_->quota_limit().value_or(kDefaultPrimaryLimit)) * kBudgetShare;
+}
+
+void GitHubActionsSource::SpendBudget(std::int64_t now) {
+  // A bucket of our share of the hour, refilled evenly: a one-off costly read (the first, which
+  // fetches every workflow file) spends what the hour has, instead of setting the pace of all
+  // reads after it.
+  const double share = HourlyShare();
+  if (!budget_at_) budget_left_ = share;
+  double refilled = static_cast<double>(now - budget_at_.value_or(now)) * share / 3600;
+  budget_left_ = std::min(share, budget_left_ + std::max(0.0, refilled));
+  budget_left_ -= static_cast<double>(ChargedByLastRead());
+  budget_at_ = now;
+}
+
 std::int64_t GitHubActionsSource::ReadFloor() const {
   std::int64_t floor = min_interval_;
   if (!budget_floor_ || last_read_stats_.requests == 0) return floor;
-  // 304s are free of the primary limit only for an authenticated request.
-  std::int64_t charged =
-      last_read_stats_.requests - (token_.empty() ? 0 : last_read_stats_.not_modified);
-  double limit = static_cast<double>(api_->quota_limit().value_or(kDefaultPrimaryLimit));
-  double primary = static_cast<double>(charged) * 3600 / (limit * kBudgetShare);
+  // Primary: until the bucket holds another read like the last one.
+  const double share = HourlyShare();
+  double missing = static_cast<double>(ChargedByLastRead()) - std::min(share, budget_left_);
+  double primary = missing <= 0 ? 0 : missing * 3600 / share;
+  // Secondary: the last read's points spread over minutes at our share of GitHub's rate.
   double secondary = static_cast<double>(last_read_stats_.requests) * 60 /
                      (kSecondaryPointsPerMinute * kBudgetShare);
-  auto derived = static_cast<std::int64_t>(std::ceil(std::max(primary, secondary)));
+  auto derived = static_cast<std::int64_t>(std::ceil(std::max(primary, secondary) - 1e-6));
   return std::max(floor, std::min(derived, kMaxDerivedFloor));
 }
 
@@ -195,6 +216,7 @@ Result<SourceSnapshot> GitHubActionsSource::List(const ListContext& context) {
   Result<SourceSnapshot> outcome = Read(context);
   github::RequestStats after = api_->stats();
   last_read_stats_ = {after.requests - before.requests, after.not_modified - before.not_modified};
+  SpendBudget(context.now);
   read_floor_ = ReadFloor();
   if (context.cancelled != nullptr && context.cancelled->load()) {
     return outcome;  // not remembered: the next refresh reads again
@@ -504,6 +526,8 @@ void GitHubActionsSource::InheritCaches(Source& previous) {
   token_ = old->token_;  // what they were obtained with: a new token still forgets them
   api_->SetToken(token_);
   api_->InheritUsage(*old->api_);
+  budget_left_ = old->budget_left_;  // the token's hour goes on across a reload
+  budget_at_ = old->budget_at_;
 }
 
 Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {

@@ -70,8 +70,9 @@ class GitHubActionsSource : public Source {
   // Requests of the last List that reached the API.
   github::RequestStats last_read_stats() const { return last_read_stats_; }
 
-  // The interval between real reads in force: min_interval, or longer when the last read's
-  // cost asks for it (see above).
+  // The interval between real reads in force: min_interval, or longer when GitHub's limits ask
+  // for it: until our share of the hour's quota (refilled evenly) holds another read as costly
+  // as the last, and the last read's points spread at our share of the per-minute rate.
   std::int64_t ReadFloor() const;
 
   std::optional<SourceRequestCounts> RequestCounts() const override;
@@ -113,6 +114,9 @@ class GitHubActionsSource : public Source {
                                  std::string_view accept, Parse parse, bool* not_found = nullptr);
   void ForgetUnused(const std::set<std::string>& used);
   bool SomeRoleAbsent(const SourceSnapshot& snapshot) const;
+  std::int64_t ChargedByLastRead() const;
+  double HourlyShare() const;
+  void SpendBudget(std::int64_t now);
   std::string RepoUrl() const;
 
   // Settings.
@@ -147,6 +151,9 @@ class GitHubActionsSource : public Source {
   std::optional<Result<SourceSnapshot>> last_outcome_;
   bool confirm_pending_ = false;
   github::RequestStats last_read_stats_;
+  // What is left of our share of the primary limit, as of budget_at_ (unset before a read).
+  double budget_left_ = 0;
+  std::optional<std::int64_t> budget_at_;
   std::atomic<std::int64_t> read_floor_{0};  // ReadFloor() after the last read, for the metrics
 };
 

@@ -836,35 +836,70 @@ TEST_F(GitHubSourceTest, RequestsForManyWorkflowsGrowByPagesNotByWorkflows) {
 // The floor between real reads follows the last read's cost and the limit GitHub states: with
 // x-ratelimit-limit 60 (anonymous), a read of 7 charged requests may come every 840 s at most
 // (half of 60 an hour), whatever min_interval says.
+// x-ratelimit-limit 60 an hour: ours is 30, refilled at 30 an hour (one every 120 s). Reads of
+// charged requests (no conditional requests) go at min_interval while the bucket holds another
+// like the last, then wait until it does.
 TEST_F(GitHubSourceTest, TheBudgetFloorSpacesReadsByTheirCost) {
   for (auto& [url, route] : fake_.routes) {
     route.headers["x-ratelimit-limit"] = "60";
     route.headers["x-ratelimit-remaining"] = "53";
   }
-  auto source = Make("    min_interval: 1s\n");
-  ASSERT_TRUE(List(*source, kNow).ok());
-  EXPECT_EQ(source->last_read_stats().requests, 7);
-  EXPECT_EQ(source->ReadFloor(), 7 * 3600 / 30);
-  auto counts = source->RequestCounts();
-  EXPECT_EQ(counts->rate_limit_remaining, 53);
-  EXPECT_EQ(counts->read_floor_seconds, 840);
-  std::size_t sent = fake_.requests.size();
-  ASSERT_TRUE(List(*source, kNow + 839).ok());
-  EXPECT_EQ(fake_.requests.size(), sent) << "within the floor: the last read again";
-  ASSERT_TRUE(List(*source, kNow + 840).ok());
-  EXPECT_EQ(fake_.requests.size(), sent + 5);
-  // All 304 with a token: free of the primary limit; the secondary one (half of 900 points a
-  // minute) asks for 5 * 60 / 450 s, so min_interval rules again.
-  EXPECT_EQ(source->last_read_stats().not_modified, 5);
-  EXPECT_EQ(source->ReadFloor(), 1);
+  auto source = Make("    min_interval: 1s\n", "", /*conditional=*/false);
+  std::int64_t spent = 0;
+  int read = 0;
+  for (; read < 10; ++read) {
+    std::size_t sent = fake_.requests.size();
+    ASSERT_TRUE(List(*source, kNow + read).ok());
+    std::int64_t cost = source->last_read_stats().requests;
+    EXPECT_EQ(fake_.requests.size(), sent + static_cast<std::size_t>(cost));
+    spent += cost;
+    double left = 30.0 - static_cast<double>(spent) + read * 30.0 / 3600;
+    if (left >= static_cast<double>(cost)) {
+      EXPECT_EQ(source->ReadFloor(), 1) << "read " << read;
+      continue;
+    }
+    auto wait =
+        static_cast<std::int64_t>(std::ceil((static_cast<double>(cost) - left) * 120 - 1e-6));
+    EXPECT_EQ(source->ReadFloor(), wait);
+    EXPECT_EQ(source->RequestCounts()->read_floor_seconds, wait);
+    EXPECT_EQ(source->RequestCounts()->rate_limit_remaining, 53);
+    std::size_t before = fake_.requests.size();
+    ASSERT_TRUE(List(*source, kNow + read + wait - 1).ok());
+    EXPECT_EQ(fake_.requests.size(), before) << "within the floor: the last read again";
+    ASSERT_TRUE(List(*source, kNow + read + wait).ok());
+    EXPECT_GT(fake_.requests.size(), before);
+    break;
+  }
+  EXPECT_GE(read, 2) << "the first reads fit the bucket";
+  EXPECT_LT(read, 10) << "the bucket ran short";
 }
 
-// Without x-ratelimit-limit the primary limit is taken as 5,000 an hour, half of it ours.
-TEST_F(GitHubSourceTest, AnUnstatedLimitIsTakenAsATokensFiveThousand) {
+// 304s are free of the primary limit with a token: only the secondary limit (half of 900 points
+// a minute: 7 x 60 / 450 s) and min_interval pace the reads.
+TEST_F(GitHubSourceTest, ReadsAnswered304CostNoBudget) {
+  for (auto& [url, route] : fake_.routes) route.headers["x-ratelimit-limit"] = "60";
   auto source = Make("    min_interval: 1s\n");
-  ASSERT_TRUE(List(*source, kNow).ok());
-  // 7 requests, none 304, 5,000 an hour: 7 * 3600 / 2500 s.
-  EXPECT_EQ(source->ReadFloor(), 11);
+  for (int read = 0; read < 10; ++read) {
+    ASSERT_TRUE(List(*source, kNow + 2 * read).ok());
+    EXPECT_EQ(source->ReadFloor(), 1) << "read " << read;
+  }
+  EXPECT_EQ(source->last_read_stats().not_modified, source->last_read_stats().requests);
+}
+
+// Without x-ratelimit-limit the primary limit is taken as 5,000 an hour, half of it ours: 2,500
+// charged requests, and the refill of the seconds they took, go before the floor grows past
+// min_interval.
+TEST_F(GitHubSourceTest, AnUnstatedLimitIsTakenAsATokensFiveThousand) {
+  auto source = Make("    min_interval: 1s\n", "", /*conditional=*/false);
+  std::int64_t spent = 0;
+  int read = 0;
+  for (; read < 2000 && source->ReadFloor() <= 1; ++read) {
+    ASSERT_TRUE(List(*source, kNow + read).ok());
+    spent += source->last_read_stats().requests;
+  }
+  double budget = 2500 + (read - 1) * 2500.0 / 3600;
+  EXPECT_GT(static_cast<double>(spent), budget - 2 * source->last_read_stats().requests);
+  EXPECT_LE(static_cast<double>(spent), budget);
 }
 }  // namespace
 }  // namespace schedwatch
