@@ -395,6 +395,18 @@ TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {
   EXPECT_EQ(custom["reasons"][0]["runbook"], "https://wiki.example/runbook#schedwatchjobhung");
 }
 
+// explain reads another exporter's answer: missing members and wrong types print as unknown.
+TEST(StatusPageTest, ExplainOfAnAnswerOfOtherShapesDoesNotThrow) {
+  for (const char* answer : {"[]", "null", "{}", R"({"now": "x", "source_type": 5, "template": [],
+           "reasons": [{"held": "yes"}, 3], "objects": {"id": 1}, "runs": [null],
+           "thresholds": "many", "conditions": 7})"}) {
+    SCOPED_TRACE(answer);
+    std::string text;
+    EXPECT_NO_THROW(text = RenderExplainText(nlohmann::json::parse(answer)));
+    EXPECT_NE(text.find("1. desired"), std::string::npos);
+  }
+}
+
 TEST(StatusPageTest, ExplainPrintsNoRawControlCharactersFromLiveData) {
   nlohmann::json role = {
       {"role", "evil\x1b[2J\x1b]0;title\x07"},
