@@ -60,7 +60,7 @@ class SelfMetrics {
   bool reload_successful_ = true;
   double reload_success_time_ = 0;
   std::optional<std::pair<double, double>> clock_step_;  // seconds, time
-  std::optional<bool> reconcile_lock_unavailable_;  // set once a reconcile ran
+  std::optional<bool> reconcile_lock_unavailable_;       // set once a reconcile ran
 };
 
 }  // namespace schedwatch

@@ -118,8 +118,9 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
 
 // "HTTP 403 Forbidden: cronjobs.batch is forbidden: User ..." from an error answer, using the
 // Status body's reason and message when there is one. A 403 says which `permission` to grant.
-std::string DescribeApiError(long status, std::string_view body,
-                             std::string_view permission = "get, list and watch on cronjobs and jobs");
+std::string DescribeApiError(
+    long status, std::string_view body,
+    std::string_view permission = "get, list and watch on cronjobs and jobs");
 
 // The Status body's reason ("Expired"), or "" when the body is no Status.
 std::string StatusReason(std::string_view body);

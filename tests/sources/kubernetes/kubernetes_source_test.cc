@@ -311,11 +311,12 @@ TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {
   Serve(world);
   auto snapshot = List(*MakeWithKubeconfig());
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_EQ(snapshot.error(),
-            "GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
-            "\"system:serviceaccount:monitoring:schedwatch\" cannot list resource \"cronjobs\" in "
-            "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
-            "API group batch; see examples/kubernetes/)");
+  EXPECT_EQ(
+      snapshot.error(),
+      "GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
+      "\"system:serviceaccount:monitoring:schedwatch\" cannot list resource \"cronjobs\" in "
+      "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
+      "API group batch; see examples/kubernetes/)");
   EXPECT_EQ(Count(Paths(), "/apis/batch/v1/cronjobs"), 1u) << "4xx is not retried";
 }
 
