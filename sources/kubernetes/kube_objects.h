@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -107,6 +108,54 @@ Result<Page<CronJob>> ReadCronJobList(std::string_view body,
 Result<Page<Job>> ReadOwnedJobList(std::string_view body,
                                    const std::function<void(Mapped<Job>)>& on_item);
 
+// The page's own members, after its items: what a page gives besides them.
+struct PageEnd {
+  std::string continue_token;
+  std::string resource_version;
+  std::size_t listed = 0;  // items on the page, readable or not
+};
+
+// A list page read as it arrives, whatever the pieces it comes in: each item is mapped and
+// handed to the stream's handler as soon as its text ends. Held meanwhile are the current
+// item's text and the page's members other than items (kind, metadata), never the page:
+// Read*List's results on the whole body, from a page's memory of one item.
+class PageStream {
+ public:
+  struct Limits {
+    // An item of a real cluster is at most etcd's 1.5 MiB request limit; a page's own members
+    // are a few hundred bytes. Past either the page is a failed read.
+    std::size_t max_item_bytes = 8u << 20;
+    std::size_t max_rest_bytes = 1u << 20;
+  };
+  class Impl;
+  explicit PageStream(std::unique_ptr<Impl> impl);
+  PageStream(PageStream&&) noexcept;
+  PageStream& operator=(PageStream&&) noexcept;
+  ~PageStream();
+
+  // The next bytes of the page. False once the page cannot be read (Finish says why): the
+  // rest need not be fed.
+  bool Feed(std::string_view data);
+  // After the last byte: the page's continue token and resourceVersion, or an Error (not JSON,
+  // not a list, `items: null`, truncated, too large) after which no item handed over counts.
+  Result<PageEnd> Finish();
+  // The page failed for passing a limit: the same answer again would fail again.
+  bool over_limit() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Streams of a CronJobList page, of a JobList page keeping Jobs owned by `owners` (which must
+// outlive the stream), and of one keeping every Job some CronJob owns: their handlers see the
+// items Read*List would (every item, ours or not).
+PageStream StreamCronJobList(std::function<void(Mapped<CronJob>)> on_item,
+                             PageStream::Limits limits = {});
+PageStream StreamJobList(const std::unordered_map<std::string, std::size_t>& owners,
+                         std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits = {});
+PageStream StreamOwnedJobList(std::function<void(Mapped<Job>)> on_item,
+                              PageStream::Limits limits = {});
+
 // One line of a watch of CronJobs / of Jobs (Jobs as ParseOwnedJobList keeps them). An Error:
 // the line is no event (not JSON, no type, an unknown type, no object).
 Result<WatchEvent<CronJob>> ParseCronJobEvent(std::string_view line);
@@ -118,8 +167,9 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
 
 // "HTTP 403 Forbidden: cronjobs.batch is forbidden: User ..." from an error answer, using the
 // Status body's reason and message when there is one. A 403 says which `permission` to grant.
-std::string DescribeApiError(long status, std::string_view body,
-                             std::string_view permission = "get, list and watch on cronjobs and jobs");
+std::string DescribeApiError(
+    long status, std::string_view body,
+    std::string_view permission = "get, list and watch on cronjobs and jobs");
 
 // The Status body's reason ("Expired"), or "" when the body is no Status.
 std::string StatusReason(std::string_view body);

@@ -27,9 +27,8 @@ template <>
 struct Kind<CronJob> {
   static constexpr const char* kName = "CronJob";
   static constexpr const char* kList = "cronjobs";
-  static Result<Page<CronJob>> Read(std::string_view body,
-                                    const std::function<void(Mapped<CronJob>)>& on_item) {
-    return ReadCronJobList(body, on_item);
+  static PageStream Stream(std::function<void(Mapped<CronJob>)> on_item) {
+    return StreamCronJobList(std::move(on_item));
   }
   static Result<WatchEvent<CronJob>> Event(std::string_view line) {
     return ParseCronJobEvent(line);
@@ -40,9 +39,8 @@ template <>
 struct Kind<Job> {
   static constexpr const char* kName = "Job";
   static constexpr const char* kList = "jobs";
-  static Result<Page<Job>> Read(std::string_view body,
-                                const std::function<void(Mapped<Job>)>& on_item) {
-    return ReadOwnedJobList(body, on_item);
+  static PageStream Stream(std::function<void(Mapped<Job>)> on_item) {
+    return StreamOwnedJobList(std::move(on_item));
   }
   static Result<WatchEvent<Job>> Event(std::string_view line) { return ParseJobEvent(line); }
 };
@@ -110,6 +108,8 @@ Result<bool> Informer<T>::Sync(ApiLister& lister) {
   std::unordered_map<std::string, Unreadable> problems;
   std::string resource_version;
   std::size_t seen = 0;
+  // A page's items count once the page was read whole.
+  std::vector<Mapped<T>> page_items;
   auto keep = [&](Mapped<T> mapped) {
     ++seen;
     if (mapped.value) objects[mapped.key] = std::move(*mapped.value);
@@ -117,11 +117,15 @@ Result<bool> Informer<T>::Sync(ApiLister& lister) {
   };
   auto listed = lister.List(
       path_, query_,
-      [&](std::string_view body) -> Result<std::string> {
-        auto page = Kind<T>::Read(body, keep);
-        if (!page) return Error{page.error()};
-        resource_version = page->resource_version;
-        return page->continue_token;
+      [&] {
+        page_items.clear();
+        return Kind<T>::Stream([&](Mapped<T> mapped) { page_items.push_back(std::move(mapped)); });
+      },
+      [&](const PageEnd& page) {
+        for (auto& mapped : page_items) keep(std::move(mapped));
+        page_items.clear();
+        resource_version = page.resource_version;
+        return page.continue_token;
       },
       [&] {
         objects.clear();

@@ -51,24 +51,34 @@ std::string ListPath(const std::string& namespace_name, const char* resource) {
 }
 
 // Lists `resource` in every scope ("" for all namespaces) into `items`, adding the problems of
-// its pages. When a list restarts, what its earlier pages gave is dropped first.
-// A list of which no item could be read is a failed read, never an empty list.
-template <typename T, typename ParsePage>
+// its pages, each page read as it streams by a stream `start(on_item)` makes. A page's items are
+// kept once the page was read whole; when a list restarts, what its earlier pages gave is
+// dropped first. A list of which no item could be read is a failed read, never an empty list.
+template <typename T, typename StartStream>
 Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes,
-                       const char* resource, const std::string& query, ParsePage parse,
+                       const char* resource, const std::string& query, StartStream start,
                        std::vector<T>& items, std::vector<SourceProblem>& problems) {
   for (const auto& scope : scopes) {
     std::size_t first_item = items.size(), first_problem = problems.size(), seen = 0;
-    std::vector<SourceProblem> item_problems;
+    std::vector<T> page_items;
+    std::vector<SourceProblem> page_problems, item_problems;
     auto listed = lister.List(
         ListPath(scope, resource), query,
-        [&](std::string_view body) -> Result<std::string> {
-          auto page = parse(body);
-          if (!page) return Error{page.error()};
-          std::move(page->items.begin(), page->items.end(), std::back_inserter(items));
-          problems.insert(problems.end(), page->problems.begin(), page->problems.end());
-          seen += page->listed;
-          return page->continue_token;
+        [&] {
+          page_items.clear();
+          page_problems.clear();
+          return start([&](Mapped<T> mapped) {
+            if (mapped.value) page_items.push_back(std::move(*mapped.value));
+            if (mapped.problem) page_problems.push_back(std::move(*mapped.problem));
+          });
+        },
+        [&](const PageEnd& page) {
+          std::move(page_items.begin(), page_items.end(), std::back_inserter(items));
+          problems.insert(problems.end(), page_problems.begin(), page_problems.end());
+          page_items.clear();
+          page_problems.clear();
+          seen += page.listed;
+          return page.continue_token;
         },
         [&] {
           items.resize(first_item);
@@ -82,6 +92,11 @@ Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes
     }
   }
   return true;
+}
+
+// A stream of a CronJobList page for ListEvery.
+PageStream StartCronJobs(std::function<void(Mapped<CronJob>)> on_item) {
+  return StreamCronJobList(std::move(on_item));
 }
 
 // What identifies a version of the kubeconfig file, to re-read it when it changes.
@@ -310,7 +325,7 @@ class KubernetesSource : public Source {
       selector += ")";
       std::vector<CronJob> found;
       auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(selector),
-                              ParseCronJobList, found, problems);
+                              StartCronJobs, found, problems);
       if (!listed) return listed;
       for (auto& cronjob : found) {
         if (!cached.insert(cronjob.uid).second) continue;
@@ -329,7 +344,7 @@ class KubernetesSource : public Source {
     std::vector<std::string> scopes = settings_.namespaces;
     if (scopes.empty()) scopes.push_back("");  // all namespaces
     auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(kRoleLabel),
-                            ParseCronJobList, cronjobs, problems);
+                            StartCronJobs, cronjobs, problems);
     if (!listed) return Error{listed.error()};
 
     std::vector<Job> jobs;
@@ -337,8 +352,10 @@ class KubernetesSource : public Source {
       std::unordered_map<std::string, std::size_t> owners;
       owners.reserve(cronjobs.size());
       for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
-      auto parse = [&owners](std::string_view body) { return ParseJobList(body, owners); };
-      listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", parse, jobs, problems);
+      auto start = [&owners](std::function<void(Mapped<Job>)> on_item) {
+        return StreamJobList(owners, std::move(on_item));
+      };
+      listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", start, jobs, problems);
       if (!listed) return Error{listed.error()};
     }
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
