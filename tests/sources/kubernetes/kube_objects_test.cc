@@ -321,12 +321,11 @@ TEST(ApiErrorTest, UsesTheStatusBodyReasonAndMessage) {
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
           "message":"cronjobs.batch is forbidden: User \"system:serviceaccount:monitoring:cron-watch\" cannot list resource \"cronjobs\" in API group \"batch\" at the cluster scope",
           "reason":"Forbidden","details":{"group":"batch","kind":"cronjobs"},"code":403})";
-  EXPECT_EQ(
-      DescribeApiError(403, forbidden),
-      "HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
-      "\"system:serviceaccount:monitoring:cron-watch\" cannot list resource \"cronjobs\" in "
-      "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
-      "API group batch; see examples/kubernetes/)");
+  EXPECT_EQ(DescribeApiError(403, forbidden),
+            "HTTP 403 Forbidden: cronjobs.batch is forbidden: User "
+            "\"system:serviceaccount:monitoring:cron-watch\" cannot list resource \"cronjobs\" in "
+            "API group \"batch\" at the cluster scope (grant get, list and watch on cronjobs and jobs in "
+            "API group batch; see examples/kubernetes/)");
   EXPECT_EQ(StatusReason(forbidden), "Forbidden");
   EXPECT_EQ(DescribeApiError(401, R"({"kind":"Status","message":"Unauthorized",
                                       "reason":"Unauthorized","code":401})"),
