@@ -90,10 +90,10 @@ class ListReader final : public nlohmann::json_sax<Json> {
     bool parsed =
         !text.empty() && text.front() != '\xEF' && Json::sax_parse(text.begin(), text.end(), this);
     if (!error_.empty()) {
-      return Error{fmt::format("malformed JSON in {} item {}: {}", kind, index, error_)};
+      return Error{fmt::format("malformed JSON in a {}: item {}: {}", kind, index, error_)};
     }
     if (!parsed || index_ != index + 1) {
-      return Error{fmt::format("{} item {} is no JSON value", kind, index)};
+      return Error{fmt::format("malformed JSON in a {}: item {} is no JSON value", kind, index)};
     }
     return true;
   }
@@ -731,7 +731,8 @@ class PageStream::Impl {
 
   Result<PageEnd> Finish() {
     if (!error_.empty()) return Error{error_};
-    if (in_items_) return Error{fmt::format("a {} ends inside its items", kind_)};
+    if (in_items_)
+      return Error{fmt::format("malformed JSON in a {}: it ends inside its items", kind_)};
     std::size_t stray = 0;  // the rest's items arrays are empty
     ListReader rest(filter_, [&stray](const Json&, std::size_t) { ++stray; });
     auto token = rest.Read(rest_, kind_);
@@ -781,7 +782,8 @@ class PageStream::Impl {
       } else if (c == '{' || c == '[') {
         ++item_depth_;
       } else if (c == '}' || c == ']') {
-        if (item_depth_ == 0) return Fail(fmt::format("malformed JSON in a {}'s items", kind_));
+        if (item_depth_ == 0)
+          return Fail(fmt::format("malformed JSON in a {}: a stray }} in its items", kind_));
         --item_depth_;
       }
     }

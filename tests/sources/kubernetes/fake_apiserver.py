@@ -27,6 +27,7 @@ The config file (JSON) is re-read whenever it changes:
                "headers": {"Retry-After": "1"},
                "raw": "{not json",             this body with status (default 200)
                "drop": true}],                 close the connection without an answer
+   "ignore_limit": true,              every item in one answer, as a server that does not paginate
    "visible_after": 1.5,              seconds before a created CronJob shows in lists
    "appear_on_post": [...],           CronJobs someone else creates just before a POST of the
                                       same namespace/name arrives (the race reconcile must survive)
@@ -715,7 +716,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     410, "Expired", "The provided continue parameter is too old to display a "
                     "consistent list result. You can start a new list without the continue "
                     "parameter.", {"metadata": {"continue": "bm90LXVzZWQ="}}))
-        limit = int(query.get("limit", "0") or 0)
+        # "ignore_limit": one answer holds every item, as a server that does not paginate.
+        limit = 0 if world.config.get("ignore_limit") else int(query.get("limit", "0") or 0)
         end = len(items) if limit <= 0 else min(len(items), start + limit)
         metadata = {"resourceVersion": str(world.resource_version)}
         if end < len(items):
