@@ -923,8 +923,14 @@ std::optional<std::string> NothingReadable(std::size_t listed,
                                            const std::vector<SourceProblem>& problems,
                                            const char* kind) {
   if (listed == 0 || problems.size() < listed) return std::nullopt;
+  return NothingReadable(listed, problems.size(), problems.front().message, kind);
+}
+
+std::optional<std::string> NothingReadable(std::size_t listed, std::size_t unreadable,
+                                           const std::string& first_message, const char* kind) {
+  if (listed == 0 || unreadable < listed) return std::nullopt;
   return fmt::format("none of the {} {} listed can be read (first: {})", listed, kind,
-                     problems.front().message);
+                     first_message);
 }
 
 SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs) {

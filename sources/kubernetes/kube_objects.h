@@ -88,6 +88,12 @@ struct WatchEvent {
 std::optional<std::string> NothingReadable(std::size_t listed,
                                            const std::vector<SourceProblem>& problems,
                                            const char* kind);
+// The same from a count of unreadable items and the first one's problem.
+std::optional<std::string> NothingReadable(std::size_t listed, std::size_t unreadable,
+                                           const std::string& first_message, const char* kind);
+// Problems a list keeps of its items (per reason, as ProblemSink): a page of 2 million
+// unreadable one-byte items must not become 2 million messages. The rest are counted.
+inline constexpr std::size_t kMaxListedItemProblems = 100;
 
 // A CronJobList page: only CronJobs with the role label are returned. An Error means the page
 // as a whole is unusable (not JSON, not a list, `items: null`). Items without a name are

@@ -57,39 +57,47 @@ std::string ListPath(const std::string& namespace_name, const char* resource) {
 template <typename T, typename StartStream>
 Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes,
                        const char* resource, const std::string& query, StartStream start,
-                       std::vector<T>& items, std::vector<SourceProblem>& problems) {
+                       std::vector<T>& items, ProblemSink& problems) {
   for (const auto& scope : scopes) {
-    std::size_t first_item = items.size(), first_problem = problems.size(), seen = 0;
+    std::size_t first_item = items.size(), seen = 0;
     std::vector<T> page_items;
-    std::vector<SourceProblem> page_problems, item_problems;
+    // Item problems, a few listed per reason and the rest counted.
+    ProblemSink page_problems(kMaxListedItemProblems), list_problems(kMaxListedItemProblems);
+    std::string first_problem;
     auto listed = lister.List(
         ListPath(scope, resource), query,
         [&] {
           page_items.clear();
-          page_problems.clear();
+          page_problems.Clear();
           return start([&](Mapped<T> mapped) {
             if (mapped.value) page_items.push_back(std::move(*mapped.value));
-            if (mapped.problem) page_problems.push_back(std::move(*mapped.problem));
+            if (mapped.problem) page_problems.Add(std::move(*mapped.problem));
           });
         },
         [&](const PageEnd& page) {
           std::move(page_items.begin(), page_items.end(), std::back_inserter(items));
-          problems.insert(problems.end(), page_problems.begin(), page_problems.end());
           page_items.clear();
-          page_problems.clear();
+          if (first_problem.empty() && page_problems.Total() > 0) {
+            std::vector<SourceProblem> listed_problems;
+            page_problems.AppendTo(listed_problems);
+            first_problem = listed_problems.front().message;
+          }
+          list_problems.Merge(page_problems);
+          page_problems.Clear();
           seen += page.listed;
           return page.continue_token;
         },
         [&] {
           items.resize(first_item);
-          problems.resize(first_problem);
+          list_problems.Clear();
+          first_problem.clear();
           seen = 0;
         });
     if (!listed) return listed;
-    item_problems.assign(problems.begin() + first_problem, problems.end());
-    if (auto unreadable = NothingReadable(seen, item_problems, resource)) {
+    if (auto unreadable = NothingReadable(seen, list_problems.Total(), first_problem, resource)) {
       return Error{fmt::format("GET {}: {}", ListPath(scope, resource), *unreadable)};
     }
+    problems.Merge(list_problems);
   }
   return true;
 }
@@ -324,9 +332,11 @@ class KubernetesSource : public Source {
       }
       selector += ")";
       std::vector<CronJob> found;
+      ProblemSink found_problems(kMaxListedItemProblems);
       auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(selector),
-                              StartCronJobs, found, problems);
+                              StartCronJobs, found, found_problems);
       if (!listed) return listed;
+      found_problems.AppendTo(problems);
       for (auto& cronjob : found) {
         if (!cached.insert(cronjob.uid).second) continue;
         Log(LogLevel::kInfo,
@@ -339,7 +349,7 @@ class KubernetesSource : public Source {
   }
 
   Result<SourceSnapshot> ListWith(ApiLister& lister) {
-    std::vector<SourceProblem> problems;
+    ProblemSink problems(kMaxListedItemProblems);
     std::vector<CronJob> cronjobs;
     std::vector<std::string> scopes = settings_.namespaces;
     if (scopes.empty()) scopes.push_back("");  // all namespaces
@@ -360,7 +370,7 @@ class KubernetesSource : public Source {
     }
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
     snapshot.problems = lister.problems();
-    snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
+    problems.AppendTo(snapshot.problems);
     snapshot.problems = CapProblems(std::move(snapshot.problems));
     return snapshot;
   }

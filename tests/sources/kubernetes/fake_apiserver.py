@@ -12,7 +12,8 @@ The config file (JSON) is re-read whenever it changes:
   {"token": "t" | ["t1", "t2"],      bearer tokens accepted; absent: no token needed
    "client_cn": "schedwatch-client", a client certificate with this CN is accepted too
    "cronjobs": [...], "jobs": [...],  items as the API returns them
-   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K, "unrelated_jobs": U},
+   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K, "unrelated_jobs": U,
+                 "annotation_bytes": B},  B: a last-applied-configuration annotation that long
                                       generated items (U Jobs owned by CronJobs without the label)
    "faults": [{"path": "/apis/batch/v1/jobs",  exact path; absent: any list path
                "method": "POST",               the method it applies to; absent: GET
@@ -140,6 +141,9 @@ def synthetic_world(spec):
     per_cronjob = spec.get("jobs_per_cronjob", 10)
     base = 1767225600  # 2026-01-01T00:00:00Z
     stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    # kubectl apply's copy of the manifest, as real CronJobs carry it: "annotation_bytes" long.
+    applied = ({"kubectl.kubernetes.io/last-applied-configuration": "x" * spec["annotation_bytes"]}
+               if spec.get("annotation_bytes") else {})
     for i in range(spec.get("cronjobs", 0)):
         namespace, name = f"team-{i % namespaces:03d}", f"job-{i:06d}"
         uid = f"00000000-0000-4000-8000-{i:012d}"
@@ -150,7 +154,7 @@ def synthetic_world(spec):
                          "resourceVersion": str(1000 + i),
                          "creationTimestamp": stamp(base - 86400),
                          "labels": {"schedwatch.io/role": f"role-{i}", "team": "bench"},
-                         "annotations": {"schedwatch.io/spec-version": "1"},
+                         "annotations": dict({"schedwatch.io/spec-version": "1"}, **applied),
                          "managedFields": [
                              {"manager": "kubectl-client-side-apply", "operation": "Update",
                               "apiVersion": "batch/v1", "time": stamp(base - 86400),

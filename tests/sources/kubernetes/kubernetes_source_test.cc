@@ -320,6 +320,30 @@ TEST_F(KubernetesSourceTest, APageLargeBesidesItsItemsFailsTheReadNotRetried) {
   EXPECT_EQ(Paths().size(), 1u) << "not retried";
 }
 
+TEST_F(KubernetesSourceTest, MillionsOfUnreadableItemsAreCountedNotKept) {
+  Json world = World();
+  // One-byte items, each a problem: kept one message each, 2 MiB made over 200 MiB.
+  std::string page = R"({"kind":"CronJobList","metadata":{},"items":[)";
+  for (const auto& item : world["cronjobs"]) page += item.dump() + ",";
+  for (int i = 0; i < 1000000; ++i) page += i ? ",1" : "1";
+  page += "]}";
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", page}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+  std::vector<std::string> reasons = Reasons(*snapshot);
+  EXPECT_LE(Count(reasons, "malformed_object"), kMaxListedItemProblems);
+  bool tallied = false;
+  for (const auto& problem : snapshot->problems) {
+    tallied |= problem.message.rfind("problems like this one (100 listed): CronJobList item", 0) !=
+               std::string::npos;
+    tallied |= problem.message.find("1000") != std::string::npos &&
+               problem.message.find("problems like this one") != std::string::npos;
+  }
+  EXPECT_TRUE(tallied);
+}
+
 TEST_F(KubernetesSourceTest, ItemsOfAPageThatTurnsOutMalformedNeverCount) {
   Json world = World();
   Json ghost = world["cronjobs"][0];

@@ -195,6 +195,30 @@ TEST_F(KubernetesWatchTest, ACacheKeepsNothingOfAPageThatTurnsOutMalformed) {
   EXPECT_EQ(Lists(kCronJobs), 2);
 }
 
+TEST_F(KubernetesWatchTest, ACacheCountsMillionsOfUnreadableItemsWithoutKeepingThem) {
+  std::string page = R"({"kind":"CronJobList","metadata":{"resourceVersion":"884214"},"items":[)";
+  for (const auto& item : cronjobs_) page += item.dump() + ",";
+  for (int i = 0; i < 1000000; ++i) page += i ? ",1" : "1";
+  page += "]}";
+  server_->SetConfig(Json{{"token", kToken},
+                          {"cronjobs", cronjobs_},
+                          {"jobs", jobs_},
+                          {"faults", {{{"path", kCronJobs}, {"raw", page}, {"times", 1}}}}});
+  auto source = Make();
+  auto first = List(*source);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_NE(Object(*first, "ops/db-backup"), nullptr);
+  std::size_t malformed = 0;
+  bool counted = false;
+  for (const auto& problem : first->problems) {
+    malformed += problem.reason == "malformed_object";
+    counted |=
+        problem.message.find("more unreadable cronjobs in the last list") != std::string::npos;
+  }
+  EXPECT_LE(malformed, kMaxListedItemProblems + 1);
+  EXPECT_TRUE(counted);
+}
+
 TEST_F(KubernetesWatchTest, ADeletedCronJobIsMissingOnceTheServerConfirms) {
   auto source = Make();
   ASSERT_TRUE(Refresh(*source).snapshot.ok());
