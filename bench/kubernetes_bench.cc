@@ -13,7 +13,10 @@
 // 30,000 make 60 MiB; a server that ignores limit), listed once without watches: the peak
 // memory of reading one large answer.
 //
-//   kubernetes_bench onepage [cronjobs]
+//   kubernetes_bench onepage [cronjobs [unreadable]]
+//
+// With `unreadable`, the answer is instead that many one-byte items, each unreadable (a hostile
+// server: 2 bytes an item, each a problem).
 //
 // The server changes one Job every 0.5 s per 1,000 CronJobs (7,200 MODIFIED events an hour: a
 // run of every hourly CronJob brings about as many), sends a bookmark every 10 s and ends every
@@ -206,10 +209,18 @@ int Bytes(int argc, char** argv) {
 int OnePage(int argc, char** argv) {
   using namespace schedwatch;
   const int cronjobs = argc > 2 ? std::atoi(argv[2]) : 30000;
+  const int unreadable = argc > 3 ? std::atoi(argv[3]) : 0;
   const char* token = "bench-token";
   char pattern[] = "/tmp/schedwatch-k8s-page-XXXXXX";
   std::filesystem::path directory = mkdtemp(pattern);
+  nlohmann::json faults = nlohmann::json::array();
+  if (unreadable > 0) {
+    std::string page = R"({"kind":"CronJobList","metadata":{"resourceVersion":"1"},"items":[)";
+    for (int i = 0; i < unreadable; ++i) page += i ? ",1" : "1";
+    faults.push_back({{"path", "/apis/batch/v1/cronjobs"}, {"raw", page + "]}"}});
+  }
   testing::FakeApiServer server(directory / "server", {{"token", token},
+                                                       {"faults", faults},
                                                        {"ignore_limit", true},
                                                        {"synthetic",
                                                         {{"cronjobs", cronjobs},
@@ -247,8 +258,11 @@ int OnePage(int argc, char** argv) {
   auto start = Clock::now();
   auto snapshot = (*source)->List({0, &cancelled});
   if (!snapshot) {
-    std::cerr << "list failed: " << snapshot.error() << "\n";
-    return 1;
+    std::cout << fmt::format(
+        "list failed after {:.1f} MiB received: {}; peak RSS {:.1f} MiB before the list, {:.1f} "
+        "MiB after\n",
+        counting.bytes->load() / 1048576.0, snapshot.error(), MiB(rss_before), MiB(PeakRssKib()));
+    return 0;
   }
   std::cout << fmt::format(
       "one answer of {} CronJobs, {:.1f} MiB received, listed in {:.2f} s: {} objects; peak RSS "

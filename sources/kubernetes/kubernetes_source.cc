@@ -63,25 +63,24 @@ Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes
     std::vector<T> page_items;
     // Item problems, a few listed per reason and the rest counted.
     ProblemSink page_problems(kMaxListedItemProblems), list_problems(kMaxListedItemProblems);
-    std::string first_problem;
+    std::string first_problem, page_first_problem;
     auto listed = lister.List(
         ListPath(scope, resource), query,
         [&] {
           page_items.clear();
           page_problems.Clear();
+          page_first_problem.clear();
           return start([&](Mapped<T> mapped) {
             if (mapped.value) page_items.push_back(std::move(*mapped.value));
-            if (mapped.problem) page_problems.Add(std::move(*mapped.problem));
+            if (!mapped.problem) return;
+            if (page_problems.Total() == 0) page_first_problem = mapped.problem->message;
+            page_problems.Add(std::move(*mapped.problem));
           });
         },
         [&](const PageEnd& page) {
           std::move(page_items.begin(), page_items.end(), std::back_inserter(items));
           page_items.clear();
-          if (first_problem.empty() && page_problems.Total() > 0) {
-            std::vector<SourceProblem> listed_problems;
-            page_problems.AppendTo(listed_problems);
-            first_problem = listed_problems.front().message;
-          }
+          if (first_problem.empty()) first_problem = page_first_problem;
           list_problems.Merge(page_problems);
           page_problems.Clear();
           seen += page.listed;
