@@ -9,6 +9,15 @@
 //
 //   kubernetes_bench bytes [cronjobs [jobs_per_cronjob [unrelated_jobs [seconds]]]]
 //
+// One answer of every CronJob (about 2 KiB each with a last-applied-configuration annotation:
+// 30,000 make 60 MiB; a server that ignores limit), listed once without watches: the peak
+// memory of reading one large answer.
+//
+//   kubernetes_bench onepage [cronjobs [unreadable]]
+//
+// With `unreadable`, the answer is instead that many one-byte items, each unreadable (a hostile
+// server: 2 bytes an item, each a problem).
+//
 // The server changes one Job every 0.5 s per 1,000 CronJobs (7,200 MODIFIED events an hour: a
 // run of every hourly CronJob brings about as many), sends a bookmark every 10 s and ends every
 // watch after 20 s (the real API server: about 60 s, and timeoutSeconds 300), so the watch
@@ -197,9 +206,76 @@ int Bytes(int argc, char** argv) {
   return 0;
 }
 
+int OnePage(int argc, char** argv) {
+  using namespace schedwatch;
+  const int cronjobs = argc > 2 ? std::atoi(argv[2]) : 30000;
+  const int unreadable = argc > 3 ? std::atoi(argv[3]) : 0;
+  const char* token = "bench-token";
+  char pattern[] = "/tmp/schedwatch-k8s-page-XXXXXX";
+  std::filesystem::path directory = mkdtemp(pattern);
+  nlohmann::json faults = nlohmann::json::array();
+  if (unreadable > 0) {
+    std::string page = R"({"kind":"CronJobList","metadata":{"resourceVersion":"1"},"items":[)";
+    for (int i = 0; i < unreadable; ++i) page += i ? ",1" : "1";
+    faults.push_back({{"path", "/apis/batch/v1/cronjobs"}, {"raw", page + "]}"}});
+  }
+  testing::FakeApiServer server(directory / "server", {{"token", token},
+                                                       {"faults", faults},
+                                                       {"ignore_limit", true},
+                                                       {"synthetic",
+                                                        {{"cronjobs", cronjobs},
+                                                         {"jobs_per_cronjob", 0},
+                                                         {"namespaces", 20},
+                                                         {"annotation_bytes", 780}}}});
+  std::filesystem::path kubeconfig = directory / "kubeconfig";
+  std::ofstream(kubeconfig) << "current-context: bench\n"
+                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
+                               "clusters: [{name: c, cluster: {server: '"
+                            << server.url() << "', certificate-authority: '"
+                            << (testing::SharedPki() / "ca.crt").string()
+                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
+  auto spec = ParseSpec(fmt::format("version: 1\nsources:\n  prod:\n    type: kubernetes\n"
+                                    "    kubeconfig: {}\n    timeout: 60s\njobs: []\n",
+                                    kubeconfig.string()),
+                        (directory / "spec.yaml").string(), BuiltInCatalog());
+  if (!spec) {
+    std::cerr << spec.error() << "\n";
+    return 1;
+  }
+  SourceOptions options;
+  options.spec = &spec->sources.at("prod");
+  CountingTransport counting;
+  kubernetes::Tuning tuning;
+  tuning.transport = counting.Factory();
+  tuning.watch = false;
+  auto source = kubernetes::MakeTunedSource(options, tuning);
+  if (!source) {
+    std::cerr << source.error() << "\n";
+    return 1;
+  }
+  long rss_before = PeakRssKib();
+  std::atomic<bool> cancelled{false};
+  auto start = Clock::now();
+  auto snapshot = (*source)->List({0, &cancelled});
+  if (!snapshot) {
+    std::cout << fmt::format(
+        "list failed after {:.1f} MiB received: {}; peak RSS {:.1f} MiB before the list, {:.1f} "
+        "MiB after\n",
+        counting.bytes->load() / 1048576.0, snapshot.error(), MiB(rss_before), MiB(PeakRssKib()));
+    return 0;
+  }
+  std::cout << fmt::format(
+      "one answer of {} CronJobs, {:.1f} MiB received, listed in {:.2f} s: {} objects; peak RSS "
+      "{:.1f} MiB before the list, {:.1f} MiB after\n",
+      cronjobs, counting.bytes->load() / 1048576.0, Seconds(start), snapshot->objects.size(),
+      MiB(rss_before), MiB(PeakRssKib()));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   using namespace schedwatch;
   if (argc > 1 && std::string(argv[1]) == "bytes") return Bytes(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "onepage") return OnePage(argc, argv);
   const int cronjobs = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int jobs_per_cronjob = argc > 2 ? std::atoi(argv[2]) : 10;
   const int page_size = argc > 3 ? std::atoi(argv[3]) : 500;

@@ -118,6 +118,7 @@ Result<HttpResponse> ApiClient::Send(const ApiCall& call, Clock::TimePoint deadl
     request.connect_timeout = std::min(request.timeout, policy_.connect_timeout);
     HttpFailure failure = HttpFailure::kNone;
     ++requests_;
+    if (call.on_attempt) call.on_attempt();
     auto response = transport_(request, cancelled, &failure);
 
     RetryCause cause;

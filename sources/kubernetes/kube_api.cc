@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <unordered_set>
 
 #include "sources/kubernetes/kube_objects.h"
@@ -32,23 +33,47 @@ void ApiLister::TakeRecovered() {
 }
 
 Result<bool> ApiLister::List(const std::string& path, const std::string& query,
-                             const PageHandler& on_page, const std::function<void()>& on_restart) {
+                             const PageStarter& start_page, const PageHandler& on_page,
+                             const std::function<void()>& on_restart) {
   const std::string where = "GET " + path;
-  std::string continue_token, next_token;
+  std::string continue_token;
   // Every token this pass of the list has followed: a server that hands one out again would
   // be followed in a circle until the timeout.
   std::unordered_set<std::string> followed;
   int restarts = 0, pages = 0;
+  std::optional<PageStream> stream;
+  std::optional<PageEnd> page;
+  std::size_t received = 0;
+  std::string too_large;  // why an answer passed a limit; not retried: it would come again
   platform::ApiCall call;
+  // An error answer is kept (it is small, a Status); a list page streams through `stream`.
   call.max_body_bytes = options_.max_answer_bytes;
+  call.on_attempt = [&] {
+    stream.reset();
+    page.reset();
+    received = 0;
+    too_large.clear();
+  };
+  call.on_data = [&](std::string_view data) {
+    if (!stream) stream.emplace(start_page());
+    received += data.size();
+    if (received > options_.max_answer_bytes) {
+      too_large = fmt::format("the answer is larger than {} bytes", options_.max_answer_bytes);
+      return false;
+    }
+    if (stream->Feed(data)) return true;
+    if (stream->over_limit()) too_large = stream->Finish().error();
+    return false;
+  };
   call.describe = [](const HttpResponse& response) {
     return DescribeApiError(response.status, response.body);
   };
   call.check = [&](const HttpResponse& response) -> Result<bool> {
-    if (response.status != 200) return true;  // judged below
-    auto next = on_page(response.body);
-    if (!next) return Error{next.error()};
-    next_token = std::move(*next);
+    if (response.status != 200 || !too_large.empty()) return true;  // judged below
+    if (!stream) stream.emplace(start_page());                      // an empty body
+    auto end = stream->Finish();
+    if (!end) return Error{end.error()};
+    page = std::move(*end);
     return true;
   };
   for (;;) {
@@ -63,8 +88,9 @@ Result<bool> ApiLister::List(const std::string& path, const std::string& query,
     auto response = client_.Send(call, deadline_, cancelled_);
     TakeRecovered();
     if (!response) return Error{response.error()};
+    if (!too_large.empty()) return Error{fmt::format("{}: {}", where, too_large)};
     if (response->status == 200) {
-      continue_token = std::move(next_token);
+      continue_token = on_page(*page);
       ++pages;
       if (continue_token.empty()) return true;
       if (!followed.insert(continue_token).second) {

@@ -13,6 +13,7 @@
 
 #include "schedwatch/platform/api_client.h"
 #include "schedwatch/result.h"
+#include "sources/kubernetes/kube_objects.h"
 #include "sources/source.h"
 
 namespace schedwatch::kubernetes {
@@ -35,12 +36,16 @@ class ApiLister {
   ApiLister(platform::ApiClient& client, std::string server, ListOptions options,
             platform::Clock::TimePoint deadline, const std::atomic<bool>* cancelled);
 
-  // Gets every page of `path` (`query` is extra, already encoded). `on_page` parses one page,
-  // keeps its items and returns its continue token ("" on the last page); an Error from it
-  // means the page was malformed and nothing was kept. `on_restart` forgets everything kept
-  // since the list began. Any failure that is not recovered is an Error: never a partial list.
-  using PageHandler = std::function<Result<std::string>(std::string_view body)>;
-  Result<bool> List(const std::string& path, const std::string& query, const PageHandler& on_page,
+  // Gets every page of `path` (`query` is extra, already encoded), each read as it streams:
+  // `start_page` gives a fresh stream for each attempt at a page (its items are the caller's to
+  // hold aside), `on_page` takes the page once it was read whole and returns its continue token
+  // ("" on the last page). A malformed page is retried; what a failed attempt's stream handed
+  // over never counts. `on_restart` forgets everything kept since the list began. Any failure
+  // that is not recovered is an Error: never a partial list.
+  using PageStarter = std::function<PageStream()>;
+  using PageHandler = std::function<std::string(const PageEnd& page)>;
+  Result<bool> List(const std::string& path, const std::string& query,
+                    const PageStarter& start_page, const PageHandler& on_page,
                     const std::function<void()>& on_restart);
 
   // Failures that were recovered (retried, restarted): worth counting, not failing for.

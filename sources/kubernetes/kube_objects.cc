@@ -79,6 +79,25 @@ class ListReader final : public nlohmann::json_sax<Json> {
   // How many items the page held, readable or not.
   std::size_t items() const { return index_; }
 
+  // One item of a list page, the text of one element of its items array, handed over as the
+  // `index`th item as if it had been read from the page: a stream cut the page into items.
+  Result<bool> ReadItem(std::string_view text, std::size_t index, const char* kind) {
+    stack_.assign(1, Frame{nullptr, nullptr});
+    skip_ = 0;
+    index_ = index;
+    next_ = Next::kKeep;
+    // A byte order mark is skipped at the start of a text, never inside a list.
+    bool parsed =
+        !text.empty() && text.front() != '\xEF' && Json::sax_parse(text.begin(), text.end(), this);
+    if (!error_.empty()) {
+      return Error{fmt::format("malformed JSON in a {}: item {}: {}", kind, index, error_)};
+    }
+    if (!parsed || index_ != index + 1) {
+      return Error{fmt::format("malformed JSON in a {}: item {} is no JSON value", kind, index)};
+    }
+    return true;
+  }
+
   bool null() override { return Value(Json(nullptr)); }
   bool boolean(bool value) override { return Value(Json(value)); }
   bool number_integer(number_integer_t value) override { return Value(Json(value)); }
@@ -686,6 +705,210 @@ Result<Page<Job>> ReadOwnedJobList(std::string_view body,
   return ReadJobs(body, nullptr, on_item);
 }
 
+// Cuts a list page as it streams into the texts of its items, each read as it ends by the
+// same reader a whole page is read with, and the rest of the page (the page with its items
+// arrays emptied), read at the end. Only JSON's string, escape and nesting states are tracked
+// here: each item's text and the rest are parsed strictly, so a page this cuts wrongly (not
+// JSON) fails there, and a page that is JSON is cut as the whole-page parser would read it.
+class PageStream::Impl {
+ public:
+  using ItemHandler = std::function<void(const Json& item, std::size_t index)>;
+
+  Impl(const Filter& filter, const char* kind, ItemHandler on_item, Limits limits)
+      : filter_(filter),
+        kind_(kind),
+        on_item_(std::move(on_item)),
+        limits_(limits),
+        reader_(filter, [this](const Json& item, std::size_t index) { on_item_(item, index); }) {}
+
+  bool Feed(std::string_view data) {
+    if (!error_.empty()) return false;
+    for (char c : data) {
+      if (in_items_ ? !ItemByte(c) : !RestByte(c)) return false;
+    }
+    return true;
+  }
+
+  Result<PageEnd> Finish() {
+    if (!error_.empty()) return Error{error_};
+    if (in_items_)
+      return Error{fmt::format("malformed JSON in a {}: it ends inside its items", kind_)};
+    std::size_t stray = 0;  // the rest's items arrays are empty
+    ListReader rest(filter_, [&stray](const Json&, std::size_t) { ++stray; });
+    auto token = rest.Read(rest_, kind_);
+    if (!token) return Error{token.error()};
+    if (stray != 0) return Error{fmt::format("a {} was cut wrongly", kind_)};
+    return PageEnd{std::move(*token), rest.ResourceVersion(), items_};
+  }
+
+  bool over_limit() const { return over_limit_; }
+
+ private:
+  // Where the root object is at: between its members, in a key, before its value.
+  enum class Member { kNone, kKey, kAfterKey, kValue, kOther };
+
+  bool Fail(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+
+  // Tracks a string's end; true while `c` is inside one (its closing quote included).
+  bool InString(char c) {
+    if (!in_string_) return false;
+    if (escaped_) {
+      escaped_ = false;
+    } else if (c == '\\') {
+      escaped_ = true;
+    } else if (c == '"') {
+      in_string_ = false;
+    }
+    return true;
+  }
+
+  bool ItemByte(char c) {
+    if (!InString(c)) {
+      if (c == '"') {
+        in_string_ = true;
+      } else if (item_depth_ == 0 && (c == ',' || c == ']')) {
+        bool empty_list = c == ']' && items_ == first_item_ &&
+                          item_.find_first_not_of(" \t\r\n") == std::string::npos;
+        if (!empty_list && !EndItem()) return false;
+        if (c == ']') {
+          in_items_ = false;
+          --depth_;
+          rest_.push_back(c);
+        }
+        return true;
+      } else if (c == '{' || c == '[') {
+        ++item_depth_;
+      } else if (c == '}' || c == ']') {
+        if (item_depth_ == 0)
+          return Fail(fmt::format("malformed JSON in a {}: a stray }} in its items", kind_));
+        --item_depth_;
+      }
+    }
+    item_.push_back(c);
+    if (item_.size() > limits_.max_item_bytes) {
+      over_limit_ = true;
+      return Fail(
+          fmt::format("{} item {} is larger than {} bytes", kind_, items_, limits_.max_item_bytes));
+    }
+    return true;
+  }
+
+  bool EndItem() {
+    auto read = reader_.ReadItem(item_, items_, kind_);
+    if (!read) return Fail(read.error());
+    ++items_;
+    item_.clear();
+    return true;
+  }
+
+  bool RestByte(char c) {
+    rest_.push_back(c);
+    if (rest_.size() > limits_.max_rest_bytes) {
+      over_limit_ = true;
+      return Fail(fmt::format("a {} has more than {} bytes besides its items", kind_,
+                              limits_.max_rest_bytes));
+    }
+    bool in_root = depth_ == 1 && root_is_object_;
+    if (InString(c)) {
+      if (in_root && member_ == Member::kKey) {
+        key_.push_back(c);
+        if (!in_string_) {
+          member_ = Member::kAfterKey;
+          Json name = Json::parse(key_, nullptr, /*allow_exceptions=*/false);
+          items_key_ = name.is_string() && name.get_ref<const std::string&>() == "items";
+        }
+      }
+      return true;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') return true;
+    if (c == '"') {
+      in_string_ = true;
+      if (in_root && member_ == Member::kKey) key_.assign(1, c);
+    }
+    if (in_root && member_ == Member::kValue) {
+      member_ = Member::kOther;
+      if (c == '[' && items_key_) {
+        // The root's items: its elements are cut out of the rest and read one by one.
+        ++depth_;
+        in_items_ = true;
+        first_item_ = items_;
+        item_depth_ = 0;
+        item_.clear();
+        return true;
+      }
+    }
+    if (c == '{' || c == '[') {
+      if (++depth_ == 1) {
+        root_is_object_ = c == '{';
+        member_ = root_is_object_ ? Member::kKey : Member::kNone;
+      }
+    } else if (c == '}' || c == ']') {
+      if (depth_ > 0) --depth_;
+    } else if (in_root && c == ',') {
+      member_ = Member::kKey;
+    } else if (in_root && c == ':' && member_ == Member::kAfterKey) {
+      member_ = Member::kValue;
+    }
+    return true;
+  }
+
+  const Filter& filter_;
+  const char* kind_;
+  ItemHandler on_item_;
+  Limits limits_;
+  ListReader reader_;
+  std::string rest_, item_, key_, error_;
+  bool in_string_ = false, escaped_ = false;
+  std::size_t depth_ = 0;  // nesting in the rest
+  bool root_is_object_ = false;
+  Member member_ = Member::kNone;
+  bool items_key_ = false;  // the root member being read is "items"
+  bool in_items_ = false;
+  bool over_limit_ = false;
+  std::size_t item_depth_ = 0;  // nesting inside the current item
+  std::size_t items_ = 0, first_item_ = 0;
+};
+
+PageStream::PageStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PageStream::PageStream(PageStream&&) noexcept = default;
+PageStream& PageStream::operator=(PageStream&&) noexcept = default;
+PageStream::~PageStream() = default;
+bool PageStream::Feed(std::string_view data) { return impl_->Feed(data); }
+Result<PageEnd> PageStream::Finish() { return impl_->Finish(); }
+bool PageStream::over_limit() const { return impl_->over_limit(); }
+
+PageStream StreamCronJobList(std::function<void(Mapped<CronJob>)> on_item,
+                             PageStream::Limits limits) {
+  return PageStream(std::make_unique<PageStream::Impl>(
+      CronJobFilter(), "CronJobList",
+      [on_item = std::move(on_item)](const Json& item, std::size_t index) {
+        on_item(MapCronJob(item, index));
+      },
+      limits));
+}
+
+PageStream StreamJobList(const std::unordered_map<std::string, std::size_t>& owners,
+                         std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits) {
+  return PageStream(std::make_unique<PageStream::Impl>(
+      JobFilter(), "JobList",
+      [&owners, on_item = std::move(on_item)](const Json& item, std::size_t index) {
+        on_item(MapJob(item, index, &owners));
+      },
+      limits));
+}
+
+PageStream StreamOwnedJobList(std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits) {
+  return PageStream(std::make_unique<PageStream::Impl>(
+      JobFilter(), "JobList",
+      [on_item = std::move(on_item)](const Json& item, std::size_t index) {
+        on_item(MapJob(item, index, nullptr));
+      },
+      limits));
+}
+
 Result<WatchEvent<CronJob>> ParseCronJobEvent(std::string_view line) {
   return ReadEvent<CronJob>(line, CronJobFilter(true), "CronJob watch event",
                             [](const Json& object) { return MapCronJob(object, 0); });
@@ -700,8 +923,14 @@ std::optional<std::string> NothingReadable(std::size_t listed,
                                            const std::vector<SourceProblem>& problems,
                                            const char* kind) {
   if (listed == 0 || problems.size() < listed) return std::nullopt;
+  return NothingReadable(listed, problems.size(), problems.front().message, kind);
+}
+
+std::optional<std::string> NothingReadable(std::size_t listed, std::size_t unreadable,
+                                           const std::string& first_message, const char* kind) {
+  if (listed == 0 || unreadable < listed) return std::nullopt;
   return fmt::format("none of the {} {} listed can be read (first: {})", listed, kind,
-                     problems.front().message);
+                     first_message);
 }
 
 SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs) {

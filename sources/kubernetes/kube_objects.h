@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,12 @@ struct WatchEvent {
 std::optional<std::string> NothingReadable(std::size_t listed,
                                            const std::vector<SourceProblem>& problems,
                                            const char* kind);
+// The same from a count of unreadable items and the first one's problem.
+std::optional<std::string> NothingReadable(std::size_t listed, std::size_t unreadable,
+                                           const std::string& first_message, const char* kind);
+// Problems a list keeps of its items (per reason, as ProblemSink): a page of 2 million
+// unreadable one-byte items must not become 2 million messages. The rest are counted.
+inline constexpr std::size_t kMaxListedItemProblems = 100;
 
 // A CronJobList page: only CronJobs with the role label are returned. An Error means the page
 // as a whole is unusable (not JSON, not a list, `items: null`). Items without a name are
@@ -106,6 +113,54 @@ Result<Page<CronJob>> ReadCronJobList(std::string_view body,
                                       const std::function<void(Mapped<CronJob>)>& on_item);
 Result<Page<Job>> ReadOwnedJobList(std::string_view body,
                                    const std::function<void(Mapped<Job>)>& on_item);
+
+// The page's own members, after its items: what a page gives besides them.
+struct PageEnd {
+  std::string continue_token;
+  std::string resource_version;
+  std::size_t listed = 0;  // items on the page, readable or not
+};
+
+// A list page read as it arrives, whatever the pieces it comes in: each item is mapped and
+// handed to the stream's handler as soon as its text ends. Held meanwhile are the current
+// item's text and the page's members other than items (kind, metadata), never the page:
+// Read*List's results on the whole body, from a page's memory of one item.
+class PageStream {
+ public:
+  struct Limits {
+    // An item of a real cluster is at most etcd's 1.5 MiB request limit; a page's own members
+    // are a few hundred bytes. Past either the page is a failed read.
+    std::size_t max_item_bytes = 8u << 20;
+    std::size_t max_rest_bytes = 1u << 20;
+  };
+  class Impl;
+  explicit PageStream(std::unique_ptr<Impl> impl);
+  PageStream(PageStream&&) noexcept;
+  PageStream& operator=(PageStream&&) noexcept;
+  ~PageStream();
+
+  // The next bytes of the page. False once the page cannot be read (Finish says why): the
+  // rest need not be fed.
+  bool Feed(std::string_view data);
+  // After the last byte: the page's continue token and resourceVersion, or an Error (not JSON,
+  // not a list, `items: null`, truncated, too large) after which no item handed over counts.
+  Result<PageEnd> Finish();
+  // The page failed for passing a limit: the same answer again would fail again.
+  bool over_limit() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Streams of a CronJobList page, of a JobList page keeping Jobs owned by `owners` (which must
+// outlive the stream), and of one keeping every Job some CronJob owns: their handlers see the
+// items Read*List would (every item, ours or not).
+PageStream StreamCronJobList(std::function<void(Mapped<CronJob>)> on_item,
+                             PageStream::Limits limits = {});
+PageStream StreamJobList(const std::unordered_map<std::string, std::size_t>& owners,
+                         std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits = {});
+PageStream StreamOwnedJobList(std::function<void(Mapped<Job>)> on_item,
+                              PageStream::Limits limits = {});
 
 // One line of a watch of CronJobs / of Jobs (Jobs as ParseOwnedJobList keeps them). An Error:
 // the line is no event (not JSON, no type, an unknown type, no object).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedwatch/platform/log.h"
+#include "sources/problems.h"
 
 namespace schedwatch::kubernetes {
 namespace {
@@ -27,9 +28,8 @@ template <>
 struct Kind<CronJob> {
   static constexpr const char* kName = "CronJob";
   static constexpr const char* kList = "cronjobs";
-  static Result<Page<CronJob>> Read(std::string_view body,
-                                    const std::function<void(Mapped<CronJob>)>& on_item) {
-    return ReadCronJobList(body, on_item);
+  static PageStream Stream(std::function<void(Mapped<CronJob>)> on_item) {
+    return StreamCronJobList(std::move(on_item));
   }
   static Result<WatchEvent<CronJob>> Event(std::string_view line) {
     return ParseCronJobEvent(line);
@@ -40,9 +40,8 @@ template <>
 struct Kind<Job> {
   static constexpr const char* kName = "Job";
   static constexpr const char* kList = "jobs";
-  static Result<Page<Job>> Read(std::string_view body,
-                                const std::function<void(Mapped<Job>)>& on_item) {
-    return ReadOwnedJobList(body, on_item);
+  static PageStream Stream(std::function<void(Mapped<Job>)> on_item) {
+    return StreamOwnedJobList(std::move(on_item));
   }
   static Result<WatchEvent<Job>> Event(std::string_view line) { return ParseJobEvent(line); }
 };
@@ -101,6 +100,12 @@ void Informer<T>::CopyTo(std::vector<T>& items, std::vector<SourceProblem>& prob
   for (const auto& [key, unreadable] : problems_) {
     if (!ours || ours(unreadable.owner)) problems.push_back(unreadable.problem);
   }
+  if (unlisted_problems_ > 0) {
+    problems.push_back(
+        MakeProblem(Reason::kMalformedObject,
+                    fmt::format("{} more unreadable {} in the last list, not listed one by one",
+                                unlisted_problems_, Kind<T>::kList)));
+  }
 }
 
 template <typename T>
@@ -110,28 +115,51 @@ Result<bool> Informer<T>::Sync(ApiLister& lister) {
   std::unordered_map<std::string, Unreadable> problems;
   std::string resource_version;
   std::size_t seen = 0;
+  // A page's items count once the page was read whole.
+  std::vector<Mapped<T>> page_items;
+  std::size_t page_seen = 0, unlisted = 0;
+  std::string first_unlisted;
   auto keep = [&](Mapped<T> mapped) {
-    ++seen;
     if (mapped.value) objects[mapped.key] = std::move(*mapped.value);
-    if (mapped.problem) problems[mapped.key] = {mapped.owner, std::move(*mapped.problem)};
+    if (!mapped.problem) return;
+    // A few problems per list are kept by item; a page of millions of unreadable one-byte
+    // items is counted, not kept.
+    // (one place left for the count of the rest).
+    if (problems.size() + 1 < kMaxListedItemProblems || problems.count(mapped.key)) {
+      problems[mapped.key] = {mapped.owner, std::move(*mapped.problem)};
+    } else if (unlisted++ == 0) {
+      first_unlisted = mapped.problem->message;
+    }
   };
   auto listed = lister.List(
       path_, query_,
-      [&](std::string_view body) -> Result<std::string> {
-        auto page = Kind<T>::Read(body, keep);
-        if (!page) return Error{page.error()};
-        resource_version = page->resource_version;
-        return page->continue_token;
+      [&] {
+        page_items.clear();
+        page_seen = 0;
+        return Kind<T>::Stream([&](Mapped<T> mapped) {
+          ++page_seen;  // items neither ours nor problems are only counted
+          if (mapped.value || mapped.problem) page_items.push_back(std::move(mapped));
+        });
+      },
+      [&](const PageEnd& page) {
+        for (auto& mapped : page_items) keep(std::move(mapped));
+        page_items.clear();
+        seen += page_seen;
+        resource_version = page.resource_version;
+        return page.continue_token;
       },
       [&] {
         objects.clear();
         problems.clear();
+        unlisted = 0;
         seen = 0;
       });
   if (!listed) return listed;
   std::vector<SourceProblem> item_problems;
   for (const auto& [key, unreadable] : problems) item_problems.push_back(unreadable.problem);
-  if (auto unreadable = NothingReadable(seen, item_problems, Kind<T>::kList)) {
+  if (auto unreadable = NothingReadable(
+          seen, item_problems.size() + unlisted,
+          item_problems.empty() ? first_unlisted : item_problems.front().message, Kind<T>::kList)) {
     return Error{fmt::format("GET {}: {}", path_, *unreadable)};
   }
   if (resource_version.empty()) {
@@ -142,6 +170,7 @@ Result<bool> Informer<T>::Sync(ApiLister& lister) {
     std::lock_guard<std::mutex> lock(mutex_);
     objects_ = std::move(objects);
     problems_ = std::move(problems);
+    unlisted_problems_ = unlisted;
     resource_version_ = std::move(resource_version);
     synced_ = true;
     ++generation_;

@@ -101,6 +101,7 @@ class Informer {
     SourceProblem problem;
   };
   std::unordered_map<std::string, Unreadable> problems_;  // by key
+  std::size_t unlisted_problems_ = 0;  // past kMaxListedItemProblems at the last list
   std::string resource_version_;
   bool synced_ = false;
   std::uint64_t generation_ = 0;  // one per list: events of an older watch are not applied

@@ -51,37 +51,59 @@ std::string ListPath(const std::string& namespace_name, const char* resource) {
 }
 
 // Lists `resource` in every scope ("" for all namespaces) into `items`, adding the problems of
-// its pages. When a list restarts, what its earlier pages gave is dropped first.
-// A list of which no item could be read is a failed read, never an empty list.
-template <typename T, typename ParsePage>
+// its pages, each page read as it streams by a stream `start(on_item)` makes. A page's items are
+// kept once the page was read whole; when a list restarts, what its earlier pages gave is
+// dropped first. A list of which no item could be read is a failed read, never an empty list.
+template <typename T, typename StartStream>
 Result<bool> ListEvery(ApiLister& lister, const std::vector<std::string>& scopes,
-                       const char* resource, const std::string& query, ParsePage parse,
-                       std::vector<T>& items, std::vector<SourceProblem>& problems) {
+                       const char* resource, const std::string& query, StartStream start,
+                       std::vector<T>& items, ProblemSink& problems) {
   for (const auto& scope : scopes) {
-    std::size_t first_item = items.size(), first_problem = problems.size(), seen = 0;
-    std::vector<SourceProblem> item_problems;
+    std::size_t first_item = items.size(), seen = 0;
+    std::vector<T> page_items;
+    // Item problems, a few listed per reason and the rest counted.
+    ProblemSink page_problems(kMaxListedItemProblems), list_problems(kMaxListedItemProblems);
+    std::string first_problem, page_first_problem;
     auto listed = lister.List(
         ListPath(scope, resource), query,
-        [&](std::string_view body) -> Result<std::string> {
-          auto page = parse(body);
-          if (!page) return Error{page.error()};
-          std::move(page->items.begin(), page->items.end(), std::back_inserter(items));
-          problems.insert(problems.end(), page->problems.begin(), page->problems.end());
-          seen += page->listed;
-          return page->continue_token;
+        [&] {
+          page_items.clear();
+          page_problems.Clear();
+          page_first_problem.clear();
+          return start([&](Mapped<T> mapped) {
+            if (mapped.value) page_items.push_back(std::move(*mapped.value));
+            if (!mapped.problem) return;
+            if (page_problems.Total() == 0) page_first_problem = mapped.problem->message;
+            page_problems.Add(std::move(*mapped.problem));
+          });
+        },
+        [&](const PageEnd& page) {
+          std::move(page_items.begin(), page_items.end(), std::back_inserter(items));
+          page_items.clear();
+          if (first_problem.empty()) first_problem = page_first_problem;
+          list_problems.Merge(page_problems);
+          page_problems.Clear();
+          seen += page.listed;
+          return page.continue_token;
         },
         [&] {
           items.resize(first_item);
-          problems.resize(first_problem);
+          list_problems.Clear();
+          first_problem.clear();
           seen = 0;
         });
     if (!listed) return listed;
-    item_problems.assign(problems.begin() + first_problem, problems.end());
-    if (auto unreadable = NothingReadable(seen, item_problems, resource)) {
+    if (auto unreadable = NothingReadable(seen, list_problems.Total(), first_problem, resource)) {
       return Error{fmt::format("GET {}: {}", ListPath(scope, resource), *unreadable)};
     }
+    problems.Merge(list_problems);
   }
   return true;
+}
+
+// A stream of a CronJobList page for ListEvery.
+PageStream StartCronJobs(std::function<void(Mapped<CronJob>)> on_item) {
+  return StreamCronJobList(std::move(on_item));
 }
 
 // What identifies a version of the kubeconfig file, to re-read it when it changes.
@@ -309,9 +331,11 @@ class KubernetesSource : public Source {
       }
       selector += ")";
       std::vector<CronJob> found;
+      ProblemSink found_problems(kMaxListedItemProblems);
       auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(selector),
-                              ParseCronJobList, found, problems);
+                              StartCronJobs, found, found_problems);
       if (!listed) return listed;
+      found_problems.AppendTo(problems);
       for (auto& cronjob : found) {
         if (!cached.insert(cronjob.uid).second) continue;
         Log(LogLevel::kInfo,
@@ -324,12 +348,12 @@ class KubernetesSource : public Source {
   }
 
   Result<SourceSnapshot> ListWith(ApiLister& lister) {
-    std::vector<SourceProblem> problems;
+    ProblemSink problems(kMaxListedItemProblems);
     std::vector<CronJob> cronjobs;
     std::vector<std::string> scopes = settings_.namespaces;
     if (scopes.empty()) scopes.push_back("");  // all namespaces
     auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(kRoleLabel),
-                            ParseCronJobList, cronjobs, problems);
+                            StartCronJobs, cronjobs, problems);
     if (!listed) return Error{listed.error()};
 
     std::vector<Job> jobs;
@@ -337,13 +361,15 @@ class KubernetesSource : public Source {
       std::unordered_map<std::string, std::size_t> owners;
       owners.reserve(cronjobs.size());
       for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
-      auto parse = [&owners](std::string_view body) { return ParseJobList(body, owners); };
-      listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", parse, jobs, problems);
+      auto start = [&owners](std::function<void(Mapped<Job>)> on_item) {
+        return StreamJobList(owners, std::move(on_item));
+      };
+      listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", start, jobs, problems);
       if (!listed) return Error{listed.error()};
     }
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
     snapshot.problems = lister.problems();
-    snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
+    problems.AppendTo(snapshot.problems);
     snapshot.problems = CapProblems(std::move(snapshot.problems));
     return snapshot;
   }

@@ -12,7 +12,8 @@ The config file (JSON) is re-read whenever it changes:
   {"token": "t" | ["t1", "t2"],      bearer tokens accepted; absent: no token needed
    "client_cn": "schedwatch-client", a client certificate with this CN is accepted too
    "cronjobs": [...], "jobs": [...],  items as the API returns them
-   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K, "unrelated_jobs": U},
+   "synthetic": {"cronjobs": N, "jobs_per_cronjob": M, "namespaces": K, "unrelated_jobs": U,
+                 "annotation_bytes": B},  B: a last-applied-configuration annotation that long
                                       generated items (U Jobs owned by CronJobs without the label)
    "faults": [{"path": "/apis/batch/v1/jobs",  exact path; absent: any list path
                "method": "POST",               the method it applies to; absent: GET
@@ -27,6 +28,7 @@ The config file (JSON) is re-read whenever it changes:
                "headers": {"Retry-After": "1"},
                "raw": "{not json",             this body with status (default 200)
                "drop": true}],                 close the connection without an answer
+   "ignore_limit": true,              every item in one answer, as a server that does not paginate
    "visible_after": 1.5,              seconds before a created CronJob shows in lists
    "appear_on_post": [...],           CronJobs someone else creates just before a POST of the
                                       same namespace/name arrives (the race reconcile must survive)
@@ -139,6 +141,9 @@ def synthetic_world(spec):
     per_cronjob = spec.get("jobs_per_cronjob", 10)
     base = 1767225600  # 2026-01-01T00:00:00Z
     stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    # kubectl apply's copy of the manifest, as real CronJobs carry it: "annotation_bytes" long.
+    applied = ({"kubectl.kubernetes.io/last-applied-configuration": "x" * spec["annotation_bytes"]}
+               if spec.get("annotation_bytes") else {})
     for i in range(spec.get("cronjobs", 0)):
         namespace, name = f"team-{i % namespaces:03d}", f"job-{i:06d}"
         uid = f"00000000-0000-4000-8000-{i:012d}"
@@ -149,7 +154,7 @@ def synthetic_world(spec):
                          "resourceVersion": str(1000 + i),
                          "creationTimestamp": stamp(base - 86400),
                          "labels": {"schedwatch.io/role": f"role-{i}", "team": "bench"},
-                         "annotations": {"schedwatch.io/spec-version": "1"},
+                         "annotations": dict({"schedwatch.io/spec-version": "1"}, **applied),
                          "managedFields": [
                              {"manager": "kubectl-client-side-apply", "operation": "Update",
                               "apiVersion": "batch/v1", "time": stamp(base - 86400),
@@ -715,7 +720,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     410, "Expired", "The provided continue parameter is too old to display a "
                     "consistent list result. You can start a new list without the continue "
                     "parameter.", {"metadata": {"continue": "bm90LXVzZWQ="}}))
-        limit = int(query.get("limit", "0") or 0)
+        # "ignore_limit": one answer holds every item, as a server that does not paginate.
+        limit = 0 if world.config.get("ignore_limit") else int(query.get("limit", "0") or 0)
         end = len(items) if limit <= 0 else min(len(items), start + limit)
         metadata = {"resourceVersion": str(world.resource_version)}
         if end < len(items):

@@ -73,6 +73,18 @@ class FakeKubernetes {
       return [this, tls](const HttpRequest& request, const std::atomic<bool>* cancelled,
                          HttpFailure* failure) -> Result<HttpResponse> {
         auto answer = Answer(request, tls, failure, cancelled);
+        // As HttpClient: a 2xx list page goes to a streaming caller as it arrives (here in
+        // pieces of varying sizes, to cut it anywhere), not kept, and not capped.
+        if (answer && request.on_data && answer->status >= 200 && answer->status < 300 &&
+            !answer->body.empty()) {
+          std::string_view body = answer->body;
+          for (std::size_t at = 0, piece = 1; at < body.size();
+               at += piece, piece = piece * 7 % 1031 + 1) {
+            if (!request.on_data(body.substr(at, piece))) break;
+          }
+          answer->body.clear();
+          return answer;
+        }
         // As HttpClient: a body past the request's cap is a failure, not an answer.
         if (answer && answer->body.size() > request.max_body_bytes) {
           if (failure != nullptr) *failure = HttpFailure::kTooLarge;

@@ -288,8 +288,14 @@ TEST_F(KubernetesSourceTest, NullItemsFailTheListInsteadOfEmptyingIt) {
 // the read (roles unknown) and is not retried.
 TEST_F(KubernetesSourceTest, AnAnswerPastTheCapFailsTheReadNotTheProcess) {
   Json world = World();
-  std::string huge = R"({"kind":"CronJobList","metadata":{},"items":[],"padding":")" +
-                     std::string(std::size_t{64} << 20, 'x') + "\"}";
+  // 64 MiB of small items: each readable on its own, the answer past the cap on bytes received.
+  std::string huge = R"({"kind":"CronJobList","metadata":{},"items":[)";
+  const std::string padding(4000, 'x');
+  for (int i = 0; huge.size() <= (std::size_t{64} << 20); ++i) {
+    huge += fmt::format(R"({}{{"metadata":{{"name":"pad-{}"}},"padding":"{}"}})", i ? "," : "", i,
+                        padding);
+  }
+  huge += "]}";
   world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", huge}}};
   huge.clear();
   Serve(world);
@@ -298,6 +304,62 @@ TEST_F(KubernetesSourceTest, AnAnswerPastTheCapFailsTheReadNotTheProcess) {
   EXPECT_EQ(snapshot.error(),
             "GET /apis/batch/v1/cronjobs: the answer is larger than 67108864 bytes");
   EXPECT_EQ(Paths().size(), 1u) << "not retried";
+}
+
+TEST_F(KubernetesSourceTest, APageLargeBesidesItsItemsFailsTheReadNotRetried) {
+  Json world = World();
+  std::string large = R"({"kind":"CronJobList","metadata":{},"items":[],"padding":")" +
+                      std::string(std::size_t{2} << 20, 'x') + "\"}";
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", large}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /apis/batch/v1/cronjobs: a CronJobList has more than 1048576 bytes besides its "
+            "items");
+  EXPECT_EQ(Paths().size(), 1u) << "not retried";
+}
+
+TEST_F(KubernetesSourceTest, MillionsOfUnreadableItemsAreCountedNotKept) {
+  Json world = World();
+  // One-byte items, each a problem: kept one message each, 2 MiB made over 200 MiB.
+  std::string page = R"({"kind":"CronJobList","metadata":{},"items":[)";
+  for (const auto& item : world["cronjobs"]) page += item.dump() + ",";
+  for (int i = 0; i < 1000000; ++i) page += i ? ",1" : "1";
+  page += "]}";
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"}, {"raw", page}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 4u);
+  std::vector<std::string> reasons = Reasons(*snapshot);
+  EXPECT_LE(Count(reasons, "malformed_object"), kMaxListedItemProblems);
+  bool tallied = false;
+  for (const auto& problem : snapshot->problems) {
+    tallied |= problem.message.rfind("problems like this one (100 listed): CronJobList item", 0) !=
+               std::string::npos;
+    tallied |= problem.message.find("1000") != std::string::npos &&
+               problem.message.find("problems like this one") != std::string::npos;
+  }
+  EXPECT_TRUE(tallied);
+}
+
+TEST_F(KubernetesSourceTest, ItemsOfAPageThatTurnsOutMalformedNeverCount) {
+  Json world = World();
+  Json ghost = world["cronjobs"][0];
+  ghost["metadata"]["name"] = "ghost";
+  ghost["metadata"]["uid"] = "ghost-uid";
+  // The ghost streams in whole before the page breaks; the retry's page does not hold it.
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
+                      {"raw", R"({"kind":"CronJobList","items":[)" + ghost.dump() + ",{oops"},
+                      {"times", 1}}};
+  Serve(world);
+  auto snapshot = List(*MakeWithKubeconfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Count(Reasons(*snapshot), "malformed_json"), 1u);
+  ASSERT_EQ(snapshot->objects.size(), 4u);
+  for (const auto& object : snapshot->objects)
+    EXPECT_EQ(object.id.find("ghost"), std::string::npos);
 }
 
 TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {

@@ -175,6 +175,50 @@ TEST_F(KubernetesWatchTest, ListsOnceThenWatchesFromTheListsResourceVersion) {
   EXPECT_EQ(Lists(kOpsJobs), 1);
 }
 
+TEST_F(KubernetesWatchTest, ACacheKeepsNothingOfAPageThatTurnsOutMalformed) {
+  Json ghost = Find(cronjobs_, "db-backup");
+  ghost["metadata"]["name"] = "ghost";
+  ghost["metadata"]["uid"] = "ghost-uid";
+  // The ghost streams in whole before the page breaks; the retry's page does not hold it.
+  server_->SetConfig(Json{{"token", kToken},
+                          {"cronjobs", cronjobs_},
+                          {"jobs", jobs_},
+                          {"faults",
+                           {{{"path", kCronJobs},
+                             {"raw", R"({"kind":"CronJobList","items":[)" + ghost.dump() + ",{"},
+                             {"times", 1}}}}});
+  auto source = Make();
+  auto first = List(*source);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_EQ(Object(*first, "ops/ghost"), nullptr);
+  EXPECT_NE(Object(*first, "ops/db-backup"), nullptr);
+  EXPECT_EQ(Lists(kCronJobs), 2);
+}
+
+TEST_F(KubernetesWatchTest, ACacheCountsMillionsOfUnreadableItemsWithoutKeepingThem) {
+  std::string page = R"({"kind":"CronJobList","metadata":{"resourceVersion":"884214"},"items":[)";
+  for (const auto& item : cronjobs_) page += item.dump() + ",";
+  for (int i = 0; i < 1000000; ++i) page += i ? ",1" : "1";
+  page += "]}";
+  server_->SetConfig(Json{{"token", kToken},
+                          {"cronjobs", cronjobs_},
+                          {"jobs", jobs_},
+                          {"faults", {{{"path", kCronJobs}, {"raw", page}, {"times", 1}}}}});
+  auto source = Make();
+  auto first = List(*source);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_NE(Object(*first, "ops/db-backup"), nullptr);
+  std::size_t malformed = 0;
+  bool counted = false;
+  for (const auto& problem : first->problems) {
+    malformed += problem.reason == "malformed_object";
+    counted |=
+        problem.message.find("more unreadable cronjobs in the last list") != std::string::npos;
+  }
+  EXPECT_LE(malformed, kMaxListedItemProblems + 1);
+  EXPECT_TRUE(counted);
+}
+
 TEST_F(KubernetesWatchTest, ADeletedCronJobIsMissingOnceTheServerConfirms) {
   auto source = Make();
   ASSERT_TRUE(Refresh(*source).snapshot.ok());

@@ -82,6 +82,8 @@ struct ApiCall {
   std::size_t max_body_bytes = kHttpMaxBodyBytes;
   // A stream, as HttpRequest's; `check` then sees only what was kept (an error answer).
   std::function<bool(std::string_view data)> on_data;
+  // Called before each attempt: a stream read by on_data starts again from its first byte.
+  std::function<void()> on_attempt;
   std::chrono::milliseconds idle_timeout{0};
   // Words an HTTP error answer for messages, given its body already redacted ("HTTP 503
   // ServiceUnavailable: etcd"). Default: "HTTP <status>".
