@@ -680,7 +680,8 @@ std::string RenderExplainText(const nlohmann::json& role) {
   out += fmt::format(
       "\n1. desired\n  schedule       {} in {}\n  spec version   {}\n  template       {}\n",
       text(Field(role, "schedule")), text(Field(role, "timezone")),
-      text(Field(role, "spec_version")), text(Field(role, "template")));
+      text(Field(role, "spec_version")),
+      (Field(role, "template") == "" ? "—" : text(Field(role, "template"))));
   for (const auto& threshold : Items(role, "thresholds")) {
     out += fmt::format("  {:<14} {} ({})\n", text(Field(threshold, "name")),
                        text(Field(threshold, "value")), text(Field(threshold, "from")));
