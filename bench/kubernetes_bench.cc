@@ -62,6 +62,30 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The spec the bench's source reads: a kubeconfig for the fake server in `directory`, `settings`
+// added to the source, and one role per labelled CronJob (role-0, role-1, ...).
+schedwatch::Result<schedwatch::Spec> BenchSpec(const std::filesystem::path& directory,
+                                               const std::string& server_url, const char* token,
+                                               int roles, const std::string& settings) {
+  std::filesystem::path kubeconfig = directory / "kubeconfig";
+  std::ofstream(kubeconfig) << "current-context: bench\n"
+                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
+                               "clusters: [{name: c, cluster: {server: '"
+                            << server_url << "', certificate-authority: '"
+                            << (schedwatch::testing::SharedPki() / "ca.crt").string()
+                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
+  std::string text = fmt::format(
+      "version: 1\nsources:\n  prod:\n    type: kubernetes\n    kubeconfig: {}\n{}"
+      "    timeout: 60s\njobs:{}\n",
+      kubeconfig.string(), settings, roles == 0 ? " []" : "");
+  for (int i = 0; i < roles; ++i) {
+    text += fmt::format(
+        "  - {{role: role-{}, source: prod, schedule: \"0 * * * *\", spec_version: \"1\"}}\n", i);
+  }
+  return schedwatch::ParseSpec(text, (directory / "spec.yaml").string(),
+                               schedwatch::BuiltInCatalog());
+}
+
 }  // namespace
 
 // Counts the answer bytes a transport receives, streamed ones included.
@@ -115,22 +139,7 @@ int Bytes(int argc, char** argv) {
                                    {"jobs_per_cronjob", jobs_per_cronjob},
                                    {"unrelated_jobs", unrelated},
                                    {"namespaces", 20}}}});
-  std::filesystem::path kubeconfig = directory / "kubeconfig";
-  std::ofstream(kubeconfig) << "current-context: bench\n"
-                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
-                               "clusters: [{name: c, cluster: {server: '"
-                            << server.url() << "', certificate-authority: '"
-                            << (testing::SharedPki() / "ca.crt").string()
-                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
-  std::string spec_text = fmt::format(
-      "version: 1\nsources:\n  prod:\n    type: kubernetes\n    kubeconfig: {}\n"
-      "    timeout: 60s\njobs:\n",
-      kubeconfig.string());
-  for (int i = 0; i < cronjobs; ++i) {
-    spec_text += fmt::format(
-        "  - {{role: role-{}, source: prod, schedule: \"0 * * * *\", spec_version: \"1\"}}\n", i);
-  }
-  auto spec = ParseSpec(spec_text, (directory / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = BenchSpec(directory, server.url(), token, cronjobs, "");
   if (!spec) {
     std::cerr << spec.error() << "\n";
     return 1;
@@ -227,17 +236,7 @@ int OnePage(int argc, char** argv) {
                                                          {"jobs_per_cronjob", 0},
                                                          {"namespaces", 20},
                                                          {"annotation_bytes", 780}}}});
-  std::filesystem::path kubeconfig = directory / "kubeconfig";
-  std::ofstream(kubeconfig) << "current-context: bench\n"
-                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
-                               "clusters: [{name: c, cluster: {server: '"
-                            << server.url() << "', certificate-authority: '"
-                            << (testing::SharedPki() / "ca.crt").string()
-                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
-  auto spec = ParseSpec(fmt::format("version: 1\nsources:\n  prod:\n    type: kubernetes\n"
-                                    "    kubeconfig: {}\n    timeout: 60s\njobs: []\n",
-                                    kubeconfig.string()),
-                        (directory / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = BenchSpec(directory, server.url(), token, 0, "");
   if (!spec) {
     std::cerr << spec.error() << "\n";
     return 1;
@@ -292,22 +291,8 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("server: {} CronJobs, {} Jobs generated and serialised in {:.1f} s\n",
                            cronjobs, cronjobs * jobs_per_cronjob, Seconds(start));
 
-  std::filesystem::path kubeconfig = directory / "kubeconfig";
-  std::ofstream(kubeconfig) << "current-context: bench\n"
-                               "contexts: [{name: bench, context: {cluster: c, user: u}}]\n"
-                               "clusters: [{name: c, cluster: {server: '"
-                            << server.url() << "', certificate-authority: '"
-                            << (testing::SharedPki() / "ca.crt").string()
-                            << "'}}]\nusers: [{name: u, user: {token: " << token << "}}]\n";
-  std::string spec_text = fmt::format(
-      "version: 1\nsources:\n  prod:\n    type: kubernetes\n    kubeconfig: {}\n"
-      "    page_size: {}\n    timeout: 60s\njobs:\n",
-      kubeconfig.string(), page_size);
-  for (int i = 0; i < cronjobs; ++i) {
-    spec_text += fmt::format(
-        "  - {{role: role-{}, source: prod, schedule: \"0 * * * *\", spec_version: \"1\"}}\n", i);
-  }
-  auto spec = ParseSpec(spec_text, (directory / "spec.yaml").string(), BuiltInCatalog());
+  auto spec = BenchSpec(directory, server.url(), token, cronjobs,
+                        fmt::format("    page_size: {}\n", page_size));
   if (!spec) {
     std::cerr << spec.error() << "\n";
     return 1;
