@@ -146,7 +146,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       const JobSpec& job = *result.roles[i].job;
       series(metrics::kJobInfo, i);
       out += ",schedule=\"";
-      AppendEscapedLabelValue(out, job.schedule.expression().text());
+      AppendEscapedLabelValue(out, job.schedule.text());
       out += "\",timezone=\"";
       AppendEscapedLabelValue(out, job.timezone);
       out += "\",spec_version=\"";
