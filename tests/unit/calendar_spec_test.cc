@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "schedwatch/classify.h"
 #include "schedwatch/schedule.h"
+#include "schedwatch/spec.h"
+#include "sources/catalog.h"
 
 namespace schedwatch {
 namespace {
@@ -201,6 +204,41 @@ TEST(CalendarScheduleTest, CronSchedulesAreUnchanged) {
   EXPECT_EQ(cron.text(), "*/15 * * * *");
   EXPECT_TRUE(cron.SameAs("0,15,30,45 * * * *"));
   EXPECT_FALSE(cron.SameAs("*/10 * * * *"));
+}
+
+TEST(CalendarSpecFileTest, SystemdJobsTakeOneExpressionOrAList) {
+  auto spec = ParseSpec(
+      "version: 1\n"
+      "sources: {host: {type: systemd, bus_address: 'unix:path=/run/dbus/system_bus_socket'}}\n"
+      "defaults: {timezone: Europe/Berlin}\n"
+      "jobs:\n"
+      "  - {role: backup, source: host, schedule: 'Mon..Fri 02:30', spec_version: '1'}\n"
+      "  - role: rotate\n"
+      "    source: host\n"
+      "    schedule: ['*-*-01 04:00', 'Sun 04:00 UTC']\n"
+      "    spec_version: '2'\n",
+      "spec.yaml", BuiltInCatalog());
+  ASSERT_TRUE(spec) << spec.error();
+  const JobSpec& backup = spec->jobs[0];
+  ASSERT_TRUE(backup.schedule.is_calendar());
+  EXPECT_EQ(backup.schedule.calendars().size(), 1u);
+  EXPECT_EQ(backup.schedule.zone(), FindZone("Europe/Berlin"));
+  EXPECT_EQ(backup.period, 3 * 86400 + 3600);  // Friday to Monday over the fall-back weekend
+  const JobSpec& rotate = spec->jobs[1];
+  ASSERT_EQ(rotate.schedule.calendars().size(), 2u);
+  EXPECT_EQ(rotate.schedule.calendars()[1].normalized(), "Sun *-*-* 04:00:00 UTC");
+
+  // Drift: the timer's lines as systemd reports them, normalised and in any order.
+  LiveObject live{"rotate.timer", "rotate", "Sun *-*-* 04:00:00 UTC\n*-*-01 04:00:00", "", "2"};
+  EXPECT_FALSE(Drifted(rotate, live));
+  live.schedule = "*-*-01 04:00:00\nSun *-*-* 04:00:00";  // the zone is part of the meaning
+  EXPECT_TRUE(Drifted(rotate, live));
+  live.schedule = "*-*-01 04:00:00";
+  EXPECT_TRUE(Drifted(rotate, live));
+  live = {"backup.timer", "backup", "Mon..Fri *-*-* 02:30:00", "", "1"};
+  EXPECT_FALSE(Drifted(backup, live));
+  live.spec_version = "0";
+  EXPECT_TRUE(Drifted(backup, live));
 }
 
 }  // namespace
