@@ -176,6 +176,13 @@ TEST(CalendarScheduleTest, PeriodAndPrevious) {
   // Over a DST change the gap is one hour longer or shorter.
   EXPECT_EQ(Calendars({"daily"}, "Europe/Berlin").Period(1767225600), 90000);
   EXPECT_EQ(Calendars({"09..17:00"}, "Europe/Berlin").Period(1767225600), 16 * 3600 + 3600);
+  // The repeated hour elapses once: from 02:59 CEST the next minute is 03:00 CET, 61 minutes on.
+  EXPECT_EQ(Calendars({"minutely"}, "Europe/Berlin").Period(1767225600), 3660);
+  EXPECT_EQ(Calendars({"*:*:*"}, "Europe/Berlin").Period(1767225600), 3601);
+  // Schedule::Next searches from just after a fire time, as systemd does: from 02:59:59 CEST
+  // (00:59:59Z) on 2026-10-25 the next second is 03:00:00 CET, not the repeated 02:00:00 CET.
+  EXPECT_EQ(Calendars({"*:*:*"}, "Europe/Berlin").Next(1792889999), 1792893600);
+  EXPECT_EQ(Calendars({"*:*:0/0.25"}).Next(10), 11);
   // Fires once: no period.
   EXPECT_FALSE(Calendars({"2026-06-01"}).Period(1767225600));
   EXPECT_EQ(Calendars({"daily"}).Previous(1767225600), 1767225600);
