@@ -27,11 +27,17 @@ const date::time_zone* ZoneOf(const CalendarSpec& spec, const date::time_zone* l
 std::optional<std::int64_t> NextOf(const CalendarSpec& spec, const date::time_zone* zone,
                                    std::int64_t after) {
   if (after >= kLastTime) return std::nullopt;
-  // Fire times inside second `after` do not count: the first one from second after + 1.
-  const std::int64_t base = std::max<std::int64_t>(after, -1) * kUsecPerSec + (kUsecPerSec - 1);
-  auto next = spec.NextUsec(base, zone);
-  if (!next) return std::nullopt;
-  return FloorDiv(*next, kUsecPerSec);
+  // Searched from just after `after`, as systemd searches from the last elapse (starting at the
+  // next whole second instead would start in the second pass of a repeated hour). Elapses inside
+  // second `after` do not count; after a few of them, search from its last microsecond.
+  after = std::max<std::int64_t>(after, -1);
+  std::int64_t base = after * kUsecPerSec;
+  for (int tries = 0;; ++tries) {
+    auto next = spec.NextUsec(tries < 8 ? base : after * kUsecPerSec + (kUsecPerSec - 1), zone);
+    if (!next) return std::nullopt;
+    if (*next >= (after + 1) * kUsecPerSec) return FloorDiv(*next, kUsecPerSec);
+    base = *next;
+  }
 }
 
 // The longest gap over [from, end) of one expression. Inside a day with no DST change the fire
@@ -61,8 +67,9 @@ std::optional<std::int64_t> PeriodOf(const CalendarSpec& spec, const date::time_
         const date::sys_info info = zone->get_info(date::sys_seconds{std::chrono::seconds{*t}});
         offset = info.offset.count();
         day_start = FloorDiv(*t + offset, kSecondsPerDay) * kSecondsPerDay - offset;
-        plain = info.begin.time_since_epoch().count() <= day_start - kSecondsPerDay &&
-                info.end.time_since_epoch().count() >= day_start + 2 * kSecondsPerDay;
+        // The whole local day on one UTC offset.
+        plain = info.begin.time_since_epoch().count() <= day_start &&
+                info.end.time_since_epoch().count() >= day_start + kSecondsPerDay;
       } else {
         day_start = FloorDiv(*t, kSecondsPerDay) * kSecondsPerDay;
       }

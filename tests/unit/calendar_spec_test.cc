@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "schedwatch/classify.h"
 #include "schedwatch/schedule.h"
+#include "schedwatch/spec.h"
+#include "sources/catalog.h"
 
 namespace schedwatch {
 namespace {
@@ -173,6 +176,13 @@ TEST(CalendarScheduleTest, PeriodAndPrevious) {
   // Over a DST change the gap is one hour longer or shorter.
   EXPECT_EQ(Calendars({"daily"}, "Europe/Berlin").Period(1767225600), 90000);
   EXPECT_EQ(Calendars({"09..17:00"}, "Europe/Berlin").Period(1767225600), 16 * 3600 + 3600);
+  // The repeated hour elapses once: from 02:59 CEST the next minute is 03:00 CET, 61 minutes on.
+  EXPECT_EQ(Calendars({"minutely"}, "Europe/Berlin").Period(1767225600), 3660);
+  EXPECT_EQ(Calendars({"*:*:*"}, "Europe/Berlin").Period(1767225600), 3601);
+  // Schedule::Next searches from just after a fire time, as systemd does: from 02:59:59 CEST
+  // (00:59:59Z) on 2026-10-25 the next second is 03:00:00 CET, not the repeated 02:00:00 CET.
+  EXPECT_EQ(Calendars({"*:*:*"}, "Europe/Berlin").Next(1792889999), 1792893600);
+  EXPECT_EQ(Calendars({"*:*:0/0.25"}).Next(10), 11);
   // Fires once: no period.
   EXPECT_FALSE(Calendars({"2026-06-01"}).Period(1767225600));
   EXPECT_EQ(Calendars({"daily"}).Previous(1767225600), 1767225600);
@@ -201,6 +211,41 @@ TEST(CalendarScheduleTest, CronSchedulesAreUnchanged) {
   EXPECT_EQ(cron.text(), "*/15 * * * *");
   EXPECT_TRUE(cron.SameAs("0,15,30,45 * * * *"));
   EXPECT_FALSE(cron.SameAs("*/10 * * * *"));
+}
+
+TEST(CalendarSpecFileTest, SystemdJobsTakeOneExpressionOrAList) {
+  auto spec = ParseSpec(
+      "version: 1\n"
+      "sources: {host: {type: systemd, bus_address: 'unix:path=/run/dbus/system_bus_socket'}}\n"
+      "defaults: {timezone: Europe/Berlin}\n"
+      "jobs:\n"
+      "  - {role: backup, source: host, schedule: 'Mon..Fri 02:30', spec_version: '1'}\n"
+      "  - role: rotate\n"
+      "    source: host\n"
+      "    schedule: ['*-*-01 04:00', 'Sun 04:00 UTC']\n"
+      "    spec_version: '2'\n",
+      "spec.yaml", BuiltInCatalog());
+  ASSERT_TRUE(spec) << spec.error();
+  const JobSpec& backup = spec->jobs[0];
+  ASSERT_TRUE(backup.schedule.is_calendar());
+  EXPECT_EQ(backup.schedule.calendars().size(), 1u);
+  EXPECT_EQ(backup.schedule.zone(), FindZone("Europe/Berlin"));
+  EXPECT_EQ(backup.period, 3 * 86400 + 3600);  // Friday to Monday over the fall-back weekend
+  const JobSpec& rotate = spec->jobs[1];
+  ASSERT_EQ(rotate.schedule.calendars().size(), 2u);
+  EXPECT_EQ(rotate.schedule.calendars()[1].normalized(), "Sun *-*-* 04:00:00 UTC");
+
+  // Drift: the timer's lines as systemd reports them, normalised and in any order.
+  LiveObject live{"rotate.timer", "rotate", "Sun *-*-* 04:00:00 UTC\n*-*-01 04:00:00", "", "2"};
+  EXPECT_FALSE(Drifted(rotate, live));
+  live.schedule = "*-*-01 04:00:00\nSun *-*-* 04:00:00";  // the zone is part of the meaning
+  EXPECT_TRUE(Drifted(rotate, live));
+  live.schedule = "*-*-01 04:00:00";
+  EXPECT_TRUE(Drifted(rotate, live));
+  live = {"backup.timer", "backup", "Mon..Fri *-*-* 02:30:00", "", "1"};
+  EXPECT_FALSE(Drifted(backup, live));
+  live.spec_version = "0";
+  EXPECT_TRUE(Drifted(backup, live));
 }
 
 }  // namespace
