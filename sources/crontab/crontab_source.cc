@@ -168,7 +168,8 @@ CrontabSource::CrontabSource(CrontabSourceOptions options)
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
-Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot) {
+Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot,
+                                                              CrontabContents* everything) {
   // Users are looked up afresh at every list, as cron does when it reloads.
   UserTable users = UserTable::System();
   if (!options_.root.empty()) {
@@ -178,7 +179,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     }
   }
   std::vector<CrontabEntry> entries;
-  auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
+  auto ignored = [&snapshot, everything](const std::string& shown, const std::string& why) {
+    if (everything != nullptr) everything->not_run.emplace_back(shown, why);
     snapshot.problems.push_back(
         MakeProblem(Reason::kCrontabIgnored,
                     fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)));
@@ -187,7 +189,9 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
   auto report_if_marked = [&](const std::string& real, const std::string& shown,
                               const std::string& why) {
     auto text = platform::ReadRegularFile(real, kMarkerScanBytes);
-    if (text && text->find("schedwatch:") != std::string::npos) ignored(shown, why);
+    if (everything != nullptr || (text && text->find("schedwatch:") != std::string::npos)) {
+      ignored(shown, why);
+    }
   };
 
   // One crontab file; an Error only for a file that exists and cannot be read.
@@ -254,6 +258,7 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
       return true;
     }
     for (auto& entry : parsed.entries) {
+      if (everything != nullptr) everything->entries.push_back({shown, kind, entry});
       if (entry.role.empty()) continue;
       snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line), entry.role,
                                   SanitizeUtf8(entry.schedule), "", entry.spec_version,
@@ -352,23 +357,14 @@ void CrontabSource::InheritCaches(Source& previous) {
   finished_ = std::move(old->finished_);
 }
 
-Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
-  SourceSnapshot snapshot;
-  auto entries = ReadCrontabs(snapshot);
-  if (!entries) return Error{entries.error()};
-
-  // Runs are tied to roles by user and command, as cron logs them.
-  std::map<std::string, std::set<std::string>> roles_by_command;
-  for (const auto& entry : *entries) {
-    if (entry.enabled) {
-      roles_by_command[entry.user + '\0' + LoggedCommand(entry.command)].insert(entry.role);
-    }
-  }
-  auto roles_of = [&](const CronRun& run) -> const std::set<std::string>* {
-    auto it = roles_by_command.find(run.user + '\0' + run.command);
-    return it == roles_by_command.end() ? nullptr : &it->second;
+Result<bool> CrontabSource::ReadRuns(const ListContext& context, const KeysByCommand& keys,
+                                     std::map<std::string, RunHistory>& finished,
+                                     std::map<std::string, RunHistory>& history) {
+  // Runs are tied to entries by user and command, as cron logs them.
+  auto keys_of = [&](const CronRun& run) -> const std::set<std::string>* {
+    auto it = keys.find(run.user + '\0' + run.command);
+    return it == keys.end() ? nullptr : &it->second;
   };
-
   CronLogBatch batch;
   auto read = ReadHistory(context, batch);
   // The refresher may list twice in one refresh (to confirm an absence) and keeps the last
@@ -377,35 +373,67 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
   for (const CronRun& run : batch.finished) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) {
-        finished_[role].Add({run.started, run.finished,
-                             run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+    if (const auto* found = keys_of(run)) {
+      for (const auto& key : *found) {
+        finished[key].Add({run.started, run.finished,
+                           run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
       }
     }
   }
   for (const CronRun& run : batch.started_only) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) {
-        auto& started = finished_[role].last_started;
+    if (const auto* found = keys_of(run)) {
+      for (const auto& key : *found) {
+        auto& started = finished[key].last_started;
         started = std::max(started.value_or(run.started), run.started);
       }
     }
   }
-  if (!read) return Error{read.error()};
-
-  snapshot.history = finished_;
+  if (!read) return read;
+  history = finished;
   for (const auto& [pid, run] : log_state_.pending) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) snapshot.history[role].Add({run.started, std::nullopt});
+    if (const auto* found = keys_of(run)) {
+      for (const auto& key : *found) history[key].Add({run.started, std::nullopt});
     }
   }
+  return true;
+}
+
+Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context) {
+  CrontabContents contents;
+  SourceSnapshot ignored;
+  auto entries = ReadCrontabs(ignored, &contents);
+  if (!entries) return Error{entries.error()};
+  KeysByCommand keys;
+  for (const auto& found : contents.entries) {
+    if (found.entry.enabled) {
+      keys[found.entry.user + '\0' + LoggedCommand(found.entry.command)].insert(
+          fmt::format("{}:{}", SanitizeUtf8(found.file), found.entry.line));
+    }
+  }
+  std::map<std::string, RunHistory> finished;
+  auto read = ReadRuns(context, keys, finished, contents.history);
+  if (!read) contents.history_error = read.error();
+  return contents;
+}
+
+Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
+  SourceSnapshot snapshot;
+  auto entries = ReadCrontabs(snapshot);
+  if (!entries) return Error{entries.error()};
+  KeysByCommand roles_by_command;
+  for (const auto& entry : *entries) {
+    if (entry.enabled) {
+      roles_by_command[entry.user + '\0' + LoggedCommand(entry.command)].insert(entry.role);
+    }
+  }
+  auto read = ReadRuns(context, roles_by_command, finished_, snapshot.history);
+  if (!read) return Error{read.error()};
   log_problems_.AppendTo(snapshot.problems);
   snapshot.problems = CapProblems(std::move(snapshot.problems), options_.problems_per_reason);
   return snapshot;
 }
 
-Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
+Result<CrontabSourceOptions> CrontabOptionsFor(const SourceOptions& options) {
   const auto* settings = options.spec->SettingsAs<CrontabSettings>();
   if (settings == nullptr) return Error{"the settings are not a crontab source's"};
   CrontabSourceOptions crontab;
@@ -414,7 +442,13 @@ Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) 
   crontab.syslog = settings->syslog;
   crontab.journal_directory = settings->journal_directory;
   crontab.journal = settings->journal;
-  return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(crontab)));
+  return crontab;
+}
+
+Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
+  auto crontab = CrontabOptionsFor(options);
+  if (!crontab) return Error{crontab.error()};
+  return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(*crontab)));
 }
 
 }  // namespace schedwatch::crontab
