@@ -150,7 +150,9 @@ Result<std::string> AppendJobs(std::string_view spec_text, const std::vector<Job
       for (const auto& job : jobs) block += RenderJobBlock(job, indent);
       std::size_t from = at;
       while (from > 0 && (text[from - 1] == ' ' || text[from - 1] == '\t')) --from;
-      text.erase(from, close - from);
+      // Whatever followed `]` on its line (a comment) stays, a blank before it.
+      bool more_on_line = close < text.size() && text[close] != '\n' && text[close] != '\r';
+      text.replace(from, close - from, more_on_line ? " " : "");
       std::size_t line_end = text.find('\n', from);
       if (line_end == std::string::npos) {
         text += "\n";

@@ -263,9 +263,13 @@ TEST(SpecMerge, FlowLists) {
   std::string empty = std::string("version: 1\n") + kSources + "jobs: []   # none yet\n";
   std::string from_empty = AppendTwo(empty);
   EXPECT_NE(
-      from_empty.find("jobs:   # none yet\n  # added\n  # /etc/cron.d/x:1\n  - role: new-a\n"),
+      from_empty.find("jobs:    # none yet\n  # added\n  # /etc/cron.d/x:1\n  - role: new-a\n"),
       std::string::npos)
       << from_empty;
+  // A comment right after the brackets stays a comment (found by fuzzing).
+  EXPECT_NE(
+      AppendTwo(std::string("version: 1\n") + kSources + "jobs: [ ]# x\n").find("jobs: # x\n"),
+      std::string::npos);
   // A whole file in flow style stays so.
   std::string all_flow =
       "{version: 1, sources: {host: {type: crontab}},\n jobs: [], defaults: {timezone: UTC}}\n";
