@@ -204,6 +204,34 @@ TEST(Discover, ASourceThatCannotBeReadIsSaidAndTheExitCodeIsOne) {
       << outcome.report;
 }
 
+TEST(Discover, TheExampleSpecGetsTheSnapshotsUnownedRoleOnly) {
+  // Its `demo` snapshot holds every role of the spec and one more; `partner` is not mounted.
+  const fs::path example = fs::path(SCHEDWATCH_SOURCE_DIR) / "examples/desired-state.yaml";
+  const std::string text = testing::ReadFile(example);
+  auto spec = ParseSpec(text, example.string(), BuiltInCatalog());
+  ASSERT_TRUE(spec) << spec.error();
+  DiscoverRequest request;
+  request.spec = &*spec;
+  request.now = kNow;
+  request.merge_into = text;
+  DiscoverOutcome outcome = Discover(request);
+  EXPECT_EQ(outcome.exit_code, 1);  // partner could not be read; the rest was done
+  EXPECT_NE(outcome.report.find("source \"partner\" (file): not read:"), std::string::npos)
+      << outcome.report;
+  EXPECT_NE(outcome.report.find("not a job (demo): demo/nightly-report: disabled in the snapshot"),
+            std::string::npos)
+      << outcome.report;
+  EXPECT_NE(outcome.report.find("added 1 job: old-migration\n"), std::string::npos)
+      << outcome.report;
+  EXPECT_NE(outcome.report.find("markers: every object has one"), std::string::npos);
+  EXPECT_EQ(outcome.spec_text.substr(0, text.size()), text);
+  auto merged = ParseSpec(outcome.spec_text, example.string(), BuiltInCatalog());
+  ASSERT_TRUE(merged) << merged.error();
+  request.spec = &*merged;
+  request.merge_into = outcome.spec_text;
+  EXPECT_EQ(Discover(request).spec_text, outcome.spec_text);
+}
+
 JobText Job(const std::string& role) {
   JobText job;
   job.comments = {"/etc/cron.d/x:1"};
