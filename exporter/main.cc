@@ -5,12 +5,15 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "exporter/check.h"
+#include "exporter/discover_command.h"
 #include "exporter/refresher.h"
 #include "exporter/status_page.h"
 #include "exporter/web.h"
@@ -322,6 +325,40 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   explain->fallthrough();
+  auto* discover = app.add_subcommand(
+      "discover",
+      "Draft a spec from what the schedulers hold now, or add to --config.file what it lacks");
+  DiscoverFlags discover_flags;
+  discover->add_option("--type", discover_flags.type,
+                       "Read one source of this type, set up by the flags below (a draft)");
+  discover
+      ->add_option("--source", discover_flags.sources,
+                   "With --config.file: the sources to read (repeat; default all). With --type: "
+                   "its name (default the type)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  discover->add_flag("--write-markers", discover_flags.write_markers,
+                     "Add the marker comments to crontab files (a backup beside each)");
+  discover->add_option("--output", discover_flags.output,
+                       "Write the spec to this file (atomically) instead of standard output");
+  // Every setting of every source type, as --<key> (also with '-' for '_'); repeat for a list.
+  std::map<std::string, std::vector<std::string>> setting_values;
+  for (const auto& [type, descriptor] : BuiltInCatalog().descriptors()) {
+    for (const auto& key : descriptor->settings_keys()) {
+      if (setting_values.count(key.name)) continue;
+      std::string names = "--" + key.name;
+      std::string hyphens = key.name;
+      std::replace(hyphens.begin(), hyphens.end(), '_', '-');
+      if (hyphens != key.name) names += ",--" + hyphens;
+      discover
+          ->add_option(names, setting_values[key.name],
+                       fmt::format("With --type: the source's `{}` setting", key.name))
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->group("Source settings (with --type)");
+    }
+  }
+  discover->fallthrough();
   app.require_subcommand(0, 1);
 
   RefresherOptions options;
@@ -332,7 +369,8 @@ int main(int argc, char** argv) {
     options.source_timeout = ToMillis("--refresh.source-timeout", source_timeout, true);
     web_options.read_header_timeout =
         ToMillis("--web.read-header-timeout", read_header_timeout, true);
-    if (config_file.empty() && !(explain->parsed() && !explain_url.empty())) {
+    if (config_file.empty() && !(explain->parsed() && !explain_url.empty()) &&
+        !discover->parsed()) {
       throw CLI::RequiredError("--config.file");
     }
   } catch (const CLI::Success& e) {
@@ -347,6 +385,12 @@ int main(int argc, char** argv) {
   options.ledger_file = ledger_file;
 
   if (check->parsed()) return Check(config_file, from, count, output);
+  if (discover->parsed()) {
+    for (auto& [key, values] : setting_values) {
+      if (!values.empty()) discover_flags.settings[key] = values;
+    }
+    return RunDiscoverCommand(config_file, discover_flags);
+  }
   if (explain->parsed()) {
     return Explain(explain_role, explain_url, config_file, options, explain_output);
   }

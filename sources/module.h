@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "sources/discoverer.h"
 #include "sources/repairer.h"
 #include "sources/source.h"
 
@@ -18,6 +19,8 @@ struct SourceModule {
   SourceFactory make_source;
   RepairerFactory make_repairer;  // empty: reconcile cannot create this type's objects
   std::string not_repairable;     // then why, when it is not the plain "cannot create"
+  // What `discover` reads this type with (sources/discoverer.h); empty: it cannot.
+  DiscovererFactory make_discoverer = nullptr;  // a default: modules may leave it out
 };
 
 // The module of a built-in type, or nullptr.

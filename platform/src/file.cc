@@ -13,6 +13,8 @@
 #include <deque>
 #include <vector>
 
+#include "schedwatch/platform/replace_file.h"
+
 namespace schedwatch::platform {
 namespace {
 
@@ -297,6 +299,16 @@ bool WriteAll(int fd, std::string_view content) {
 
 Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
                                  unsigned int mode, Existing existing) {
+  AtomicWrite how;
+  how.mode = mode;
+  how.existing = existing;
+  return WriteFileAtomically(path, content, how);
+}
+
+Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
+                                 const AtomicWrite& how) {
+  const unsigned int mode = how.mode;
+  const Existing existing = how.existing;
   // Unique per process and call: two threads writing the same path never share a temporary.
   static std::atomic<unsigned long> sequence{0};
   auto slash = path.rfind('/');
@@ -306,13 +318,21 @@ Result<bool> WriteFileAtomically(const std::string& path, std::string_view conte
   std::string temporary = fmt::format("{}/.{}.{}.{}.tmp", directory, name, getpid(), ++sequence);
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return Error{fmt::format("cannot write {}: {}", temporary, Errno(errno))};
-  bool written =
-      WriteAll(fd, content) && fchmod(fd, static_cast<mode_t>(mode)) == 0 && fsync(fd) == 0;
+  bool written = WriteAll(fd, content) &&
+                 (!how.owner || fchown(fd, how.owner->first, how.owner->second) == 0) &&
+                 fchmod(fd, static_cast<mode_t>(mode)) == 0 && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) written = false, error = errno;
   if (!written) {
     unlink(temporary.c_str());
     return Error{fmt::format("cannot write {}: {}", temporary, Errno(error))};
+  }
+  if (how.before_rename) {
+    auto still = how.before_rename();
+    if (!still) {
+      unlink(temporary.c_str());
+      return Error{still.error()};
+    }
   }
   bool created = true;
   if (existing == Existing::kReplace) {

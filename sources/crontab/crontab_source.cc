@@ -169,7 +169,7 @@ CrontabSource::CrontabSource(CrontabSourceOptions options)
 }
 
 Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
-    SourceSnapshot& snapshot) {
+    SourceSnapshot& snapshot, CrontabContents* everything) {
   // Users are looked up afresh at every list, as cron does when it reloads.
   UserTable users = UserTable::System();
   if (!options_.root.empty()) {
@@ -179,7 +179,8 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
     }
   }
   std::vector<LoggedEntry> entries;
-  auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
+  auto ignored = [&snapshot, everything](const std::string& shown, const std::string& why) {
+    if (everything != nullptr) everything->not_run.emplace_back(shown, why);
     snapshot.problems.push_back(
         MakeProblem(Reason::kCrontabIgnored,
                     fmt::format("{}: {}; cron does not run it", SanitizeUtf8(shown), why)));
@@ -188,7 +189,9 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
   auto report_if_marked = [&](const std::string& real, const std::string& shown,
                               const std::string& why) {
     auto text = platform::ReadRegularFile(real, kMarkerScanBytes);
-    if (text && text->find("schedwatch:") != std::string::npos) ignored(shown, why);
+    if (everything != nullptr || (text && text->find("schedwatch:") != std::string::npos)) {
+      ignored(shown, why);
+    }
   };
 
   // One crontab file; an Error only for a file that exists and cannot be read.
@@ -255,6 +258,7 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
       return true;
     }
     for (auto& entry : parsed.entries) {
+      if (everything != nullptr) everything->entries.push_back({shown, kind, entry});
       if (entry.role.empty()) continue;
       if (entry.enabled) {
         entries.push_back({entry.user + '\0' + LoggedCommand(entry.command),
@@ -358,32 +362,29 @@ void CrontabSource::InheritCaches(Source& previous) {
   finished_ = std::move(old->finished_);
 }
 
-Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
-  SourceSnapshot snapshot;
-  snapshot.objects.reserve(objects_last_);
-  auto entries = ReadCrontabs(snapshot);
-  if (!entries) return Error{entries.error()};
-  objects_last_ = snapshot.objects.size();
-
-  // Runs are tied to roles by user and command, as cron logs them: each role once, in order.
-  std::vector<const std::string*> roles;
-  auto roles_of = [&](const CronRun& run) -> const std::vector<const std::string*>& {
-    roles.clear();
+Result<bool> CrontabSource::ReadRuns(const ListContext& context,
+                                     const std::vector<LoggedEntry>& logged,
+                                     const std::function<const std::string&(std::uint32_t)>& name,
+                                     std::map<std::string, RunHistory>& finished,
+                                     std::map<std::string, RunHistory>& history) {
+  // Runs are tied to entries by user and command, as cron logs them: each name once, in order.
+  std::vector<const std::string*> names;
+  auto names_of = [&](const CronRun& run) -> const std::vector<const std::string*>& {
+    names.clear();
     std::string key = run.user + '\0' + run.command;
     auto first = std::lower_bound(
-        entries->begin(), entries->end(), key,
+        logged.begin(), logged.end(), key,
         [](const LoggedEntry& entry, const std::string& wanted) { return entry.key < wanted; });
-    for (auto it = first; it != entries->end() && it->key == key; ++it) {
-      roles.push_back(&snapshot.objects[it->object].role);
+    for (auto it = first; it != logged.end() && it->key == key; ++it) {
+      names.push_back(&name(it->object));
     }
-    std::sort(roles.begin(), roles.end(),
+    std::sort(names.begin(), names.end(),
               [](const std::string* a, const std::string* b) { return *a < *b; });
-    roles.erase(std::unique(roles.begin(), roles.end(),
+    names.erase(std::unique(names.begin(), names.end(),
                             [](const std::string* a, const std::string* b) { return *a == *b; }),
-                roles.end());
-    return roles;
+                names.end());
+    return names;
   };
-
   CronLogBatch batch;
   auto read = ReadHistory(context, batch);
   // The refresher may list twice in one refresh (to confirm an absence) and keeps the last
@@ -392,31 +393,65 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
   for (const CronRun& run : batch.finished) {
-    for (const std::string* role : roles_of(run)) {
-      finished_[*role].Add({run.started, run.finished,
-                            run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+    for (const std::string* key : names_of(run)) {
+      finished[*key].Add({run.started, run.finished,
+                          run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
     }
   }
   for (const CronRun& run : batch.started_only) {
-    for (const std::string* role : roles_of(run)) {
-      auto& started = finished_[*role].last_started;
+    for (const std::string* key : names_of(run)) {
+      auto& started = finished[*key].last_started;
       started = std::max(started.value_or(run.started), run.started);
     }
   }
-  if (!read) return Error{read.error()};
-
-  snapshot.history = finished_;
+  if (!read) return read;
+  history = finished;
   for (const auto& [pid, run] : log_state_.pending) {
-    for (const std::string* role : roles_of(run)) {
-      snapshot.history[*role].Add({run.started, std::nullopt});
-    }
+    for (const std::string* key : names_of(run)) history[*key].Add({run.started, std::nullopt});
   }
+  return true;
+}
+
+Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context) {
+  CrontabContents contents;
+  SourceSnapshot ignored;
+  auto entries = ReadCrontabs(ignored, &contents);
+  if (!entries) return Error{entries.error()};
+  std::vector<std::string> ids;
+  std::vector<LoggedEntry> logged;
+  for (const auto& found : contents.entries) {
+    if (!found.entry.enabled) continue;
+    logged.push_back({found.entry.user + '\0' + LoggedCommand(found.entry.command),
+                      static_cast<std::uint32_t>(ids.size())});
+    ids.push_back(fmt::format("{}:{}", SanitizeUtf8(found.file), found.entry.line));
+  }
+  std::sort(logged.begin(), logged.end(),
+            [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
+  std::map<std::string, RunHistory> finished;
+  auto read = ReadRuns(
+      context, logged, [&ids](std::uint32_t i) -> const std::string& { return ids[i]; }, finished,
+      contents.history);
+  if (!read) contents.history_error = read.error();
+  return contents;
+}
+
+Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
+  SourceSnapshot snapshot;
+  snapshot.objects.reserve(objects_last_);
+  auto entries = ReadCrontabs(snapshot);
+  if (!entries) return Error{entries.error()};
+  objects_last_ = snapshot.objects.size();
+  auto read = ReadRuns(
+      context, *entries,
+      [&snapshot](std::uint32_t i) -> const std::string& { return snapshot.objects[i].role; },
+      finished_, snapshot.history);
+  if (!read) return Error{read.error()};
   log_problems_.AppendTo(snapshot.problems);
   snapshot.problems = CapProblems(std::move(snapshot.problems), options_.problems_per_reason);
   return snapshot;
 }
 
-Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
+Result<CrontabSourceOptions> CrontabOptionsFor(const SourceOptions& options) {
   const auto* settings = options.spec->SettingsAs<CrontabSettings>();
   if (settings == nullptr) return Error{"the settings are not a crontab source's"};
   CrontabSourceOptions crontab;
@@ -425,7 +460,13 @@ Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) 
   crontab.syslog = settings->syslog;
   crontab.journal_directory = settings->journal_directory;
   crontab.journal = settings->journal;
-  return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(crontab)));
+  return crontab;
+}
+
+Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options) {
+  auto crontab = CrontabOptionsFor(options);
+  if (!crontab) return Error{crontab.error()};
+  return std::unique_ptr<Source>(std::make_unique<CrontabSource>(std::move(*crontab)));
 }
 
 }  // namespace schedwatch::crontab

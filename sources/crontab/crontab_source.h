@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,23 +79,50 @@ class LogTail {
   std::string head_;         // the file's first bytes as read, to notice it was rewritten
 };
 
+// Everything the crontabs hold, for discover: entries with or without a marker, and the files
+// cron would not run, marked or not.
+struct CrontabContents {
+  struct Found {
+    std::string file;  // as configured ("/etc/cron.d/sysstat"), not under the root
+    CrontabKind kind = CrontabKind::kSystem;
+    CrontabEntry entry;
+  };
+  std::vector<Found> entries;  // in path order, files by name, lines in order
+  std::vector<std::pair<std::string, std::string>> not_run;  // file and why cron skips it
+  // Runs by "<file>:<line>" of the entry, from cron's log; empty with history_error set when
+  // the log could not be read (the crontabs still were).
+  std::map<std::string, RunHistory> history;
+  std::string history_error;
+};
+
 class CrontabSource : public Source {
  public:
   explicit CrontabSource(CrontabSourceOptions options);
   Result<SourceSnapshot> List(const ListContext& context) override;
+  // Everything, not only what carries a marker (List is unchanged). An Error: the crontabs
+  // could not be read.
+  Result<CrontabContents> ListEverything(const ListContext& context);
   // From a source reading the same log: where it stopped and the runs it saw, which a rotated
   // log could not give again.
   void InheritCaches(Source& previous) override;
 
  private:
-  // What a cron log line names, "user\0command" as logged, and the object of the entry whose
-  // role its runs belong to (an index into the snapshot's objects).
+  // What a cron log line names, "user\0command" as logged, and the entry whose runs it can be
+  // (an index: into the snapshot's objects for List, into entry ids for ListEverything).
   struct LoggedEntry {
     std::string key;
     std::uint32_t object = 0;
   };
-  // The snapshot's objects and problems; the enabled entries' keys, sorted.
-  Result<std::vector<LoggedEntry>> ReadCrontabs(SourceSnapshot& snapshot);
+  // The snapshot's objects and problems; the enabled entries' keys, sorted. `everything`: also
+  // collect what List leaves out.
+  Result<std::vector<LoggedEntry>> ReadCrontabs(SourceSnapshot& snapshot,
+                                                CrontabContents* everything = nullptr);
+  // Reads cron's log and adds the runs of each entry to `finished` (runs that ended) and
+  // `history` (those, and the runs still going), under the names `name` gives its index.
+  Result<bool> ReadRuns(const ListContext& context, const std::vector<LoggedEntry>& logged,
+                        const std::function<const std::string&(std::uint32_t)>& name,
+                        std::map<std::string, RunHistory>& finished,
+                        std::map<std::string, RunHistory>& history);
   Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch);
   Result<bool> ReadJournal(const ListContext& context, CronLogBatch& batch);
 
@@ -110,6 +138,8 @@ class CrontabSource : public Source {
   std::int64_t log_problems_now_ = -1;
 };
 
+// The options a spec's crontab source block gives.
+Result<CrontabSourceOptions> CrontabOptionsFor(const SourceOptions& options);
 Result<std::unique_ptr<Source>> MakeCrontabSource(const SourceOptions& options);
 
 }  // namespace schedwatch::crontab

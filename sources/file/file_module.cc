@@ -3,6 +3,8 @@
 
 namespace schedwatch::file {
 
-SourceModule Module() { return {MakeFileSource, nullptr, ""}; }
+Result<std::unique_ptr<Discoverer>> MakeFileDiscoverer(const SourceOptions& options);
+
+SourceModule Module() { return {MakeFileSource, nullptr, "", MakeFileDiscoverer}; }
 
 }  // namespace schedwatch::file

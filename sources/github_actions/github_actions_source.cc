@@ -530,7 +530,7 @@ void GitHubActionsSource::InheritCaches(Source& previous) {
   budget_at_ = old->budget_at_;
 }
 
-Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
+Result<bool> GitHubActionsSource::UseToken() {
   auto token = LoadToken();
   if (!token) return Error{token.error()};
   if (!HeaderSafe(*token)) {
@@ -542,6 +542,12 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
     token_ = *token;
     api_->SetToken(*token);
   }
+  return true;
+}
+
+Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
+  auto token = UseToken();
+  if (!token) return Error{token.error()};
 
   Reading reading{context, {}, {}, {}};
   auto branch = Branch(reading);
@@ -612,6 +618,42 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
   ForgetUnused(reading.used_urls);
   reading.snapshot.problems = CapProblems(std::move(reading.snapshot.problems));
   return std::move(reading.snapshot);
+}
+
+Result<std::vector<FoundWorkflow>> GitHubActionsSource::ListEverything(const ListContext& context) {
+  auto token = UseToken();
+  if (!token) return Error{token.error()};
+  Reading reading{context, {}, {}, {}};
+  auto branch = Branch(reading);
+  if (!branch) return Error{branch.error()};
+  auto workflows = Workflows(reading);
+  if (!workflows) return Error{workflows.error()};
+  std::vector<FoundWorkflow> found;
+  for (const auto& workflow : *workflows) {
+    if (workflow.state == "deleted") continue;
+    FoundWorkflow item;
+    item.workflow = workflow;
+    auto file = WorkflowFile(reading, workflow.path, *branch);
+    if (!file) return Error{file.error()};
+    if (*file == nullptr) {
+      item.file_problem = fmt::format("not found on branch {}", *branch);
+    } else if (!(*file)->file) {
+      item.file_problem = "not YAML: " + (*file)->error;
+    } else {
+      item.file = (*file)->file;
+    }
+    if (item.file && !item.file->schedules.empty()) {
+      auto runs = Runs(reading, workflow);
+      if (!runs) return Error{runs.error()};
+      item.runs = std::move(*runs);
+    }
+    found.push_back(std::move(item));
+  }
+  std::sort(found.begin(), found.end(), [](const FoundWorkflow& a, const FoundWorkflow& b) {
+    return a.workflow.path != b.workflow.path ? a.workflow.path < b.workflow.path
+                                              : a.workflow.id < b.workflow.id;
+  });
+  return found;
 }
 
 }  // namespace schedwatch

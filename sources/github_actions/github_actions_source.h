@@ -54,8 +54,20 @@ struct GitHubActionsTuning {
   bool budget_floor = true;  // false: min_interval alone spaces the reads
 };
 
+// Every workflow of the repository with what its file and its runs say, for discover.
+struct FoundWorkflow {
+  github::Workflow workflow;
+  std::optional<github::WorkflowFile> file;  // nullopt: not on the branch, or not YAML
+  std::string file_problem;                  // then why
+  RunHistory runs;
+};
+
 class GitHubActionsSource : public Source {
  public:
+  // Every workflow that is not deleted, in path order, each file read and its runs asked for
+  // (List reads only those the jobs name). An Error: the repository could not be read.
+  Result<std::vector<FoundWorkflow>> ListEverything(const ListContext& context);
+
   static Result<std::unique_ptr<GitHubActionsSource>> Create(const SourceOptions& options,
                                                              GitHubActionsTuning tuning = {});
 
@@ -97,6 +109,8 @@ class GitHubActionsSource : public Source {
 
   GitHubActionsSource() = default;
   Result<std::string> LoadToken();
+  // Loads the token and gives it to the API client; answers cached with another are dropped.
+  Result<bool> UseToken();
   Result<SourceSnapshot> Read(const ListContext& context);
   Result<std::string> Branch(Reading& reading);
   Result<std::vector<github::Workflow>> Workflows(Reading& reading);

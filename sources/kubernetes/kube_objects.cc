@@ -474,7 +474,8 @@ Result<WatchEvent<T>> ReadEvent(std::string_view line, const Filter& filter, con
   return event;
 }
 
-Mapped<CronJob> MapCronJob(const Json& item, std::size_t i) {
+// `unlabelled`: keep CronJobs without the role label too (role ""), for discover.
+Mapped<CronJob> MapCronJob(const Json& item, std::size_t i, bool unlabelled = false) {
   Mapped<CronJob> mapped{KeyOf(item, i), std::nullopt, std::nullopt, {}};
   Item reader(item, "CronJob", i);
   if (!reader.ok()) {
@@ -494,7 +495,7 @@ Mapped<CronJob> MapCronJob(const Json& item, std::size_t i) {
       if (reader.ok()) reader.Fail("the role label", "is empty");
       mapped.problem = reader.problem();
     }
-    return mapped;
+    if (!unlabelled || mapped.problem) return mapped;
   }
   CronJob cronjob;
   cronjob.object.id = Identify(reader, metadata);
@@ -890,6 +891,16 @@ PageStream StreamCronJobList(std::function<void(Mapped<CronJob>)> on_item,
       limits));
 }
 
+PageStream StreamEveryCronJobList(std::function<void(Mapped<CronJob>)> on_item,
+                                  PageStream::Limits limits) {
+  return PageStream(std::make_unique<PageStream::Impl>(
+      CronJobFilter(), "CronJobList",
+      [on_item = std::move(on_item)](const Json& item, std::size_t index) {
+        on_item(MapCronJob(item, index, /*unlabelled=*/true));
+      },
+      limits));
+}
+
 PageStream StreamJobList(const std::unordered_map<std::string, std::size_t>& owners,
                          std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits) {
   return PageStream(std::make_unique<PageStream::Impl>(
@@ -933,7 +944,8 @@ std::optional<std::string> NothingReadable(std::size_t listed, std::size_t unrea
                      first_message);
 }
 
-SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs) {
+SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs,
+                             bool history_by_id) {
   SourceSnapshot snapshot;
   snapshot.objects.reserve(cronjobs.size());
   std::unordered_set<std::string_view> listed_jobs;
@@ -941,7 +953,7 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
   for (const Job& job : jobs) listed_jobs.insert(job.uid);
   for (const CronJob& cronjob : cronjobs) {
     snapshot.objects.push_back(cronjob.object);
-    RunHistory& history = snapshot.history[cronjob.object.role];
+    RunHistory& history = snapshot.history[history_by_id ? cronjob.object.id : cronjob.object.role];
     RunHistory summary;
     summary.last_started = cronjob.last_schedule;
     summary.last_success = cronjob.last_successful;
@@ -954,7 +966,8 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
   }
   for (const Job& job : jobs) {
     if (job.owner >= cronjobs.size()) continue;
-    RunHistory& history = snapshot.history[cronjobs[job.owner].object.role];
+    const LiveObject& owner = cronjobs[job.owner].object;
+    RunHistory& history = snapshot.history[history_by_id ? owner.id : owner.role];
     switch (job.state) {
       case JobState::kRunning:
         history.Add(Run{job.started, std::nullopt, Run::Outcome::kRunning});

@@ -157,6 +157,9 @@ class PageStream {
 // items Read*List would (every item, ours or not).
 PageStream StreamCronJobList(std::function<void(Mapped<CronJob>)> on_item,
                              PageStream::Limits limits = {});
+// The same keeping CronJobs without the role label too (their role empty), for discover.
+PageStream StreamEveryCronJobList(std::function<void(Mapped<CronJob>)> on_item,
+                                  PageStream::Limits limits = {});
 PageStream StreamJobList(const std::unordered_map<std::string, std::size_t>& owners,
                          std::function<void(Mapped<Job>)> on_item, PageStream::Limits limits = {});
 PageStream StreamOwnedJobList(std::function<void(Mapped<Job>)> on_item,
@@ -169,7 +172,9 @@ Result<WatchEvent<Job>> ParseJobEvent(std::string_view line);
 
 // Objects and per-role run history. An active Job the Job list did not show counts as running
 // since the CronJob's lastScheduleTime (a late bound, so never a premature hung).
-SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs);
+// `history_by_id`: by "<namespace>/<name>" instead (discover, where most have no role).
+SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::vector<Job>& jobs,
+                             bool history_by_id = false);
 
 // "HTTP 403 Forbidden: cronjobs.batch is forbidden: User ..." from an error answer, using the
 // Status body's reason and message when there is one. A 403 says which `permission` to grant.

@@ -106,6 +106,10 @@ PageStream StartCronJobs(std::function<void(Mapped<CronJob>)> on_item) {
   return StreamCronJobList(std::move(on_item));
 }
 
+PageStream StartEveryCronJob(std::function<void(Mapped<CronJob>)> on_item) {
+  return StreamEveryCronJobList(std::move(on_item));
+}
+
 // What identifies a version of the kubeconfig file, to re-read it when it changes.
 struct FileStamp {
   dev_t device = 0;
@@ -146,7 +150,7 @@ class KubernetesSource : public Source {
       std::lock_guard<std::mutex> lock(connection_mutex_);
       connection_.token = *token;
     }
-    auto snapshot = watch_ ? ReadCaches(lister) : ListWith(lister);
+    auto snapshot = watch_ && !settings_.every_cronjob ? ReadCaches(lister) : ListWith(lister);
     if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
     for (auto& problem : snapshot->problems)
       problem.message = RedactSecret(problem.message, *token);
@@ -352,8 +356,10 @@ class KubernetesSource : public Source {
     std::vector<CronJob> cronjobs;
     std::vector<std::string> scopes = settings_.namespaces;
     if (scopes.empty()) scopes.push_back("");  // all namespaces
-    auto listed = ListEvery(lister, scopes, "cronjobs", "labelSelector=" + UrlEncode(kRoleLabel),
-                            StartCronJobs, cronjobs, problems);
+    const bool every = settings_.every_cronjob;
+    auto listed =
+        ListEvery(lister, scopes, "cronjobs", every ? "" : "labelSelector=" + UrlEncode(kRoleLabel),
+                  every ? StartEveryCronJob : StartCronJobs, cronjobs, problems);
     if (!listed) return Error{listed.error()};
 
     std::vector<Job> jobs;
@@ -367,7 +373,7 @@ class KubernetesSource : public Source {
       listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", start, jobs, problems);
       if (!listed) return Error{listed.error()};
     }
-    SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
+    SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs, every);
     snapshot.problems = lister.problems();
     problems.AppendTo(snapshot.problems);
     snapshot.problems = CapProblems(std::move(snapshot.problems));

@@ -41,6 +41,9 @@ struct Settings {
   // The roles the spec wants of this source: an absence of one is confirmed by a list for its
   // label from the API server, not from the cache.
   std::vector<std::string> roles;
+  // Discover: list every CronJob, labelled or not, at every read (no watches), with the run
+  // history by "<namespace>/<name>".
+  bool every_cronjob = false;
 };
 
 // The decoded spec block (KubernetesSettings) with its kubeconfig found: `kubeconfig_variable`

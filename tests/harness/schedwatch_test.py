@@ -205,6 +205,12 @@ def temporary_directory(prefix, keep_on_failure=False):
             shutil.rmtree(path, ignore_errors=True)
 
 
+def run_tool(*args, timeout=60):
+    """Runs one of our binaries to its end: (exit code, stdout, stderr)."""
+    result = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
+    return result.returncode, result.stdout, result.stderr
+
+
 def read_text(path):
     with open(path, errors="replace") as f:
         return f.read()

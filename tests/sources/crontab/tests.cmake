@@ -2,3 +2,6 @@
 # starts cron and owns /dev/log for a while: nothing else may run beside it.
 schedwatch_script_test(NAME crontab_real_cron LABELS needs-root TIMEOUT 300 SERIAL
   COMMAND ${TESTS}/sources/crontab/real_cron_test.py --exporter ${EXPORTER})
+# discover on Debian's own crontabs: draft, check, merge, markers, then the exporter.
+schedwatch_script_test(NAME crontab_discover LABELS integration
+  COMMAND ${TESTS}/sources/crontab/discover_e2e_test.py --exporter ${EXPORTER})

@@ -1,0 +1,33 @@
+#include "sources/discoverer.h"
+
+#include <algorithm>
+
+namespace schedwatch {
+
+FoundObject FoundFromLive(const LiveObject& live) {
+  FoundObject object;
+  object.id = live.id;
+  object.role = live.role;
+  object.spec_version = live.spec_version;
+  object.marked = !live.role.empty();
+  object.schedule = live.schedule;
+  object.timezone = live.timezone;
+  return object;
+}
+
+std::vector<LiveObject> SortedById(std::vector<LiveObject> objects) {
+  std::sort(objects.begin(), objects.end(),
+            [](const LiveObject& a, const LiveObject& b) { return a.id < b.id; });
+  return objects;
+}
+
+void AddLongestRun(const RunHistory& history, bool successes_only, FoundObject& object) {
+  for (const Run& run : history.runs) {
+    if (!run.finished || (successes_only && run.outcome != Run::Outcome::kSucceeded)) continue;
+    ++object.finished_runs;
+    std::int64_t took = std::max<std::int64_t>(0, *run.finished - run.started);
+    object.longest_run_seconds = std::max(object.longest_run_seconds.value_or(0), took);
+  }
+}
+
+}  // namespace schedwatch
