@@ -16,5 +16,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& out);
 
 // Escapes a label value: backslash, double quote and newline.
 std::string EscapeLabelValue(std::string_view value);
+// The same, appended to `out`.
+void AppendEscapedLabelValue(std::string& out, std::string_view value);
 
 }  // namespace schedwatch

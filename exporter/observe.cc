@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
+#include <numeric>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,14 +16,22 @@
 namespace schedwatch {
 namespace {
 
-using RoleSet = std::unordered_set<std::string_view>;
+// The spec's jobs by role: indices into spec.jobs.
+using RoleOrder = std::vector<std::uint32_t>;
+
+bool Desired(const Spec& spec, const RoleOrder& order, std::string_view role) {
+  auto it = std::lower_bound(
+      order.begin(), order.end(), role,
+      [&spec](std::uint32_t job, std::string_view wanted) { return spec.jobs[job].role < wanted; });
+  return it != order.end() && spec.jobs[*it].role == role;
+}
 
 // Two reserved records (schedwatch_run's kReservedRecordBytes each): less and the next run's
 // records may find no room.
 constexpr std::uint64_t kRunsDirLowBytes = 8192;
 
-SourceStatus StatusOf(const SourceRead& read, const RoleSet& desired, std::int64_t now,
-                      std::vector<SourceProblem>& problems) {
+SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder& desired,
+                      std::int64_t now, std::vector<SourceProblem>& problems) {
   SourceStatus status;
   status.name = read.runner->name;
   status.type = read.runner->type;
@@ -34,7 +44,7 @@ SourceStatus StatusOf(const SourceRead& read, const RoleSet& desired, std::int64
     status.last_sync = now;
     status.objects = static_cast<int>(snapshot->objects.size());
     for (const auto& object : snapshot->objects) {
-      if (!desired.count(object.role)) ++status.unowned_objects;
+      if (!Desired(spec, desired, object.role)) ++status.unowned_objects;
     }
     status.problems = snapshot->problems;
     problems.insert(problems.end(), status.problems.begin(), status.problems.end());
@@ -67,72 +77,103 @@ void AddProblem(Observed& observed, std::size_t source_index, SourceProblem prob
 
 }  // namespace
 
+std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role) {
+  auto it = std::lower_bound(list.begin(), list.end(), role,
+                             [](const std::pair<std::string, std::int64_t>& entry,
+                                std::string_view wanted) { return entry.first < wanted; });
+  if (it == list.end() || it->first != role) return std::nullopt;
+  return it->second;
+}
+
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
-                           const std::map<std::string, std::int64_t>& desired_since,
-                           std::int64_t now) {
+                           const DesiredSinceList& desired_since, std::int64_t now,
+                           const EachObservation& each) {
   Observed observed;
-  RoleSet desired;
-  desired.reserve(spec.jobs.size());
-  for (const auto& job : spec.jobs) desired.insert(job.role);
+  RoleOrder by_role(spec.jobs.size());
+  std::iota(by_role.begin(), by_role.end(), 0);
+  std::sort(by_role.begin(), by_role.end(), [&spec](std::uint32_t a, std::uint32_t b) {
+    return spec.jobs[a].role < spec.jobs[b].role;
+  });
   std::unordered_map<std::string_view, std::size_t> source_index;
   for (const auto& read : reads) {
     source_index.emplace(read.runner->name, observed.sources.size());
-    observed.sources.push_back(StatusOf(read, desired, now, observed.problems[read.runner->name]));
+    observed.sources.push_back(
+        StatusOf(read, spec, by_role, now, observed.problems[read.runner->name]));
   }
-  // Each role's objects, found in one pass over each list (not one pass per role).
-  std::unordered_map<std::string_view, std::vector<LiveObject*>> objects_by_role;
+  // Each role's objects: every list's objects sorted by role (a role's in the order read), and
+  // each job's range of them, found before any is moved. Pointers and indices, no map.
+  std::vector<LiveObject*> objects;
   for (auto& read : reads) {
     if (!read.reads.snapshot) continue;
-    for (auto& object : read.reads.snapshot->objects)
-      objects_by_role[object.role].push_back(&object);
+    for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
   }
+  std::stable_sort(objects.begin(), objects.end(),
+                   [](const LiveObject* a, const LiveObject* b) { return a->role < b->role; });
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> objects_of(spec.jobs.size());
+  std::size_t at = 0;
+  for (std::uint32_t job : by_role) {
+    const std::string& role = spec.jobs[job].role;
+    while (at < objects.size() && objects[at]->role < role) ++at;
+    std::size_t end = at;
+    while (end < objects.size() && objects[end]->role == role) ++end;
+    objects_of[job] = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(end)};
+    at = end;
+  }
+  by_role = {};
   const std::map<std::string, std::string> ledger = ReadLedgerIds(ledger_file_);
 
-  observed.observations.resize(spec.jobs.size());
   observed.roles.resize(spec.jobs.size());
   for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
     const JobSpec& job = spec.jobs[i];
-    RoleObservation& observation = observed.observations[i];
+    RoleObservation observation;  // one role's at a time: handed to `each`, then dropped
     RoleResult& role = observed.roles[i];
     role.job = &job;
-    auto desired = desired_since.find(job.role);
-    observation.desired_since = desired == desired_since.end() ? now : desired->second;
-    auto index = source_index.find(job.source);
-    if (index == source_index.end()) continue;  // no such source: the spec check prevents it
-    SourceRead& read = reads[index->second];
-    observation.source_up = read.reads.snapshot.ok();
-    if (observation.source_up) {
-      SourceSnapshot& snapshot = *read.reads.snapshot;
-      if (auto it = objects_by_role.find(job.role); it != objects_by_role.end()) {
-        // Out of the index first: its key views the role of an object about to be moved.
-        std::vector<LiveObject*> objects = std::move(it->second);
-        objects_by_role.erase(it);
-        observation.objects.reserve(objects.size());
-        for (LiveObject* object : objects) observation.objects.push_back(std::move(*object));
-      }
-      observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
-      if (auto it = snapshot.history.find(job.role); it != snapshot.history.end()) {
-        observation.history = std::move(it->second);
-      }
-      if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
-        observation.last_progress = it->second;
-      } else if (job.progress) {
-        // Written by the job: a bad one leaves progress unknown and is counted, never fatal.
-        auto checkpoint = ReadCheckpoint(job.progress->file);
-        if (checkpoint) {
-          observation.last_progress = *checkpoint;
-        } else {
-          AddProblem(observed, index->second,
-                     MakeProblem(Reason::kBadCheckpoint,
-                                 fmt::format("role {}: {}", job.role, checkpoint.error())));
-        }
-      }
-      if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
-    }
-    if (!job.runs_dir.empty()) ApplyRunRecords(job, observation, role, observed);
+    observation.desired_since = DesiredSince(desired_since, job.role).value_or(now);
+    ObserveRole(job, objects, objects_of[i], reads, source_index, ledger, observation, role,
+                observed);
+    each(observation, role);
   }
   Forget(spec);
   return observed;
+}
+
+void Observer::ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& objects,
+                           std::pair<std::uint32_t, std::uint32_t> objects_of,
+                           std::vector<SourceRead>& reads,
+                           const std::unordered_map<std::string_view, std::size_t>& source_index,
+                           const std::map<std::string, std::string>& ledger,
+                           RoleObservation& observation, RoleResult& role, Observed& observed) {
+  auto index = source_index.find(job.source);
+  if (index == source_index.end()) return;  // no such source: the spec check prevents it
+  SourceRead& read = reads[index->second];
+  observation.source_up = read.reads.snapshot.ok();
+  if (observation.source_up) {
+    SourceSnapshot& snapshot = *read.reads.snapshot;
+    observation.objects.reserve(objects_of.second - objects_of.first);
+    for (std::uint32_t k = objects_of.first; k < objects_of.second; ++k) {
+      observation.objects.push_back(std::move(*objects[k]));
+    }
+    observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
+    if (auto it = snapshot.history.find(job.role); it != snapshot.history.end()) {
+      observation.history = std::move(it->second);
+      snapshot.history.erase(it);  // freed as it goes, not when the reads are dropped
+    }
+    if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
+      observation.last_progress = it->second;
+    } else if (job.progress) {
+      // Written by the job: a bad one leaves progress unknown and is counted, never fatal.
+      auto checkpoint = ReadCheckpoint(job.progress->file);
+      if (checkpoint) {
+        observation.last_progress = *checkpoint;
+      } else {
+        AddProblem(observed, index->second,
+                   MakeProblem(Reason::kBadCheckpoint,
+                               fmt::format("role {}: {}", job.role, checkpoint.error())));
+      }
+    }
+    if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
+  }
+  if (!job.runs_dir.empty()) ApplyRunRecords(job, observation, role, observed);
 }
 
 void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,

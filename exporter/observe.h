@@ -3,9 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "exporter/read_sources.h"
@@ -18,15 +23,24 @@
 namespace schedwatch {
 
 struct Observed {
-  std::vector<SourceStatus> sources;          // in the order of the reads
-  std::vector<RoleObservation> observations;  // in the order of spec.jobs
-  // In the order of spec.jobs, each with its job and what run records said; not classified.
+  std::vector<SourceStatus> sources;  // in the order of the reads
+  // In the order of spec.jobs, each with its job, what run records said and what the
+  // EachObservation made of its observation.
   std::vector<RoleResult> roles;
   // By source: the problems to count in schedwatch_source_errors_total for this refresh.
   std::map<std::string, std::vector<SourceProblem>> problems;
   // By role: schedwatch_run's skipped records seen for the first time.
   std::map<std::string, int> new_duplicates_prevented;
 };
+
+// When each role was first desired, sorted by role: 40 bytes a role (a map's node was 96).
+using DesiredSinceList = std::vector<std::pair<std::string, std::int64_t>>;
+std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role);
+
+// Called for each role as soon as it is observed, in the order of spec.jobs, with its
+// observation (which it may consume) and its result. Only one role's observation is held at a
+// time, never every role's.
+using EachObservation = std::function<void(RoleObservation& observation, RoleResult& role)>;
 
 // Keeps what saves work across refreshes: run record files already read and skipped records
 // already counted. One refresh at a time.
@@ -36,9 +50,17 @@ class Observer {
 
   // `desired_since`: when each role was first desired. The reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
-                   const std::map<std::string, std::int64_t>& desired_since, std::int64_t now);
+                   const DesiredSinceList& desired_since, std::int64_t now,
+                   const EachObservation& each);
 
  private:
+  // `objects`: every list's objects by role; `objects_of`: the job's range of them.
+  void ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& objects,
+                   std::pair<std::uint32_t, std::uint32_t> objects_of,
+                   std::vector<SourceRead>& reads,
+                   const std::unordered_map<std::string_view, std::size_t>& source_index,
+                   const std::map<std::string, std::string>& ledger, RoleObservation& observation,
+                   RoleResult& role, Observed& observed);
   void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
                        Observed& observed);
   void Forget(const Spec& spec);  // roles no longer desired with run records

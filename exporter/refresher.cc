@@ -28,7 +28,10 @@ Result<std::unique_ptr<Refresher>> Refresher::Create(RefresherOptions options,
   auto config = refresher->Build(std::move(spec));
   if (!config) return Error{config.error()};
   std::int64_t now = refresher->Now();
-  for (const auto& job : (*config)->spec->jobs) refresher->desired_since_[job.role] = now;
+  refresher->desired_since_.reserve((*config)->spec->jobs.size());
+  for (const auto& job : (*config)->spec->jobs)
+    refresher->desired_since_.emplace_back(job.role, now);
+  std::sort(refresher->desired_since_.begin(), refresher->desired_since_.end());
   refresher->config_ = *config;
   refresher->self_metrics_.SetReload(true, now);
   RefreshResult empty;
@@ -126,16 +129,21 @@ void Refresher::RefreshOnce() {
   const std::optional<ClockStep> recent_step = WatchClock(now);
   ApplyPendingConfig();
   std::shared_ptr<Config> config;
-  std::map<std::string, std::int64_t> desired_since;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     config = config_;
-    desired_since = desired_since_;
   }
 
-  // Read, observe, classify, publish.
+  // Read, observe, classify, publish. desired_since_ changes only here, under refresh_mutex_:
+  // it is read in place, not copied (a map of every role).
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
-  Observed observed = observer_.Observe(*config->spec, reads, desired_since, now);
+  // Each role is classified as soon as it is observed: one observation is held at a time.
+  Observed observed = observer_.Observe(*config->spec, reads, desired_since_, now,
+                                        [&](RoleObservation& observation, RoleResult& role) {
+                                          role.status =
+                                              Classify(*role.job, observation, now, recent_step);
+                                          role.objects = std::move(observation.objects);
+                                        });
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
   RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
   run_history_.Update(result);  // runs kept across refreshes, for the status page
@@ -162,15 +170,10 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
   result.clock_step = recent_step;
   result.roles = std::move(observed.roles);
   std::map<std::string, std::int64_t> future_counted;
-  for (std::size_t i = 0; i < result.roles.size(); ++i) {
-    RoleResult& role = result.roles[i];
-    RoleObservation& observation = observed.observations[i];
-    role.status = Classify(*role.job, observation, now, recent_step);
-    role.objects = std::move(observation.objects);
+  for (const RoleResult& role : result.roles) {
     if (!role.status.in_future.empty()) AddFutureProblem(observed, role, now, future_counted);
   }
   future_counted_ = std::move(future_counted);  // roles whose future times went are forgotten
-  observed.observations = {};  // before publishing, which holds two refreshes for a moment
   for (auto& source : observed.sources) source.problems = CapProblems(std::move(source.problems));
   result.sources = std::move(observed.sources);
   std::sort(result.roles.begin(), result.roles.end(),
@@ -211,17 +214,23 @@ void Refresher::AddFutureProblem(Observed& observed, const RoleResult& role, std
 }
 
 void Refresher::LogChanges(const RefreshResult& result) {
+  // Against the published refresh, sorted by role as `result` is: no map of every role's last
+  // conditions is kept.
+  std::shared_ptr<const Published> last = Current();
+  const std::vector<RoleResult>& before = last->result.roles;
+  auto previous = before.begin();
   for (const auto& role : result.roles) {
-    std::string conditions = role.status.ConditionList();
-    auto& last = last_conditions_[role.job->role];
-    if (last != conditions) {
-      Log(last.empty() ? LogLevel::kDebug : LogLevel::kInfo, "role condition changed",
-          {{"role", role.job->role},
-           {"source", role.job->source},
-           {"from", last.empty() ? "none" : last},
-           {"to", conditions}});
-      last = conditions;
-    }
+    previous =
+        std::lower_bound(previous, before.end(), role.job->role,
+                         [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
+    bool seen = previous != before.end() && previous->job->role == role.job->role;
+    if (seen && previous->status.conditions == role.status.conditions) continue;
+    std::string from = seen ? previous->status.ConditionList() : "none";
+    Log(seen ? LogLevel::kInfo : LogLevel::kDebug, "role condition changed",
+        {{"role", role.job->role},
+         {"source", role.job->source},
+         {"from", from},
+         {"to", role.status.ConditionList()}});
   }
 }
 
@@ -276,11 +285,12 @@ void Refresher::ApplyPendingConfig() {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   std::int64_t now = Now();
-  std::map<std::string, std::int64_t> desired_since;
+  DesiredSinceList desired_since;
+  desired_since.reserve(config->spec->jobs.size());
   for (const auto& job : config->spec->jobs) {
-    auto it = desired_since_.find(job.role);
-    desired_since[job.role] = it == desired_since_.end() ? now : it->second;
+    desired_since.emplace_back(job.role, DesiredSince(desired_since_, job.role).value_or(now));
   }
+  std::sort(desired_since.begin(), desired_since.end());
   desired_since_ = std::move(desired_since);
   config_ = std::move(config);
 }

@@ -111,14 +111,14 @@ class Refresher {
 
  private:
   RefresherOptions options_;
-  mutable std::mutex mutex_;  // guards config_, pending_config_, published_, desired_since_
+  mutable std::mutex mutex_;  // guards config_, pending_config_, published_
   std::shared_ptr<Config> config_;
   std::shared_ptr<Config> pending_config_;  // built by Reload, applied by the next refresh
   std::shared_ptr<const Published> published_;
-  std::map<std::string, std::int64_t> desired_since_;
-  std::map<std::string, std::string> last_conditions_;  // for logging changes; refresh thread only
-  RunHistoryStore run_history_;                         // refresh thread only
-  Observer observer_;                                   // refresh thread only
+  // Written and read by the refresh only (under refresh_mutex_) and Create.
+  DesiredSinceList desired_since_;
+  RunHistoryStore run_history_;  // refresh thread only
+  Observer observer_;            // refresh thread only
   // Clock-step detection, refresh thread only: the last refresh's wall and monotonic times,
   // the steps within the hold window (summed: two that cancel hold nothing) and its end.
   platform::Clock& time_;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
+#include <string_view>
 
 #include "sources/catalog.h"
 
@@ -60,11 +60,16 @@ RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool comp
 }
 
 void RunHistoryStore::Update(RefreshResult& result) {
-  std::set<std::pair<std::string, std::string>> desired;
+  auto by_role = [](const Kept& kept, std::string_view role) { return kept.job->role < role; };
+  std::vector<Kept> kept;
+  kept.reserve(result.roles.size());
   for (RoleResult& role : result.roles) {
-    auto key = std::make_pair(role.job->source, role.job->role);
-    desired.insert(key);
-    auto& slot = runs_[key];
+    std::shared_ptr<const RoleRuns> slot;
+    auto it = std::lower_bound(kept_.begin(), kept_.end(), role.job->role, by_role);
+    if (it != kept_.end() && it->job->role == role.job->role &&
+        it->job->source == role.job->source) {
+      slot = std::move(it->runs);
+    }
     if (!role.status.Has(Condition::kUnknown)) {
       std::vector<Run> read = std::move(role.status.history.runs);
       role.status.history.runs = {};
@@ -79,10 +84,13 @@ void RunHistoryStore::Update(RefreshResult& result) {
       }
     }
     role.runs = slot;
+    if (slot) kept.push_back({role.job, std::move(slot)});
   }
-  for (auto it = runs_.begin(); it != runs_.end();) {
-    it = desired.count(it->first) ? std::next(it) : runs_.erase(it);
-  }
+  // Roles that left the spec are forgotten: they are not in `kept`.
+  std::sort(kept.begin(), kept.end(),
+            [](const Kept& a, const Kept& b) { return a.job->role < b.job->role; });
+  kept_ = std::move(kept);
+  spec_ = result.spec;
 }
 
 }  // namespace schedwatch

@@ -168,7 +168,8 @@ CrontabSource::CrontabSource(CrontabSourceOptions options)
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
-Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot) {
+Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
+    SourceSnapshot& snapshot) {
   // Users are looked up afresh at every list, as cron does when it reloads.
   UserTable users = UserTable::System();
   if (!options_.root.empty()) {
@@ -177,7 +178,7 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
       users = UserTable::FromPasswd(*text);
     }
   }
-  std::vector<CrontabEntry> entries;
+  std::vector<LoggedEntry> entries;
   auto ignored = [&snapshot](const std::string& shown, const std::string& why) {
     snapshot.problems.push_back(
         MakeProblem(Reason::kCrontabIgnored,
@@ -255,10 +256,13 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     }
     for (auto& entry : parsed.entries) {
       if (entry.role.empty()) continue;
-      snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line), entry.role,
-                                  SanitizeUtf8(entry.schedule), "", entry.spec_version,
-                                  entry.enabled});
-      entries.push_back(std::move(entry));
+      if (entry.enabled) {
+        entries.push_back({entry.user + '\0' + LoggedCommand(entry.command),
+                           static_cast<std::uint32_t>(snapshot.objects.size())});
+      }
+      snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line),
+                                  std::move(entry.role), SanitizeUtf8(entry.schedule), "",
+                                  std::move(entry.spec_version), entry.enabled});
     }
     return true;
   };
@@ -306,6 +310,8 @@ Result<std::vector<CrontabEntry>> CrontabSource::ReadCrontabs(SourceSnapshot& sn
     return Error{fmt::format("none of the crontab paths exists{}",
                              options_.root.empty() ? "" : " under " + options_.root)};
   }
+  std::sort(entries.begin(), entries.end(),
+            [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
   return entries;
 }
 
@@ -354,19 +360,28 @@ void CrontabSource::InheritCaches(Source& previous) {
 
 Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   SourceSnapshot snapshot;
+  snapshot.objects.reserve(objects_last_);
   auto entries = ReadCrontabs(snapshot);
   if (!entries) return Error{entries.error()};
+  objects_last_ = snapshot.objects.size();
 
-  // Runs are tied to roles by user and command, as cron logs them.
-  std::map<std::string, std::set<std::string>> roles_by_command;
-  for (const auto& entry : *entries) {
-    if (entry.enabled) {
-      roles_by_command[entry.user + '\0' + LoggedCommand(entry.command)].insert(entry.role);
+  // Runs are tied to roles by user and command, as cron logs them: each role once, in order.
+  std::vector<const std::string*> roles;
+  auto roles_of = [&](const CronRun& run) -> const std::vector<const std::string*>& {
+    roles.clear();
+    std::string key = run.user + '\0' + run.command;
+    auto first = std::lower_bound(
+        entries->begin(), entries->end(), key,
+        [](const LoggedEntry& entry, const std::string& wanted) { return entry.key < wanted; });
+    for (auto it = first; it != entries->end() && it->key == key; ++it) {
+      roles.push_back(&snapshot.objects[it->object].role);
     }
-  }
-  auto roles_of = [&](const CronRun& run) -> const std::set<std::string>* {
-    auto it = roles_by_command.find(run.user + '\0' + run.command);
-    return it == roles_by_command.end() ? nullptr : &it->second;
+    std::sort(roles.begin(), roles.end(),
+              [](const std::string* a, const std::string* b) { return *a < *b; });
+    roles.erase(std::unique(roles.begin(), roles.end(),
+                            [](const std::string* a, const std::string* b) { return *a == *b; }),
+                roles.end());
+    return roles;
   };
 
   CronLogBatch batch;
@@ -377,27 +392,23 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
   for (const CronRun& run : batch.finished) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) {
-        finished_[role].Add({run.started, run.finished,
-                             run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
-      }
+    for (const std::string* role : roles_of(run)) {
+      finished_[*role].Add({run.started, run.finished,
+                            run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
     }
   }
   for (const CronRun& run : batch.started_only) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) {
-        auto& started = finished_[role].last_started;
-        started = std::max(started.value_or(run.started), run.started);
-      }
+    for (const std::string* role : roles_of(run)) {
+      auto& started = finished_[*role].last_started;
+      started = std::max(started.value_or(run.started), run.started);
     }
   }
   if (!read) return Error{read.error()};
 
   snapshot.history = finished_;
   for (const auto& [pid, run] : log_state_.pending) {
-    if (const auto* roles = roles_of(run)) {
-      for (const auto& role : *roles) snapshot.history[role].Add({run.started, std::nullopt});
+    for (const std::string* role : roles_of(run)) {
+      snapshot.history[*role].Add({run.started, std::nullopt});
     }
   }
   log_problems_.AppendTo(snapshot.problems);

@@ -87,7 +87,14 @@ class CrontabSource : public Source {
   void InheritCaches(Source& previous) override;
 
  private:
-  Result<std::vector<CrontabEntry>> ReadCrontabs(SourceSnapshot& snapshot);
+  // What a cron log line names, "user\0command" as logged, and the object of the entry whose
+  // role its runs belong to (an index into the snapshot's objects).
+  struct LoggedEntry {
+    std::string key;
+    std::uint32_t object = 0;
+  };
+  // The snapshot's objects and problems; the enabled entries' keys, sorted.
+  Result<std::vector<LoggedEntry>> ReadCrontabs(SourceSnapshot& snapshot);
   Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch);
   Result<bool> ReadJournal(const ListContext& context, CronLogBatch& batch);
 
@@ -96,7 +103,10 @@ class CrontabSource : public Source {
   CronLogState log_state_;
   std::string journal_cursor_;
   std::map<std::string, RunHistory> finished_;  // by role: runs that ended, starts of -L 1
-  ProblemSink log_problems_;                    // of the current refresh
+  // Objects the last list found: the next list's room, reserved at once (grown by doubling, the
+  // list of 100,000 objects was held twice while it moved, and up to half of it was spare).
+  std::size_t objects_last_ = 0;
+  ProblemSink log_problems_;  // of the current refresh
   std::int64_t log_problems_now_ = -1;
 };
 

@@ -284,6 +284,31 @@ TEST_F(CrontabSourceTest, RunsAreMatchedByUserAndCommand) {
   EXPECT_TRUE(snapshot->problems.size() == 4u) << ::testing::PrintToString(Problems(*snapshot));
 }
 
+TEST_F(CrontabSourceTest, ARunOfASharedCommandGoesToEachEnabledRoleOnce) {
+  // Two roles run the same command, one of them from two lines; a third's line is commented out.
+  testing::WriteFile(root_ / "etc/cron.d/twins",
+                     "# schedwatch: role=twin-b spec_version=1\n30 * * * * root /bin/twin\n"
+                     "# schedwatch: role=twin-a spec_version=1\n0 * * * * root /bin/twin\n"
+                     "# schedwatch: role=twin-a spec_version=1\n15 * * * * root /bin/twin\n"
+                     "# schedwatch: role=twin-c spec_version=1\n#45 * * * * root /bin/twin\n");
+  Append(syslog(), Line("2026-11-30T11:00:01+00:00", 200, "(root) CMD ([201] /bin/twin)") +
+                       Line("2026-11-30T11:00:05+00:00", 200, "(root) END ([201] /bin/twin)") +
+                       Line("2026-11-30T11:30:01+00:00", 202, "(root) CMD ([203] /bin/twin)"));
+  CrontabSource source(Options());
+  auto snapshot = List(source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  for (const char* role : {"twin-a", "twin-b"}) {
+    const RunHistory& history = snapshot->history[role];
+    ASSERT_EQ(history.runs.size(), 2u) << role;  // the finished run and the running one, once each
+    EXPECT_EQ(history.last_success, Time("2026-11-30T11:00:05Z")) << role;
+    EXPECT_EQ(history.running_since, Time("2026-11-30T11:30:01Z")) << role;
+  }
+  EXPECT_EQ(snapshot->history.count("twin-c"), 0u);  // a disabled line runs nothing
+  int twins = 0;
+  for (const auto& object : snapshot->objects) twins += object.role.rfind("twin-", 0) == 0;
+  EXPECT_EQ(twins, 4);
+}
+
 TEST_F(CrontabSourceTest, RotationAndTruncation) {
   const std::string retry_start = "(root) CMD ([201] /usr/local/bin/retry --queue main)";
   const std::string retry_end = "(root) END ([201] /usr/local/bin/retry --queue main)";
