@@ -60,7 +60,7 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
   const JobSpec& job = *role.job;
   const RoleStatus& status = role.status;
   const RunHistory& history = status.history;
-  const auto& objects = role.objects;
+  const std::vector<LiveObject>& objects = role.objects.list();
   std::vector<ConditionReason> reasons;
   auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
     reasons.push_back({condition, std::move(text), action, alert});

@@ -137,13 +137,23 @@ void Refresher::RefreshOnce() {
   // Read, observe, classify, publish. desired_since_ changes only here, under refresh_mutex_:
   // it is read in place, not copied (a map of every role).
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
-  // Each role is classified as soon as it is observed: one observation is held at a time.
-  Observed observed = observer_.Observe(*config->spec, reads, desired_since_, now,
-                                        [&](RoleObservation& observation, RoleResult& role) {
-                                          role.status =
-                                              Classify(*role.job, observation, now, recent_step);
-                                          role.objects = std::move(observation.objects);
-                                        });
+  // Each role is classified as soon as it is observed: one observation is held at a time. Its
+  // objects are the published refresh's when they are unchanged, not a second copy.
+  std::shared_ptr<const Published> last = Current();
+  const std::vector<RoleResult>& before = last->result.roles;
+  Observed observed = observer_.Observe(
+      *config->spec, reads, desired_since_, now,
+      [&](RoleObservation& observation, RoleResult& role) {
+        role.status = Classify(*role.job, observation, now, recent_step);
+        role.objects = std::move(observation.objects);
+        auto previous = std::lower_bound(
+            before.begin(), before.end(), role.job->role,
+            [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
+        if (previous != before.end() && previous->job->role == role.job->role) {
+          role.objects.ShareIfEqual(previous->objects);
+        }
+      });
+  last.reset();
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
   RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
   run_history_.Update(result);  // runs kept across refreshes, for the status page

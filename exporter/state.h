@@ -1,6 +1,7 @@
 // What one refresh saw: the input of every renderer (metrics, status page, JSON).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -47,10 +48,48 @@ struct RecordedRun {
 };
 using RoleRuns = std::vector<RecordedRun>;  // oldest first, at most kRunHistoryKept
 
+// A role's live objects, read-only. Shared with the previous refresh while they are unchanged
+// (the common case), so the published refresh and the one being built hold them once.
+class RoleObjects {
+ public:
+  RoleObjects() = default;
+  RoleObjects(std::vector<LiveObject> objects)  // NOLINT: a role's list, as observed
+      : list_(objects.empty()
+                  ? nullptr
+                  : std::make_shared<const std::vector<LiveObject>>(std::move(objects))) {}
+
+  const std::vector<LiveObject>& list() const { return list_ ? *list_ : None(); }
+  std::vector<LiveObject>::const_iterator begin() const { return list().begin(); }
+  std::vector<LiveObject>::const_iterator end() const { return list().end(); }
+  bool empty() const { return list().empty(); }
+  std::size_t size() const { return list().size(); }
+  const LiveObject& operator[](std::size_t i) const { return list()[i]; }
+
+  // Takes `previous`'s list instead of this one when the two are equal, field by field.
+  void ShareIfEqual(const RoleObjects& previous) {
+    if (list_ == previous.list_ || !list_ || !previous.list_) return;
+    auto same = [](const LiveObject& a, const LiveObject& b) {
+      return a.id == b.id && a.role == b.role && a.schedule == b.schedule &&
+             a.timezone == b.timezone && a.spec_version == b.spec_version && a.enabled == b.enabled;
+    };
+    if (std::equal(list_->begin(), list_->end(), previous.list_->begin(), previous.list_->end(),
+                   same)) {
+      list_ = previous.list_;
+    }
+  }
+
+ private:
+  static const std::vector<LiveObject>& None() {
+    static const std::vector<LiveObject> none;
+    return none;
+  }
+  std::shared_ptr<const std::vector<LiveObject>> list_;
+};
+
 struct RoleResult {
   const JobSpec* job = nullptr;
   RoleStatus status;  // status.history.runs is moved into `runs`
-  std::vector<LiveObject> objects;
+  RoleObjects objects;
   std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
   // From schedwatch_run's records (jobs with runs_dir); unset without them.
   std::optional<double> last_duration;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -148,6 +149,36 @@ jobs:
   WriteFile(dir.path() / "live.yaml", "objects: []\n");
   (*refresher)->RefreshOnce();
   EXPECT_TRUE(Role(*(*refresher)->Current(), "retry").status.Has(Condition::kMissing));
+}
+
+TEST(RefresherTest, UnchangedObjectsAreSharedWithThePublishedRefresh) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: a, source: s, schedule: "*/10 * * * *", spec_version: "1"}
+  - {role: b, source: s, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  auto live = [&dir](const char* b_version) {
+    WriteFile(dir.path() / "live.yaml",
+              fmt::format("objects:\n"
+                          "  - {{id: x, role: a, schedule: '*/10 * * * *', spec_version: '1'}}\n"
+                          "  - {{id: y, role: b, schedule: '*/10 * * * *', spec_version: '{}'}}\n",
+                          b_version));
+  };
+  live("1");
+  auto refresher = MakeRefresher((dir.path() / "spec.yaml").string());
+  refresher->RefreshOnce();
+  const std::shared_ptr<const Published> first = refresher->Current();
+  live("2");  // b's object changes, a's does not
+  refresher->RefreshOnce();
+  const std::shared_ptr<const Published> second = refresher->Current();
+  ASSERT_EQ(Role(*second, "a").objects.size(), 1u);
+  EXPECT_EQ(&Role(*second, "a").objects.list(), &Role(*first, "a").objects.list());
+  EXPECT_NE(&Role(*second, "b").objects.list(), &Role(*first, "b").objects.list());
+  EXPECT_EQ(Role(*first, "b").objects[0].spec_version, "1");
+  EXPECT_EQ(Role(*second, "b").objects[0].spec_version, "2");
+  EXPECT_TRUE(Role(*second, "b").status.Has(Condition::kDrift));
 }
 
 // An API server that accepts connections and never answers: a hung read. (A FIFO as a

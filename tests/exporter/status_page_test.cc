@@ -318,12 +318,14 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
     if (job.role == "sync") job.role = role_name;
   }
   for (auto& role : fixture.result.roles) {
-    for (auto& object : role.objects) {
+    std::vector<LiveObject> objects = role.objects.list();
+    for (auto& object : objects) {
       object.id = evil + object.id;
       object.schedule = evil;
       object.timezone = evil;
       object.spec_version = evil;
     }
+    role.objects = std::move(objects);
   }
   fixture.result.sources[1].error = evil;
   std::sort(fixture.result.roles.begin(), fixture.result.roles.end(),
