@@ -40,6 +40,9 @@ struct LiveObject {
   std::string timezone;      // empty when the scheduler does not say
   std::string spec_version;  // empty when the object carries none
   bool enabled = true;
+  // A difference from the job that only the source can see (a GitLab schedule's ref): drift,
+  // worded for people. Empty when there is none.
+  std::string other_drift = {};
 };
 
 // A run as a scheduler reports it.
