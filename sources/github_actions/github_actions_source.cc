@@ -1,17 +1,10 @@
 #include "sources/github_actions/github_actions_source.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
 #include "sources/absence.h"
 #include "sources/problems.h"

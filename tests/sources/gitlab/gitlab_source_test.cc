@@ -183,6 +183,34 @@ TEST_F(GitLabSourceTest, APageThatLeadsBackFailsTheRead) {
   EXPECT_NE(snapshot.error().find("never completes"), std::string::npos) << snapshot.error();
 }
 
+TEST_F(GitLabSourceTest, AnEndlessListStopsAtAHundredPages) {
+  // Each page names the next one, for ever: the read gives up instead of following.
+  for (int page = 1; page <= 101; ++page) {
+    fake_.routes[fmt::format("{}/pipeline_schedules?per_page=100&page={}", kProject, page)] = {
+        200, "[]", {{"x-next-page", std::to_string(page + 1)}}};
+  }
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(), "more than 100 pages of pipeline schedules");
+  EXPECT_EQ(fake_.requests.size(), 100u);
+}
+
+TEST_F(GitLabSourceTest, AnAnswerThatIsNoListFailsTheReadWithoutACrash) {
+  const std::vector<std::string> bodies = {"<html>Sign in</html>", "null", "{\"message\":\"x\"}",
+                                           "", std::string(1 << 20, '[')};
+  for (const std::string& body : bodies) {
+    fake_.requests.clear();
+    fake_.routes[kPage1] = {200, body, {}};
+    auto source = Make();
+    auto snapshot = List(*source);
+    ASSERT_FALSE(snapshot.ok()) << body.substr(0, 40);
+    EXPECT_NE(snapshot.error().find("GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: "),
+              std::string::npos)
+        << snapshot.error();
+  }
+}
+
 TEST_F(GitLabSourceTest, ANextLinkToAnotherOriginIsRefused) {
   fake_.routes[kPage1].headers = {{"link", "<https://evil.test/steal?page=2>; rel=\"next\""}};
   auto source = Make();
