@@ -1045,8 +1045,9 @@ std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
 
 std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
   const int second = expression_.second();
-  auto previous =
-      Evaluator(expression_, zone_, policy_).Previous(std::max(at_or_before, kMinTime) - second);
+  // Before year 1 there is nothing, and nothing to subtract from.
+  auto previous = Evaluator(expression_, zone_, policy_)
+                      .Previous(at_or_before < kMinTime ? at_or_before : at_or_before - second);
   return previous ? std::optional<std::int64_t>(*previous + second) : std::nullopt;
 }
 

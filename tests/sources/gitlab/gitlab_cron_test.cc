@@ -3,6 +3,7 @@
 // more against ruby-fugit itself).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "schedwatch/schedule.h"
@@ -72,6 +73,15 @@ TEST(GitLabCronTest, SecondsField) {
   auto five = CronExpression::Parse("0 0 * * *", CronDialect::kGitLab);
   ASSERT_TRUE(six.ok() && five.ok());
   EXPECT_FALSE(six->Equivalent(*five));
+  // Previous finds the same times, and the extremes stay in range.
+  const Schedule seconds(*six, FindZone("UTC"), DstPolicy::kWallClock);
+  EXPECT_EQ(seconds.Previous(*ParseRfc3339("2026-01-02T00:00:29Z")),
+            ParseRfc3339("2026-01-01T00:00:30Z"));
+  EXPECT_EQ(seconds.Previous(*ParseRfc3339("2026-01-02T00:00:30Z")),
+            ParseRfc3339("2026-01-02T00:00:30Z"));
+  EXPECT_EQ(seconds.Previous(std::numeric_limits<std::int64_t>::min()), std::nullopt);
+  EXPECT_TRUE(seconds.Next(std::numeric_limits<std::int64_t>::min()).has_value());
+  EXPECT_EQ(seconds.Next(std::numeric_limits<std::int64_t>::max()), std::nullopt);
   EXPECT_FALSE(CronExpression::Parse("30 0 0 * * *").ok());  // Debian cron: five fields
 }
 
