@@ -68,12 +68,7 @@ class RoleObjects {
   // Takes `previous`'s list instead of this one when the two are equal, field by field.
   void ShareIfEqual(const RoleObjects& previous) {
     if (list_ == previous.list_ || !list_ || !previous.list_) return;
-    auto same = [](const LiveObject& a, const LiveObject& b) {
-      return a.id == b.id && a.role == b.role && a.schedule == b.schedule &&
-             a.timezone == b.timezone && a.spec_version == b.spec_version && a.enabled == b.enabled;
-    };
-    if (std::equal(list_->begin(), list_->end(), previous.list_->begin(), previous.list_->end(),
-                   same)) {
+    if (std::equal(list_->begin(), list_->end(), previous.list_->begin(), previous.list_->end())) {
       list_ = previous.list_;
     }
   }

@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   static const date::time_zone* utc = FindZone("UTC");
   const date::time_zone* zone = FindZone(zone_name);
-  for (CronDialect dialect :
-       {CronDialect::kDebianCron, CronDialect::kKubernetes, CronDialect::kGitHubActions}) {
+  for (CronDialect dialect : {CronDialect::kDebianCron, CronDialect::kKubernetes,
+                              CronDialect::kGitHubActions, CronDialect::kGitLab}) {
     auto expression = CronExpression::Parse(text, dialect);
     if (!expression) continue;
     if (!expression->Equivalent(*expression)) __builtin_trap();  // equivalence is reflexive

@@ -16,6 +16,8 @@ TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
 # libfaketime steps the exporter's clock in the clock_step test.
 TEST="$TEST faketime"
+# fugit is GitLab's cron parser: the fugit_oracle test's judge.
+TEST="$TEST ruby-fugit"
 # libFuzzer comes with clang's runtime libraries.
 FUZZ="clang-14 libclang-rt-14-dev"
 wanted="$BUILD"

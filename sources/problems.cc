@@ -27,6 +27,8 @@ const std::vector<ReasonInfo>& Reasons() {
       {Reason::kMalformedMarker, "malformed_marker", "a schedwatch marker that does not parse"},
       {Reason::kWorkflowWithoutConcurrency, "workflow_without_concurrency",
        "require_concurrency, and the workflow has no concurrency group"},
+      {Reason::kScheduleDeactivated, "schedule_deactivated",
+       "a GitLab pipeline schedule is inactive; GitLab deactivates one whose owner is gone"},
       {Reason::kUnmatchedLine, "unmatched_line", "a cron log line that matches no run"},
       {Reason::kGarbledLine, "garbled_line",
        "a cron log line or journal entry that does not parse"},

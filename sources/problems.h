@@ -31,6 +31,7 @@ enum class Reason {
   kMarkerWithoutEntry,          // a schedwatch marker with no entry under it
   kMalformedMarker,             // a schedwatch marker that does not parse
   kWorkflowWithoutConcurrency,  // require_concurrency, and the workflow has no group
+  kScheduleDeactivated,         // a GitLab pipeline schedule is inactive (its owner gone?)
   // Run history.
   kUnmatchedLine,    // a cron log line that matches no run (END without CMD, CMD twice)
   kGarbledLine,      // a cron log line or journal entry that does not parse

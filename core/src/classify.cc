@@ -105,7 +105,7 @@ std::string RoleStatus::ConditionList() const {
 }
 
 bool Drifted(const JobSpec& job, const LiveObject& object) {
-  if (object.spec_version != job.spec_version) return true;
+  if (object.spec_version != job.spec_version || !object.other_drift.empty()) return true;
   if (!object.timezone.empty() && !SameZone(object.timezone, job.timezone)) return true;
   return !job.schedule.SameAs(object.schedule);
 }

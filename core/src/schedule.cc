@@ -1,5 +1,5 @@
-// Cron expressions (Debian cron, Kubernetes and GitHub Actions dialects) and their fire times
-// in a time zone.
+// Cron expressions (Debian cron, Kubernetes, GitHub Actions and GitLab dialects) and their fire
+// times in a time zone.
 //
 // Wall-clock times are handled as "local minutes": minutes since 1970-01-01 00:00 on the zone's
 // wall clock. CronCalendar searches local minutes with the bitsets: a non-matching day or month
@@ -151,11 +151,21 @@ std::string_view Trim(std::string_view s) {
 class FieldParser {
  public:
   FieldParser(const FieldSpec& spec, CronDialect dialect) : spec_(spec), dialect_(dialect) {
-    if (dialect != CronDialect::kDebianCron && spec.max == 7) spec_.max = 6;  // no 7 for Sunday
+    const bool gitlab = dialect == CronDialect::kGitLab;
+    // 7 is Sunday for Debian cron and fugit only; fugit reads hour 24 as 0.
+    if (dialect != CronDialect::kDebianCron && !gitlab && spec.max == 7) spec_.max = 6;
+    if (gitlab && spec.name == "hour") spec_.max = 24;
   }
 
+  // kGitLab's items that are no plain value: `L` and `-n` days, `w#n` weekdays.
+  struct Extras {
+    std::uint32_t days_from_end = 0;
+    std::array<std::uint16_t, 7> nth_weekdays{};
+  };
+
   // `unrestricted` receives robfig/cron's star bit: some item is `*` or `?` with a step of 1.
-  std::string Parse(std::string_view text, std::uint64_t* bits, bool* unrestricted) {
+  std::string Parse(std::string_view text, std::uint64_t* bits, bool* unrestricted,
+                    Extras* extras = nullptr) {
     std::uint64_t result = 0;
     std::size_t start = 0;
     *unrestricted = false;
@@ -163,7 +173,14 @@ class FieldParser {
       const std::size_t comma = text.find(',', start);
       const std::string_view item = text.substr(
           start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-      std::string error = ParseItem(item, &result, unrestricted);
+      // fugit drops a `*` item from a list of weekdays (`*,1` is Monday only).
+      const bool dropped = dialect_ == CronDialect::kGitLab && spec_.max == 7 && item == "*" &&
+                           item.size() != text.size();
+      std::string error;
+      if (!dropped) {
+        error = extras != nullptr && IsExtra(item) ? ParseExtra(item, extras)
+                                                   : ParseItem(item, &result, unrestricted);
+      }
       if (!error.empty()) return error;
       if (comma == std::string_view::npos) break;
       start = comma + 1;
@@ -181,6 +198,96 @@ class FieldParser {
   std::string ExpectedValue(std::string_view rest) const {
     return fmt::format("expected a number{} or \"*\", got \"{}\"",
                        spec_.names != nullptr ? ", a name" : "", rest);
+  }
+
+  bool IsDayOfMonth() const { return spec_.max == 31; }
+  bool IsDayOfWeek() const { return spec_.max == 7; }
+
+  // kGitLab: `L`, `-n` and their ranges in day-of-month; `w#n` in day-of-week; `%`, refused.
+  bool IsExtra(std::string_view item) const {
+    if (item.empty()) return false;
+    if (IsDayOfMonth()) return item[0] == 'L' || item[0] == 'l' || item[0] == '-';
+    return IsDayOfWeek() && item.find_first_of("#%") != std::string_view::npos;
+  }
+
+  // A day counted from the month's end: `L` is 1, `-n` is n (1-31).
+  std::string ReadFromEnd(std::string_view item, std::size_t* pos, int* from_end) const {
+    if (*pos < item.size() && (item[*pos] == 'L' || item[*pos] == 'l')) {
+      ++*pos;
+      *from_end = 1;
+      return {};
+    }
+    if (*pos >= item.size() || item[*pos] != '-') return ExpectedValue(item.substr(*pos));
+    const std::size_t start = ++*pos;
+    while (*pos < item.size() && IsDigit(item[*pos])) ++*pos;
+    const std::string_view digits = item.substr(start, *pos - start);
+    if (digits.empty() || digits.size() > 2) return ExpectedValue(item.substr(start - 1));
+    *from_end = digits.size() == 1 ? digits[0] - '0' : (digits[0] - '0') * 10 + digits[1] - '0';
+    if (*from_end < 1 || *from_end > 31) {
+      return fmt::format("-{} is out of range -31 to -1", digits);
+    }
+    return {};
+  }
+
+  std::string ParseExtra(std::string_view item, Extras* extras) const {
+    if (IsDayOfWeek()) {
+      if (item.find('%') != std::string_view::npos) {
+        return "a weekday modulo (`mon%2`, every other week) is not supported";
+      }
+      std::size_t pos = 0;
+      Value day;
+      std::string error = ReadValue(item, &pos, &day);
+      if (!error.empty()) return error;
+      if (day.token.empty() || pos >= item.size() || item[pos] != '#') {
+        return fmt::format("\"{}\": `#` follows a single weekday (`mon#2`, `fri#-1`)", item);
+      }
+      ++pos;
+      const bool negative = pos < item.size() && item[pos] == '-';
+      if (negative) ++pos;
+      int nth = 0;
+      if (pos + 1 == item.size() && IsDigit(item[pos])) {
+        nth = item[pos] - '0';
+      } else if (!negative && pos + 1 == item.size() && (item[pos] == 'L' || item[pos] == 'l')) {
+        nth = 1;  // `#L`: the last
+      }
+      if (nth < 1 || nth > 5) {
+        return fmt::format("\"{}\": expected 1 to 5 or -1 to -5 after `#`", item);
+      }
+      const bool from_end = negative || item[pos] == 'L' || item[pos] == 'l';
+      extras->nth_weekdays[day.number % 7] |=
+          static_cast<std::uint16_t>(1u << (from_end ? nth + 4 : nth - 1));
+      return {};
+    }
+    std::size_t pos = 0;
+    int first = 0;
+    std::string error = ReadFromEnd(item, &pos, &first);
+    if (!error.empty()) return error;
+    int last = first;
+    const bool ranged = pos < item.size() && item[pos] == '-';
+    if (ranged) {
+      ++pos;
+      error = ReadFromEnd(item, &pos, &last);
+      if (!error.empty()) {
+        return fmt::format(
+            "a range of days from the end needs both ends from the end (`-3--1`): {}", error);
+      }
+      // -3--1: from the third last to the last day.
+      if (first < last) return fmt::format("range start -{} is after its end -{}", first, last);
+    }
+    int step = 1;
+    if (pos < item.size() && item[pos] == '/') {
+      // fugit reads `L/2` as `L-31/2`, a range from the end to a day from the start: refused.
+      if (!ranged) return "a step needs a range of days from the end (`-7--1/2`)";
+      const std::size_t start = ++pos;
+      while (pos < item.size() && IsDigit(item[pos])) ++pos;
+      const std::string_view digits = item.substr(start, pos - start);
+      if (digits.empty() || digits.size() > 2) return "missing step after \"/\"";
+      step = std::stoi(std::string(digits));
+      if (step < 1) return "step must be at least 1";
+    }
+    if (pos != item.size()) return fmt::format("unexpected \"{}\"", item.substr(pos));
+    for (int n = first; n >= last; n -= step) extras->days_from_end |= std::uint32_t{1} << n;
+    return {};
   }
 
   // Reads a number or a name at item[*pos]; token stays empty when there is none.
@@ -224,6 +331,7 @@ class FieldParser {
     int high = spec_.max;
     bool single = false;
     bool star = false;
+    bool wrap = false;
     const bool kubernetes = dialect_ == CronDialect::kKubernetes;
     if (item[0] == '*' || (kubernetes && item[0] == '?')) {
       pos = 1;
@@ -242,14 +350,25 @@ class FieldParser {
       if (pos < item.size() && item[pos] == '-') {
         ++pos;
         Value second;
-        error = ReadValue(item, &pos, &second);
+        if (dialect_ == CronDialect::kGitLab && IsDayOfMonth() && pos < item.size() &&
+            (item[pos] == 'L' || item[pos] == 'l')) {
+          ++pos;  // `1-L`: to the month's last day
+          second.token = item.substr(pos - 1, 1);
+          second.number = 31;
+        } else {
+          error = ReadValue(item, &pos, &second);
+        }
         if (!error.empty()) return error;
         if (second.token.empty()) {
           return fmt::format("missing range end after \"{}-\"", first.token);
         }
         high = second.number;
         single = false;
-        if (low > high) return fmt::format("range start {} is after its end {}", low, high);
+        if (low > high && dialect_ == CronDialect::kGitLab) {
+          wrap = true;  // fugit: `fri-mon`, `22-2` wrap around the field's end
+        } else if (low > high) {
+          return fmt::format("range start {} is after its end {}", low, high);
+        }
       }
     }
     int step = 1;
@@ -274,7 +393,16 @@ class FieldParser {
       if (single) high = spec_.max;  // `a/n` means `a-max/n`
     }
     if (pos != item.size()) return fmt::format("unexpected \"{}\"", item.substr(pos));
-    for (int v = low; v <= high; v += step) *bits |= std::uint64_t{1} << v;
+    if (wrap) {
+      // Stepped along low..max, then min..high.
+      const int span = spec_.max - low + 1 + high - spec_.min + 1;
+      for (int i = 0; i < span; i += step) {
+        const int v = low + i <= spec_.max ? low + i : spec_.min + (low + i - spec_.max - 1);
+        *bits |= std::uint64_t{1} << v;
+      }
+    } else {
+      for (int v = low; v <= high; v += step) *bits |= std::uint64_t{1} << v;
+    }
     if (star && step == 1) *unrestricted = true;
     return {};
   }
@@ -296,7 +424,9 @@ class CronCalendar {
         first_minute_(e.minutes_ ? Ctz64(e.minutes_) : 0),
         last_minute_(e.minutes_ ? Msb64(e.minutes_) : 0),
         first_tod_(e.hours_ ? Ctz32(e.hours_) * 60 + first_minute_ : 0),
-        last_tod_(e.hours_ ? Msb32(e.hours_) * 60 + last_minute_ : 0) {}
+        last_tod_(e.hours_ ? Msb32(e.hours_) * 60 + last_minute_ : 0),
+        has_nth_(std::any_of(e.nth_weekdays_.begin(), e.nth_weekdays_.end(),
+                             [](std::uint16_t bits) { return bits != 0; })) {}
 
   // Whether the expression has any fire time at all.
   bool fires() const { return e_.fires_ && !e_.reboot_; }
@@ -305,10 +435,38 @@ class CronCalendar {
   // on `first_weekday`.
   std::uint32_t DayMask(int month, int len, int first_weekday) const {
     if (!((e_.months_ >> month) & 1)) return 0;
-    const std::uint32_t weekday_days =
+    std::uint32_t weekday_days =
         e_.weekdays_ == 0x7F ? 0xFFFFFFFEu : WeekdayDays(e_.weekdays_, first_weekday);
-    const std::uint32_t days = or_rule_ ? (e_.days_ | weekday_days) : (e_.days_ & weekday_days);
+    std::uint32_t month_days = e_.days_;
+    if (e_.days_from_end_ != 0) month_days |= FromEndDays(e_.days_from_end_, len);
+    if (has_nth_) weekday_days |= NthWeekdayDays(first_weekday, len);
+    const std::uint32_t days = or_rule_ ? (month_days | weekday_days) : (month_days & weekday_days);
     return days & ValidDays(len);
+  }
+
+  // Bits of the days counted from the end (`L`, `-n`) in a month of `len` days.
+  static std::uint32_t FromEndDays(std::uint32_t from_end, int len) {
+    std::uint32_t days = 0;
+    for (; from_end != 0; from_end &= from_end - 1) {
+      const int day = len + 1 - Ctz32(from_end);
+      if (day >= 1) days |= std::uint32_t{1} << day;
+    }
+    return days;
+  }
+
+  // Bits of the nth weekdays (`mon#2`, `fri#-1`) of a month.
+  std::uint32_t NthWeekdayDays(int first_weekday, int len) const {
+    std::uint32_t days = 0;
+    for (int weekday = 0; weekday < 7; ++weekday) {
+      const int first = 1 + (weekday - first_weekday + 7) % 7;
+      const int last = first + (len - first) / 7 * 7;
+      for (std::uint32_t nth = e_.nth_weekdays_[weekday]; nth != 0; nth &= nth - 1) {
+        const int bit = Ctz32(nth);
+        const int day = bit < 5 ? first + 7 * bit : last - 7 * (bit - 5);
+        if (day >= 1 && day <= len) days |= std::uint32_t{1} << day;
+      }
+    }
+    return days;
   }
 
   // Smallest matching local minute in [from, limit).
@@ -535,6 +693,7 @@ class CronCalendar {
   const int last_minute_;
   const int first_tod_;  // first matching time of day, minutes since midnight
   const int last_tod_;
+  const bool has_nth_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -564,6 +723,10 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     if (dialect == CronDialect::kGitHubActions) {
       return Error{fmt::format("GitHub Actions does not accept macros such as \"{}\"", name)};
     }
+    if (dialect == CronDialect::kGitLab) {
+      // GitLab parses "<cron> <cron_timezone>", and fugit reads no macro followed by a zone.
+      return Error{fmt::format("GitLab does not accept macros such as \"{}\"", name)};
+    }
     if (is(name, "@every")) {
       return Error{
           "@every is not supported: its fire times depend on when the CronJob was created"};
@@ -587,7 +750,8 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     if (e.reboot_) return e;
   }
 
-  std::array<std::string_view, 5> fields;
+  const bool gitlab = dialect == CronDialect::kGitLab;
+  std::array<std::string_view, 6> fields;  // a sixth only for kGitLab's leading seconds
   std::size_t count = 0;
   std::size_t pos = 0;
   while (pos < body.size()) {
@@ -598,18 +762,37 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     if (count < fields.size()) fields[count] = body.substr(start, pos - start);
     ++count;
   }
-  if (count != fields.size()) {
-    return Error{fmt::format(
-        "expected 5 fields (minute hour day-of-month month day-of-week), got {}", count)};
+  if (gitlab && count == 6) {
+    std::uint64_t seconds = 0;
+    bool unused = false;
+    constexpr FieldSpec kSeconds{"second", 0, 59, nullptr, 0, 0};
+    std::string error = FieldParser(kSeconds, dialect).Parse(fields[0], &seconds, &unused);
+    if (!error.empty()) return Error{fmt::format("second field \"{}\": {}", fields[0], error)};
+    e.second_ = static_cast<std::uint8_t>(Ctz64(seconds));
+    std::copy(fields.begin() + 1, fields.end(), fields.begin());
+    count = 5;
+  }
+  if (count != 5) {
+    return Error{
+        fmt::format("expected {}5 fields (minute hour day-of-month month day-of-week), "
+                    "got {}",
+                    gitlab ? "5 or, with seconds first, 6; not " : "", count)};
   }
 
   std::array<std::uint64_t, 5> bits{};
   std::array<bool, 5> star_bit{};
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    std::string error = FieldParser(kFields[i], dialect).Parse(fields[i], &bits[i], &star_bit[i]);
+  FieldParser::Extras extras;
+  for (std::size_t i = 0; i < 5; ++i) {
+    std::string error = FieldParser(kFields[i], dialect)
+                            .Parse(fields[i], &bits[i], &star_bit[i], gitlab ? &extras : nullptr);
     if (!error.empty()) {
       return Error{fmt::format("{} field \"{}\": {}", kFields[i].name, fields[i], error)};
     }
+  }
+  if (gitlab) {
+    bits[1] = (bits[1] | (bits[1] >> 24)) & 0xFFFFFF;  // hour 24 is 0
+    e.days_from_end_ = extras.days_from_end;
+    e.nth_weekdays_ = extras.nth_weekdays;
   }
   e.minutes_ = bits[0];
   e.hours_ = static_cast<std::uint32_t>(bits[1]);
@@ -621,6 +804,10 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
   if (dialect == CronDialect::kKubernetes) {
     e.dom_star_ = star_bit[2];
     e.dow_star_ = star_bit[4];
+  } else if (gitlab) {
+    // fugit: a `*` item (or `*/1`) leaves day-of-month open; day-of-week only when it is `*`.
+    e.dom_star_ = star_bit[2];
+    e.dow_star_ = fields[4] == "*";
   } else {
     e.dom_star_ = fields[2].front() == '*';
     e.dow_star_ = fields[4].front() == '*';
@@ -629,7 +816,18 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
   // Every real (month, day), February 29 included, falls on every weekday in some year. So with
   // the OR rule any weekday fires, and with AND the expression fires iff some allowed month has
   // an allowed day.
-  if (!e.dom_star_ && !e.dow_star_) {
+  if (gitlab) {
+    // Days from the end and nth weekdays depend on the month's length and first weekday: try
+    // each (every combination occurs within 400 years).
+    const CronCalendar calendar(e);
+    for (int month = 1; month <= 12 && !e.fires_; ++month) {
+      for (int len : {DaysInMonth(2001, month), month == 2 ? 29 : 0}) {
+        for (int first_weekday = 0; len > 0 && first_weekday < 7 && !e.fires_; ++first_weekday) {
+          e.fires_ = calendar.DayMask(month, len, first_weekday) != 0;
+        }
+      }
+    }
+  } else if (!e.dom_star_ && !e.dow_star_) {
     e.fires_ = true;
   } else {
     for (int month = 1; month <= 12 && !e.fires_; ++month) {
@@ -648,11 +846,14 @@ bool CronExpression::Equivalent(const CronExpression& other) const {
   if (minutes_ != other.minutes_ || hours_ != other.hours_) return false;
   const CronCalendar mine(*this);
   const CronCalendar theirs(other);
+  if (second_ != other.second_) return false;
   for (int month = 1; month <= 12; ++month) {
-    const int len = month == 2 ? 29 : DaysInMonth(2001, month);
-    for (int first_weekday = 0; first_weekday < 7; ++first_weekday) {
-      if (mine.DayMask(month, len, first_weekday) != theirs.DayMask(month, len, first_weekday)) {
-        return false;
+    // February twice: `L` is the 28th or the 29th.
+    for (int len : {DaysInMonth(2001, month), month == 2 ? 29 : 0}) {
+      for (int first_weekday = 0; len > 0 && first_weekday < 7; ++first_weekday) {
+        if (mine.DayMask(month, len, first_weekday) != theirs.DayMask(month, len, first_weekday)) {
+          return false;
+        }
       }
     }
   }
@@ -836,14 +1037,21 @@ bool Schedule::SameAs(std::string_view live) const {
   return parsed && parsed->Equivalent(expression_);
 }
 
+// A seconds field (kGitLab) moves each fire time that far into its minute.
 std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
   if (is_calendar()) return CalendarNext(calendars_, zone_, after);
-  return Evaluator(expression_, zone_, policy_).Next(after);
+  const int second = expression_.second();
+  auto next = Evaluator(expression_, zone_, policy_).Next(std::max(after, kMinTime) - second);
+  return next ? std::optional<std::int64_t>(*next + second) : std::nullopt;
 }
 
 std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
   if (is_calendar()) return CalendarPrevious(calendars_, zone_, at_or_before);
-  return Evaluator(expression_, zone_, policy_).Previous(at_or_before);
+  const int second = expression_.second();
+  // Before year 1 there is nothing, and nothing to subtract from.
+  auto previous = Evaluator(expression_, zone_, policy_)
+                      .Previous(at_or_before < kMinTime ? at_or_before : at_or_before - second);
+  return previous ? std::optional<std::int64_t>(*previous + second) : std::nullopt;
 }
 
 std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {

@@ -674,6 +674,9 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
   if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
   FieldsReader reader(*this, fields, path);
   descriptor.DecodeJob(reader, job);
+  if (source->second.settings) {
+    job.start_grace += descriptor.StartLatency(*source->second.settings);
+  }
   for (const auto& key : descriptor.job_keys()) {
     if (key.required && !fields.Find(key.name)) {
       Report(node, path.Key(key.name),

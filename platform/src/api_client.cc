@@ -168,4 +168,53 @@ Result<HttpResponse> ApiClient::Send(const ApiCall& call, Clock::TimePoint deadl
   }
 }
 
+std::string NextLink(std::string_view header) {
+  // <url>; rel="next", <url>; rel="last"
+  while (!header.empty()) {
+    std::size_t open = header.find('<');
+    std::size_t close = header.find('>', open);
+    if (open == std::string_view::npos || close == std::string_view::npos) return {};
+    std::string_view url = header.substr(open + 1, close - open - 1);
+    header.remove_prefix(close + 1);
+    std::size_t end = header.find(',');
+    std::string_view params = header.substr(0, end);
+    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
+    std::size_t rel = params.find("rel=");
+    if (rel == std::string_view::npos) continue;
+    std::string_view value = params.substr(rel + 4);
+    if (!value.empty() && value.front() == '"') {
+      value.remove_prefix(1);
+      value = value.substr(0, value.find('"'));
+    } else {
+      value = value.substr(0, value.find(';'));
+    }
+    // rel may hold several space-separated relation types.
+    while (!value.empty()) {
+      std::size_t space = value.find(' ');
+      if (value.substr(0, space) == "next") return std::string(url);
+      if (space == std::string_view::npos) break;
+      value.remove_prefix(space + 1);
+    }
+  }
+  return {};
+}
+
+std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
+                                          const std::string& name) {
+  auto it = headers.find(name);
+  if (it == headers.end()) return std::nullopt;
+  const std::string& text = it->second;
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoll(text);
+}
+
+std::string UrlOrigin(const std::string& url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string::npos) return {};
+  return url.substr(0, url.find('/', scheme + 3));
+}
+
 }  // namespace schedwatch::platform

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sources/marker.h"
+
 namespace schedwatch::crontab {
 namespace {
 
@@ -137,46 +139,9 @@ bool IsCommentOrBlank(std::string_view line) {
   return line.empty() || line.front() == '#';
 }
 
-struct Marker {
-  std::string role, spec_version;
-};
-
-// "# schedwatch: role=retry spec_version=7". nullopt when the comment is no marker; an Error
-// when it is one but unusable.
-std::optional<Result<Marker>> ParseMarker(std::string_view comment) {
-  comment = SkipBlanks(SkipBlanks(comment).substr(1));
-  constexpr std::string_view kPrefix = "schedwatch:";
-  if (comment.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  comment.remove_prefix(kPrefix.size());
-  Marker marker;
-  while (!(comment = SkipBlanks(comment)).empty()) {
-    std::size_t end = 0;
-    while (end < comment.size() && !IsBlank(comment[end])) ++end;
-    std::string_view token = comment.substr(0, end);
-    comment.remove_prefix(end);
-    std::size_t equals = token.find('=');
-    std::string_view key = token.substr(0, equals);
-    std::string_view value = equals == std::string_view::npos ? "" : token.substr(equals + 1);
-    bool printable = FirstInvalidUtf8Line(value) == 0;
-    for (char c : value)
-      printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
-    if (value.empty() || !printable) {
-      return Result<Marker>(
-          Error{fmt::format("marker item \"{}\" is not key=value with a printable "
-                            "value",
-                            SanitizeUtf8(token.substr(0, 64)))});
-    }
-    if (key == "role") {
-      marker.role = value;
-    } else if (key == "spec_version") {
-      marker.spec_version = value;
-    } else {
-      return Result<Marker>(Error{fmt::format("unknown marker key \"{}\" (role, spec_version)",
-                                              SanitizeUtf8(key.substr(0, 64)))});
-    }
-  }
-  if (marker.role.empty()) return Result<Marker>(Error{"marker has no role=..."});
-  return Result<Marker>(marker);
+// "# schedwatch: role=retry spec_version=7": a comment whose text is a marker.
+std::optional<Result<Marker>> ParseMarkerComment(std::string_view comment) {
+  return ParseMarker(SkipBlanks(comment).substr(1));
 }
 
 }  // namespace
@@ -393,7 +358,7 @@ ParsedCrontab ParseCrontab(std::string_view text, CrontabKind kind, const std::s
       continue;
     }
     if (line.front() == '#') {
-      if (auto found = ParseMarker(line)) {
+      if (auto found = ParseMarkerComment(line)) {
         if (above) unmatched(*above, "is followed by another marker");
         if (found->ok()) {
           pending = PendingMarker{found->value(), number};

@@ -1,17 +1,10 @@
 #include "sources/github_actions/github_actions_source.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
 #include "sources/absence.h"
 #include "sources/problems.h"
@@ -31,7 +24,6 @@ constexpr int kRunsPerPage = 20;
 constexpr int kRepositoryRunsPerPage = 100;
 constexpr std::size_t kMaxFilteredResults = 1000;
 constexpr int kMaxRepositoryRunPages = 10;
-constexpr std::size_t kMaxTokenBytes = 4096;
 
 // GitHub's limits, of which a source spends at most kBudgetShare: the rest is for other clients
 // of the token, other sources and the re-read that confirms an absence.
@@ -55,16 +47,6 @@ std::string EscapePath(std::string_view path) {
 std::string Directory(const std::string& path) {
   std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-bool HeaderSafe(const std::string& token) {
-  return std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-}
-
-std::string Trim(std::string text) {
-  text.erase(0, text.find_first_not_of(" \t\r\n"));
-  text.erase(text.find_last_not_of(" \t\r\n") + 1);
-  return text;
 }
 
 template <typename T>
@@ -91,8 +73,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   if (settings == nullptr) return Error{"the settings are not a github_actions source's"};
   std::unique_ptr<GitHubActionsSource> source(new GitHubActionsSource());
   source->repository_ = settings->repository;
-  source->token_file_ = settings->token_file;
-  source->token_env_ = settings->token_env;
+  source->token_source_ = TokenSource(settings->token_file, settings->token_env);
   source->branch_ = settings->branch;
   source->conditional_requests_ = tuning.conditional_requests;
   source->repository_runs_ = tuning.repository_runs;
@@ -101,8 +82,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   source->read_floor_ = source->min_interval_;
   auto request_timeout = settings->timeout.value_or(std::chrono::seconds(10));
   std::string api_url = settings->api_url;
-  if (api_url.rfind("http://", 0) == 0 &&
-      (!source->token_file_.empty() || !source->token_env_.empty())) {
+  if (api_url.rfind("http://", 0) == 0 && source->token_source_.configured()) {
     Log(LogLevel::kWarn, "the GitHub token goes over plain HTTP",
         {{"source", spec.name}, {"api_url", api_url}});
   }
@@ -125,34 +105,6 @@ Result<std::unique_ptr<Source>> MakeGitHubActionsSource(const SourceOptions& opt
   auto source = GitHubActionsSource::Create(options);
   if (!source) return Error{source.error()};
   return std::unique_ptr<Source>(std::move(*source));
-}
-
-Result<std::string> GitHubActionsSource::LoadToken() {
-  if (!token_env_.empty()) {
-    const char* value = std::getenv(token_env_.c_str());
-    if (value == nullptr || *value == '\0') {
-      return Error{fmt::format("environment variable {} (token_env) is not set", token_env_)};
-    }
-    return Trim(value);
-  }
-  if (token_file_.empty()) return std::string();  // anonymous: public repositories, 60 requests/h
-  struct stat info {};
-  if (stat(token_file_.c_str(), &info) != 0) {
-    return Error{fmt::format("cannot read token file {}: {}", token_file_, std::strerror(errno))};
-  }
-  FileStamp stamp{
-      static_cast<std::int64_t>(info.st_ino), static_cast<std::int64_t>(info.st_size),
-      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
-  if (token_stamp_ && *token_stamp_ == stamp) return file_token_;
-  if (info.st_size > static_cast<off_t>(kMaxTokenBytes)) {
-    return Error{fmt::format("token file {} is larger than {} bytes", token_file_, kMaxTokenBytes)};
-  }
-  auto text = platform::ReadRegularFile(token_file_, kMaxTokenBytes);
-  if (!text) return Error{"token file: " + text.error()};
-  if (token_stamp_) Log(LogLevel::kInfo, "token file changed, re-read", {{"file", token_file_}});
-  token_stamp_ = stamp;
-  file_token_ = Trim(*text);
-  return file_token_;
 }
 
 std::int64_t GitHubActionsSource::ChargedByLastRead() const {
@@ -531,11 +483,8 @@ void GitHubActionsSource::InheritCaches(Source& previous) {
 }
 
 Result<bool> GitHubActionsSource::UseToken() {
-  auto token = LoadToken();
+  auto token = token_source_.Load();
   if (!token) return Error{token.error()};
-  if (!HeaderSafe(*token)) {
-    return Error{"the token holds blanks or control characters; it must be one line"};
-  }
   if (*token != token_) {
     // Answers obtained with another token are not reused.
     ForgetUnused({});

@@ -40,6 +40,7 @@
 #include "sources/github_actions/github_api.h"
 #include "sources/github_actions/github_mapping.h"
 #include "sources/source.h"
+#include "sources/token.h"
 
 namespace schedwatch {
 
@@ -108,7 +109,6 @@ class GitHubActionsSource : public Source {
   struct Reading;  // one real read in progress
 
   GitHubActionsSource() = default;
-  Result<std::string> LoadToken();
   // Loads the token and gives it to the API client; answers cached with another are dropped.
   Result<bool> UseToken();
   Result<SourceSnapshot> Read(const ListContext& context);
@@ -135,7 +135,8 @@ class GitHubActionsSource : public Source {
 
   // Settings.
   std::string repository_;  // owner/name
-  std::string token_file_, token_env_, branch_;
+  TokenSource token_source_{"", ""};
+  std::string branch_;
   std::int64_t min_interval_ = 60;
   bool conditional_requests_ = true;
   bool repository_runs_ = true;
@@ -143,15 +144,7 @@ class GitHubActionsSource : public Source {
   std::vector<JobSpec> jobs_;  // copies: a slow read may outlive a reloaded spec
   std::unique_ptr<github::Api> api_;
 
-  std::string token_;       // the token the cached answers were obtained with
-  std::string file_token_;  // token_file's content, re-read when the file changes
-  struct FileStamp {
-    std::int64_t inode = 0, size = 0, mtime_ns = 0;
-    bool operator==(const FileStamp& other) const {
-      return inode == other.inode && size == other.size && mtime_ns == other.mtime_ns;
-    }
-  };
-  std::optional<FileStamp> token_stamp_;
+  std::string token_;  // the token the cached answers were obtained with
 
   // Answers by URL, for conditional requests.
   Cache<std::string> branches_;

@@ -36,60 +36,11 @@ platform::ApiHeaders Headers() {
 
 }  // namespace
 
-std::string RequestOutcome(long status) {
-  switch (status) {
-    case 200:
-    case 304:
-    case 401:
-    case 403:
-    case 404:
-    case 422:
-    case 429:
-      return std::to_string(status);
-    default:
-      return status >= 500 && status < 600 ? "5xx" : "other";
-  }
-}
-
-HttpSend Api::Counting(HttpSend send, std::shared_ptr<Counts> counts) {
-  return [send = std::move(send), counts = std::move(counts)](
-             const HttpRequest& request, const std::atomic<bool>* cancelled,
-             HttpFailure* failure) -> Result<HttpResponse> {
-    auto response = send(request, cancelled, failure);
-    std::lock_guard<std::mutex> lock(counts->mutex);
-    if (!response) {
-      ++counts->by_outcome["error"];
-      return response;
-    }
-    ++counts->by_outcome[RequestOutcome(response->status)];
-    auto remaining = IntegerHeader(response->headers, "x-ratelimit-remaining");
-    if (remaining) counts->remaining = remaining;
-    return response;
-  };
-}
-
-SourceRequestCounts Api::Usage() const {
-  std::lock_guard<std::mutex> lock(counts_->mutex);
-  SourceRequestCounts usage;
-  usage.by_outcome = counts_->by_outcome;
-  usage.rate_limit_remaining = counts_->remaining;
-  return usage;
-}
+SourceRequestCounts Api::Usage() const { return counter_.Usage(); }
 
 void Api::InheritUsage(const Api& previous) {
-  if (previous.counts_ == counts_) return;
-  std::scoped_lock lock(counts_->mutex, previous.counts_->mutex);
-  for (const auto& [outcome, count] : previous.counts_->by_outcome) {
-    counts_->by_outcome[outcome] += count;
-  }
-  if (!counts_->remaining) counts_->remaining = previous.counts_->remaining;
+  counter_.Inherit(previous.counter_);
   if (!limit_) limit_ = previous.limit_;
-}
-
-std::string UrlOrigin(const std::string& url) {
-  auto scheme = url.find("://");
-  if (scheme == std::string::npos) return {};
-  return url.substr(0, url.find('/', scheme + 3));
 }
 
 Api::Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send,
@@ -97,8 +48,8 @@ Api::Api(std::string base_url, std::chrono::milliseconds timeout, HttpSend send,
     : base_url_(std::move(base_url)),
       origin_(UrlOrigin(base_url_)),
       timeout_(timeout),
-      counts_(std::make_shared<Counts>()),
-      client_(Counting(std::move(send), counts_), RetryPolicy(timeout), Headers(), clock),
+      counter_("x-ratelimit-remaining"),
+      client_(counter_.Counting(std::move(send)), RetryPolicy(timeout), Headers(), clock),
       secondary_backoff_(kFirstSecondaryBackoff) {}
 
 std::optional<std::int64_t> Api::BlockedUntil(std::int64_t now) const {

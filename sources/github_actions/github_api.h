@@ -19,6 +19,7 @@
 #include "schedwatch/platform/api_client.h"
 #include "schedwatch/platform/http_client.h"
 #include "schedwatch/result.h"
+#include "sources/request_counter.h"
 #include "sources/source.h"
 
 namespace schedwatch::github {
@@ -34,9 +35,6 @@ struct RequestStats {
   int requests = 0;      // sent
   int not_modified = 0;  // of those, answered 304 (free of primary quota)
 };
-
-// "200", "304", "401", "403", "404", "422", "429", "5xx" or "other": a metric label of few values.
-std::string RequestOutcome(long status);
 
 // An answer the caller interprets: 200, 304 (the caller's cached body stays valid) or 404.
 struct ApiAnswer {
@@ -81,18 +79,10 @@ class Api {
  private:
   void NoteQuota(const HttpResponse& response, std::int64_t now);
 
-  // Shared with the transport wrapper that counts each attempt.
-  struct Counts {
-    mutable std::mutex mutex;
-    std::map<std::string, std::uint64_t> by_outcome;
-    std::optional<std::int64_t> remaining;
-  };
-  static HttpSend Counting(HttpSend send, std::shared_ptr<Counts> counts);
-
   std::string base_url_;
   std::string origin_;  // scheme://host[:port] of base_url_
   std::chrono::milliseconds timeout_;
-  std::shared_ptr<Counts> counts_;
+  RequestCounter counter_;  // before client_, whose transport it wraps
   platform::ApiClient client_;
   std::optional<std::int64_t> remaining_, reset_, limit_;
   std::optional<std::int64_t> blocked_until_;
@@ -100,7 +90,6 @@ class Api {
   RequestStats stats_;
 };
 
-// "https://api.github.com/api/v3" -> "https://api.github.com".
-std::string UrlOrigin(const std::string& url);
+using platform::UrlOrigin;
 
 }  // namespace schedwatch::github

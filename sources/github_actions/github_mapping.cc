@@ -10,6 +10,7 @@
 #include "schedwatch/schedule.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
+#include "sources/api_answers.h"
 #include "sources/problems.h"
 
 namespace schedwatch::github {
@@ -25,21 +26,9 @@ Result<Json> ParseJson(std::string_view body) {
   return json;
 }
 
-const Json* Field(const Json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-std::optional<std::string> StringField(const Json& object, const char* key) {
-  const Json* value = Field(object, key);
-  if (value == nullptr || !value->is_string()) return std::nullopt;
-  return value->get<std::string>();
-}
-
-std::optional<std::int64_t> TimeField(const Json& object, const char* key) {
-  auto text = StringField(object, key);
-  return text ? ParseRfc3339(*text) : std::nullopt;
-}
+using api::Field;
+using api::StringField;
+using api::TimeField;
 
 // The items of `key` in a JSON object answer, or an error naming what was expected (null is
 // no list: GitHub writes [] for none).
@@ -385,70 +374,9 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
 }
 
 void AddRun(RunHistory& history, const ScheduledRun& run) {
-  Run converted;
-  converted.started = run.started;
-  converted.finished = run.finished;
-  switch (run.state) {
-    case ScheduledRun::State::kRunning:
-      converted.outcome = Run::Outcome::kRunning;
-      break;
-    case ScheduledRun::State::kSucceeded:
-      converted.outcome = Run::Outcome::kSucceeded;
-      break;
-    case ScheduledRun::State::kFailed:
-      converted.outcome = Run::Outcome::kFailed;
-      break;
-    case ScheduledRun::State::kEnded: {
-      RunHistory started_only;
-      started_only.last_started = run.started;
-      history.Merge(started_only);
-      return;
-    }
-  }
-  history.Add(converted);
-}
-
-std::string NextLink(std::string_view header) {
-  // <url>; rel="next", <url>; rel="last"
-  while (!header.empty()) {
-    std::size_t open = header.find('<');
-    std::size_t close = header.find('>', open);
-    if (open == std::string_view::npos || close == std::string_view::npos) return {};
-    std::string_view url = header.substr(open + 1, close - open - 1);
-    header.remove_prefix(close + 1);
-    std::size_t end = header.find(',');
-    std::string_view params = header.substr(0, end);
-    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
-    std::size_t rel = params.find("rel=");
-    if (rel == std::string_view::npos) continue;
-    std::string_view value = params.substr(rel + 4);
-    if (!value.empty() && value.front() == '"') {
-      value.remove_prefix(1);
-      value = value.substr(0, value.find('"'));
-    } else {
-      value = value.substr(0, value.find(';'));
-    }
-    // rel may hold several space-separated relation types.
-    while (!value.empty()) {
-      std::size_t space = value.find(' ');
-      if (value.substr(0, space) == "next") return std::string(url);
-      if (space == std::string_view::npos) break;
-      value.remove_prefix(space + 1);
-    }
-  }
-  return {};
-}
-
-std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
-                                          const std::string& name) {
-  auto it = headers.find(name);
-  if (it == headers.end()) return std::nullopt;
-  const std::string& text = it->second;
-  if (text.empty() || text.size() > 18 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  return std::stoll(text);
+  static constexpr api::RunState kStates[] = {api::RunState::kRunning, api::RunState::kSucceeded,
+                                              api::RunState::kFailed, api::RunState::kEnded};
+  api::AddRun(history, run.started, run.finished, kStates[static_cast<int>(run.state)]);
 }
 
 ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,

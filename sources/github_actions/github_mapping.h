@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schedwatch/classify.h"
+#include "schedwatch/platform/api_client.h"
 #include "schedwatch/result.h"
 #include "schedwatch/spec.h"
 #include "sources/source.h"
@@ -109,13 +110,9 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what);
 
 void AddRun(RunHistory& history, const ScheduledRun& run);
 
-// The rel="next" URL of a Link header, or empty.
-std::string NextLink(std::string_view link_header);
-
-// A header holding a non-negative integer (x-ratelimit-remaining); nullopt when
-// absent or not a number. `headers` keys are lower case.
-std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
-                                          const std::string& name);
+// Shared with the other API sources (platform/api_client.h).
+using platform::IntegerHeader;
+using platform::NextLink;
 
 // Why a request failed, from its status, headers and body.
 struct ApiFailure {

@@ -3,7 +3,8 @@
 // Reads lines `expr<TAB>zone<TAB>from_unix` on stdin and writes one line per input line:
 // `ok<TAB>t1<TAB>t2...` (the next --count fire times strictly after from_unix, or with --prev the
 // previous ones at or before it, newest first) or `error<TAB>message`.
-// Options: --count N (default 5), --policy wallclock|vixie (default wallclock), --prev.
+// Options: --count N (default 5), --policy wallclock|vixie (default wallclock), --prev,
+// --dialect debian|gitlab (default debian).
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -17,7 +18,8 @@
 namespace {
 
 int Usage() {
-  std::cerr << "usage: next_fire_tool [--count N] [--policy wallclock|vixie] [--prev] < lines\n";
+  std::cerr << "usage: next_fire_tool [--count N] [--policy wallclock|vixie] [--prev] [--dialect "
+               "debian|gitlab] < lines\n";
   return 2;
 }
 
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   int count = 5;
   bool previous = false;
   schedwatch::DstPolicy policy = schedwatch::DstPolicy::kWallClock;
+  schedwatch::CronDialect dialect = schedwatch::CronDialect::kDebianCron;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--count" && i + 1 < argc) {
@@ -38,6 +41,15 @@ int main(int argc, char** argv) {
         policy = schedwatch::DstPolicy::kWallClock;
       } else if (value == "vixie") {
         policy = schedwatch::DstPolicy::kVixieCron;
+      } else {
+        return Usage();
+      }
+    } else if (arg == "--dialect" && i + 1 < argc) {
+      const std::string_view value = argv[++i];
+      if (value == "debian") {
+        dialect = schedwatch::CronDialect::kDebianCron;
+      } else if (value == "gitlab") {
+        dialect = schedwatch::CronDialect::kGitLab;
       } else {
         return Usage();
       }
@@ -56,7 +68,7 @@ int main(int argc, char** argv) {
       std::cout << "error\texpected expr<TAB>zone<TAB>from_unix\n";
       continue;
     }
-    auto expression = schedwatch::CronExpression::Parse(line.substr(0, tab1));
+    auto expression = schedwatch::CronExpression::Parse(line.substr(0, tab1), dialect);
     if (!expression) {
       std::cout << "error\t" << expression.error() << '\n';
       continue;

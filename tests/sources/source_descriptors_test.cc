@@ -8,6 +8,7 @@
 #include "sources/crontab/crontab_descriptor.h"
 #include "sources/file/file_descriptor.h"
 #include "sources/github_actions/github_actions_descriptor.h"
+#include "sources/gitlab/gitlab_descriptor.h"
 #include "sources/kubernetes/kubernetes_descriptor.h"
 #include "tests/sources/source_block.h"
 
@@ -32,8 +33,8 @@ std::string Error(const std::string& type, const std::string& entries) {
 
 TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   const SourceCatalog& catalog = BuiltInCatalog();
-  EXPECT_EQ(catalog.Types(),
-            (std::vector<std::string>{"crontab", "file", "github_actions", "kubernetes"}));
+  EXPECT_EQ(catalog.Types(), (std::vector<std::string>{"crontab", "file", "github_actions",
+                                                       "gitlab", "kubernetes"}));
   EXPECT_EQ(catalog.Find("nomad"), nullptr);
   const SourceDescriptor& crontab = *catalog.Find("crontab");
   EXPECT_EQ(crontab.dialect(), CronDialect::kDebianCron);
@@ -45,6 +46,9 @@ TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   EXPECT_FALSE(kubernetes.allows_reboot());
   EXPECT_EQ(catalog.Find("github_actions")->dialect(), CronDialect::kGitHubActions);
   EXPECT_FALSE(catalog.Find("github_actions")->allows_reboot());
+  EXPECT_EQ(catalog.Find("gitlab")->dialect(), CronDialect::kGitLab);
+  EXPECT_EQ(catalog.Find("gitlab")->dst_policy(), DstPolicy::kWallClock);
+  EXPECT_FALSE(catalog.Find("gitlab")->allows_reboot());
   EXPECT_EQ(catalog.Find("file")->dialect(), CronDialect::kDebianCron);
   EXPECT_FALSE(catalog.Find("file")->allows_reboot());
 }
@@ -198,6 +202,54 @@ TEST(FileDescriptorTest, DecodesTypedSettings) {
             "/spec/spec.yaml:3:6: sources.s.path: missing required key\n"
             "/spec/spec.yaml:3:28: sources.s.timeout: duration \"2d\" is longer than the maximum "
             "of 1d");
+}
+
+TEST(GitLabDescriptorTest, DecodesTypedSettingsJobRefAndTheWorkerInterval) {
+  const auto settings = Settings<gitlab::GitLabSettings>(DecodeSourceBlock(
+      "ci", "gitlab",
+      "project: acme/sub/widgets, token_env: GITLAB_TOKEN, api_url: "
+      "\"https://gitlab.example/api/v4/\", ref: main, worker_interval: 5m, ca_file: /etc/ca.pem"));
+  EXPECT_EQ(settings.project, "acme/sub/widgets");
+  EXPECT_EQ(settings.token_env, "GITLAB_TOKEN");
+  EXPECT_EQ(settings.api_url, "https://gitlab.example/api/v4");
+  EXPECT_EQ(settings.ref, "main");
+  EXPECT_EQ(settings.worker_interval, std::chrono::seconds(300));
+  const auto defaults =
+      Settings<gitlab::GitLabSettings>(DecodeSourceBlock("ci", "gitlab", "project: \"42\""));
+  EXPECT_EQ(defaults.api_url, "https://gitlab.com/api/v4");
+  EXPECT_EQ(defaults.worker_interval, std::chrono::seconds(600));
+
+  EXPECT_EQ(Error("gitlab", "project: widgets"),
+            "/spec/spec.yaml:3:30: sources.s.project: expected a project ID or a group/name "
+            "path, got \"widgets\"");
+  EXPECT_NE(Error("gitlab", "project: a/b, token_env: CI_JOB_TOKEN")
+                .find("a CI job token cannot list pipeline schedules"),
+            std::string::npos);
+
+  auto spec = ParseSpec(R"(version: 1
+sources: {ci: {type: gitlab, project: acme/widgets, ref: main, worker_interval: 7m}}
+jobs:
+  - {role: a, source: ci, schedule: "0 3 * * *", spec_version: "1", start_grace: 2m}
+  - {role: b, source: ci, schedule: "0 0 L * *", spec_version: "1", ref: release}
+)",
+                        "/spec/spec.yaml", BuiltInCatalog());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  // The worker may start a run up to its interval late.
+  EXPECT_EQ(spec->jobs[0].start_grace, 2 * 60 + 7 * 60);
+  const auto& source = *spec->sources.at("ci").SettingsAs<gitlab::GitLabSettings>();
+  EXPECT_EQ(gitlab::DesiredRef(spec->jobs[0], source), "main");
+  EXPECT_EQ(gitlab::DesiredRef(spec->jobs[1], source), "release");
+  EXPECT_EQ(spec->jobs[1].schedule.expression().dialect(), CronDialect::kGitLab);
+
+  auto elsewhere = ParseSpec(R"(version: 1
+sources: {c: {type: crontab}}
+jobs:
+  - {role: a, source: c, schedule: "0 3 * * *", spec_version: "1", ref: main}
+)",
+                             "/spec/spec.yaml", BuiltInCatalog());
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.error().find("only gitlab jobs name the ref"), std::string::npos)
+      << elsewhere.error();
 }
 
 }  // namespace

@@ -40,7 +40,18 @@ struct LiveObject {
   std::string timezone;      // empty when the scheduler does not say
   std::string spec_version;  // empty when the object carries none
   bool enabled = true;
+  // A difference from the job that only the source can see (a GitLab schedule's ref): drift,
+  // worded for people. Empty when there is none.
+  std::string other_drift = {};
 };
+
+// Every field equal: a refresh shares an unchanged object list with the previous one, so a field
+// added above belongs here too.
+inline bool operator==(const LiveObject& a, const LiveObject& b) {
+  return a.id == b.id && a.role == b.role && a.schedule == b.schedule && a.timezone == b.timezone &&
+         a.spec_version == b.spec_version && a.enabled == b.enabled &&
+         a.other_drift == b.other_drift;
+}
 
 // A run as a scheduler reports it.
 struct Run {

@@ -2,6 +2,7 @@
 // (the tz database is read through Howard Hinnant's date/tz, which uses the system zoneinfo).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +53,13 @@ enum class CronDialect {
   // systemd timers' OnCalendar= (systemd.time(7)), read by CalendarSpec, not CronExpression:
   // a schedule is one or more calendar expressions, DST as systemd handles it.
   kSystemdCalendar,
+  // GitLab pipeline schedules, read by the fugit gem (`Fugit::Cron.parse`) as GitLab does:
+  // Debian cron's fields plus an optional leading seconds field, `L` and negative days
+  // (`-1` is the last day of the month), nth weekdays (`mon#2`, `fri#-1`), ranges that wrap
+  // (`fri-mon`, `22-2`) and hour 24 as 0; no macros (GitLab appends the time zone, and fugit
+  // reads no `@daily UTC`). Day-of-month is unrestricted when an item is `*` (or `*/1`),
+  // day-of-week only when it is `*` alone; so `*/10` with a weekday is an OR.
+  kGitLab,
 };
 
 // The five cron fields, parsed. No time zone.
@@ -65,6 +73,8 @@ class CronExpression {
                                       CronDialect dialect = CronDialect::kDebianCron);
 
   const std::string& text() const { return text_; }
+  // Seconds into the minute each fire time falls (kGitLab's optional first field), else 0.
+  int second() const { return second_; }
   CronDialect dialect() const { return dialect_; }
   bool is_reboot() const { return reboot_; }
   // Neither the minute nor the hour field starts with '*' (Vixie cron's "fixed-time" job).
@@ -91,6 +101,11 @@ class CronExpression {
   std::uint32_t days_ = 0;     // bits 1-31
   std::uint16_t months_ = 0;   // bits 1-12
   std::uint8_t weekdays_ = 0;  // bits 0-6, Sunday = 0
+  // kGitLab only. Bit n: the n-th day from the month's end (`L` and `-1` are 1).
+  std::uint32_t days_from_end_ = 0;
+  // [w] bit i: `w#(i+1)` for i < 5, `w#-(i-4)` for i >= 5 (weekday w, Sunday = 0).
+  std::array<std::uint16_t, 7> nth_weekdays_{};
+  std::uint8_t second_ = 0;  // the optional seconds field's first value
 };
 
 // A cron expression evaluated in a time zone under one scheduler's DST policy, or systemd

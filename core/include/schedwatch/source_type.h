@@ -30,6 +30,12 @@ struct SourceSettings {
   std::string runs_dir;
 };
 
+// A job's keys that only its source type has, decoded (each type derives its own struct, as for
+// SourceSettings), so that JobSpec grows no field per scheduler.
+struct JobSettings {
+  virtual ~JobSettings() = default;
+};
+
 // One mapping of the spec (a source block, or a job's type-specific keys) while it is decoded.
 // A getter returns nullopt when the key is absent or its value is wrong; a wrong value is
 // reported at its file:line:column and decoding goes on, so that every problem shows at once.
@@ -85,6 +91,13 @@ class SourceDescriptor {
   virtual void DecodeJob(SettingsReader& reader, JobSpec& job) const;
   // Why a job of this type may not set a key every other type's jobs may ("" when it may).
   virtual std::string RefuseJobKey(std::string_view key) const;
+
+  // How late the scheduler may start a run by design (GitLab's schedule worker runs every few
+  // minutes): added to the start grace of every job of a source with these settings.
+  virtual std::int64_t StartLatency(const SourceSettings& settings) const {
+    (void)settings;
+    return 0;
+  }
 
   // Where a run of this source's jobs is seen, for people ("cron log /var/log/syslog").
   virtual std::string RunHistoryOrigin(const SourceSettings& settings) const = 0;

@@ -84,6 +84,9 @@ struct JobSpec {
   // `runs_dir:` or its source's; empty when neither is set.
   std::string runs_dir;
   bool require_concurrency = false;  // github_actions: flag a workflow without `concurrency:`
+  // The type's own job keys (DecodeJob fills it); null when the type has none. Shared: specs
+  // are copied.
+  std::shared_ptr<const JobSettings> settings;
   int line = 0;
   struct Origins {
     ValueOrigin timezone = ValueOrigin::kBuiltIn;
@@ -93,6 +96,12 @@ struct JobSpec {
     ValueOrigin alert_for = ValueOrigin::kBuiltIn;
     ValueOrigin stale_after = ValueOrigin::kDerived;  // kJob when overridden
   } origins;
+
+  // The type's job settings as its struct; null when they are of another type (or none).
+  template <typename T>
+  const T* SettingsAs() const {
+    return dynamic_cast<const T*>(settings.get());
+  }
 };
 
 struct Spec {

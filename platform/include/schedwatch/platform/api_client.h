@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,18 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view header, std
 // max_retry_after, and no arithmetic on its number overflows. `capped` is set when it was cut.
 std::int64_t BoundedRetryAt(std::int64_t asked_unix, std::int64_t now_unix,
                             std::chrono::seconds max_wait, bool* capped = nullptr);
+
+// The rel="next" URL of a Link header (RFC 8288), or empty: how GitHub and GitLab page lists.
+std::string NextLink(std::string_view link_header);
+
+// A header holding a non-negative integer (x-ratelimit-remaining, ratelimit-remaining,
+// x-next-page); nullopt when absent or not a number. `headers` keys are lower case.
+std::optional<std::int64_t> IntegerHeader(const std::map<std::string, std::string>& headers,
+                                          const std::string& name);
+
+// "https://gitlab.example.com/api/v4" -> "https://gitlab.example.com"; empty without a scheme.
+// A token goes only to its API's origin, and next-page links must stay on it.
+std::string UrlOrigin(const std::string& url);
 
 struct ApiHeaders {
   std::string product = "schedwatch";  // User-Agent: <product>/<version>

@@ -1,0 +1,43 @@
+// GitLab REST answers: a page of pipeline schedules, a page of pipelines, error bodies, the
+// pagination headers and a schedule template, all from the same text.
+#include <cstdlib>
+
+#include "fuzz/fuzz_util.h"
+#include "schedwatch/spec.h"
+#include "sources/catalog.h"
+#include "sources/gitlab/gitlab_mapping.h"
+#include "sources/gitlab/gitlab_repairer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace schedwatch;
+  using namespace schedwatch::gitlab;
+  static const Spec spec = *ParseSpec(R"(version: 1
+sources: {ci: {type: gitlab, project: acme/widgets, ref: main}}
+jobs:
+  - {role: nightly, source: ci, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "2"}
+)",
+                                      "/spec.yaml", BuiltInCatalog());
+  const JobSpec& job = spec.jobs[0];
+  std::string_view text = fuzz::AsText(data, size);
+  if (auto page = ParseSchedulePage(text)) {
+    for (const auto& schedule : page->schedules) {
+      LiveObject object = MakeLiveObject(schedule, job, "main");
+      Drifted(job, object);
+      InactiveReason(schedule);
+    }
+    if (page->problems.size() > page->listed) std::abort();
+  }
+  if (auto page = ParsePipelinePage(text, "schedule 1")) {
+    RunHistory history;
+    for (const auto& pipeline : page->pipelines) AddPipeline(history, pipeline);
+  }
+  ErrorMessage(text);
+  DescriptionMarker(text);
+  IanaZone(text);
+  const std::string url = "https://gitlab.test/api/v4/projects/1/pipeline_schedules?page=1";
+  std::string next = NextPageUrl(url, {{"x-next-page", std::string(text)}});
+  NextPageUrl(url, {{"link", std::string(text)}});
+  if (!next.empty() && next.rfind("https://gitlab.test/", 0) != 0) std::abort();
+  ReadScheduleTemplate(text, job, "main");
+  return 0;
+}

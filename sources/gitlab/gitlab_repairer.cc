@@ -1,0 +1,184 @@
+#include "sources/gitlab/gitlab_repairer.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "schedwatch/yaml_tree.h"
+#include "sources/gitlab/gitlab_api.h"
+#include "sources/gitlab/gitlab_descriptor.h"
+#include "sources/gitlab/gitlab_mapping.h"
+#include "sources/token.h"
+
+namespace schedwatch::gitlab {
+namespace {
+
+constexpr std::size_t kMaxVariables = 100;
+
+std::string Form(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string form;
+  for (const auto& [key, value] : fields) {
+    if (!form.empty()) form += '&';
+    form += UrlEncode(key) + "=" + UrlEncode(value);
+  }
+  return form;
+}
+
+Result<std::string> ScalarAt(YamlNode mapping, std::string_view key, bool required) {
+  for (std::size_t i = 0; i < mapping.size(); ++i) {
+    if (mapping.key(i).IsScalar() && mapping.key(i).scalar() == key) {
+      YamlNode value = mapping.value(i);
+      if (!value.IsScalar()) return Error{fmt::format("{}: must be a string", key)};
+      return std::string(value.scalar());
+    }
+  }
+  if (required) return Error{fmt::format("{}: missing", key)};
+  return std::string();
+}
+
+class GitLabRepairer : public Repairer {
+ public:
+  GitLabRepairer(const GitLabSettings& settings, std::unique_ptr<Api> api)
+      : settings_(settings),
+        tokens_(settings.token_file, settings.token_env),
+        api_(std::move(api)) {}
+
+  Result<bool> Validate(const JobSpec& job, const std::string& template_text) override {
+    auto parsed = ReadScheduleTemplate(template_text, job, DesiredRef(job, settings_));
+    if (!parsed) return Error{parsed.error()};
+    return true;
+  }
+
+  Result<Creation> Create(const JobSpec& job, const std::string& template_text) override {
+    auto parsed = ReadScheduleTemplate(template_text, job, DesiredRef(job, settings_));
+    if (!parsed) return Error{parsed.error()};
+    auto token = tokens_.Load();
+    if (!token) return Error{token.error()};
+    api_->SetToken(*token);
+    const std::string project = api_->base_url() + "/projects/" + UrlEncode(settings_.project);
+    const std::int64_t now = std::time(nullptr);
+    auto created = api_->PostForm(project + "/pipeline_schedules", parsed->form, now, nullptr);
+    if (!created) return Error{created.error()};
+    auto json = nlohmann::json::parse(created->body, nullptr, false);
+    if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
+        !json["id"].is_number_integer()) {
+      return Error{"the created pipeline schedule's answer holds no id"};
+    }
+    const auto id = json["id"].get<std::int64_t>();
+    for (const auto& variable : parsed->variables) {
+      auto added = api_->PostForm(fmt::format("{}/pipeline_schedules/{}/variables", project, id),
+                                  variable, now, nullptr);
+      if (!added) {
+        return Error{fmt::format("pipeline schedule {} created, but a variable was not: {}", id,
+                                 added.error())};
+      }
+    }
+    return Creation{fmt::format("pipeline schedule {}", id), false};
+  }
+
+ private:
+  GitLabSettings settings_;
+  TokenSource tokens_;
+  std::unique_ptr<Api> api_;
+};
+
+}  // namespace
+
+Result<ScheduleTemplate> ReadScheduleTemplate(std::string_view text, const JobSpec& job,
+                                              const std::string& desired_ref) {
+  auto document = YamlDocument::Parse(text);
+  if (!document) return Error{"not YAML: " + document.error()};
+  YamlNode root = document->root();
+  if (!root.IsMapping()) return Error{"must be a mapping of a pipeline schedule's attributes"};
+  static const std::set<std::string_view> kKeys = {"description",   "ref",    "cron",
+                                                   "cron_timezone", "active", "variables"};
+  for (std::size_t i = 0; i < root.size(); ++i) {
+    if (!root.key(i).IsScalar() || !kKeys.count(root.key(i).scalar())) {
+      return Error{
+          fmt::format("unknown key {} (description, ref, cron, cron_timezone, active, variables)",
+                      root.key(i).Describe())};
+    }
+  }
+  PipelineSchedule schedule;
+  for (auto [key, target, required] :
+       {std::tuple{"description", &schedule.description, true},
+        std::tuple{"ref", &schedule.ref, true}, std::tuple{"cron", &schedule.cron, true},
+        std::tuple{"cron_timezone", &schedule.cron_timezone, false}}) {
+    auto value = ScalarAt(root, key, required);
+    if (!value) return Error{value.error()};
+    *target = *value;
+  }
+  auto active = ScalarAt(root, "active", false);
+  if (!active) return Error{active.error()};
+  if (!active->empty() && *active != "true" && *active != "false") {
+    return Error{"active: must be true or false"};
+  }
+  schedule.active = *active != "false";
+  schedule.marker = DescriptionMarker(schedule.description);
+  if (!schedule.marker) {
+    return Error{fmt::format("description: must carry [schedwatch: role={} spec_version={}]",
+                             job.role, job.spec_version)};
+  }
+  if (!*schedule.marker) return Error{"description: " + schedule.marker->error()};
+  if ((*schedule.marker)->role != job.role) {
+    return Error{fmt::format("description: the marker's role is {}, not {}",
+                             (*schedule.marker)->role, job.role)};
+  }
+  if (!schedule.active) return Error{"active: false would create an inactive schedule"};
+  if (!schedule.cron_timezone.empty() && IanaZone(schedule.cron_timezone).empty()) {
+    return Error{fmt::format("cron_timezone: GitLab knows no zone \"{}\"", schedule.cron_timezone)};
+  }
+  LiveObject object = MakeLiveObject(schedule, job, desired_ref);
+  if (!object.other_drift.empty()) return Error{"ref: " + object.other_drift};
+  if (Drifted(job, object)) {
+    return Error{fmt::format(
+        "cron \"{}\" in {}, spec_version {}: not the job's schedule \"{}\" in {}, spec_version {}",
+        schedule.cron, object.timezone, object.spec_version, job.schedule.expression().text(),
+        job.timezone, job.spec_version)};
+  }
+
+  ScheduleTemplate result;
+  std::vector<std::pair<std::string, std::string>> fields = {{"description", schedule.description},
+                                                             {"ref", schedule.ref},
+                                                             {"cron", schedule.cron},
+                                                             {"active", "true"}};
+  if (!schedule.cron_timezone.empty()) fields.emplace_back("cron_timezone", schedule.cron_timezone);
+  result.form = Form(fields);
+  for (std::size_t i = 0; i < root.size(); ++i) {
+    if (root.key(i).scalar() != "variables") continue;
+    YamlNode list = root.value(i);
+    if (!list.IsSequence()) return Error{"variables: must be a list"};
+    if (list.size() > kMaxVariables) {
+      return Error{fmt::format("variables: more than {}", kMaxVariables)};
+    }
+    for (std::size_t v = 0; v < list.size(); ++v) {
+      YamlNode item = list.item(v);
+      if (!item.IsMapping()) return Error{fmt::format("variables[{}]: must be a mapping", v)};
+      std::vector<std::pair<std::string, std::string>> variable;
+      for (auto [key, required] :
+           {std::pair{"key", true}, std::pair{"value", true}, std::pair{"variable_type", false}}) {
+        auto value = ScalarAt(item, key, required);
+        if (!value) return Error{fmt::format("variables[{}].{}", v, value.error())};
+        if (!value->empty() || required) variable.emplace_back(key, *value);
+      }
+      result.variables.push_back(Form(variable));
+    }
+  }
+  return result;
+}
+
+Result<std::unique_ptr<Repairer>> MakeGitLabRepairer(const SourceSpec& source) {
+  const auto* settings = source.SettingsAs<GitLabSettings>();
+  if (settings == nullptr) return Error{"the settings are not a gitlab source's"};
+  TlsOptions tls;
+  tls.ca_file = settings->ca_file;
+  auto api =
+      std::make_unique<Api>(settings->api_url, settings->timeout.value_or(std::chrono::seconds(30)),
+                            platform::TransportOver(std::make_shared<HttpClient>(std::move(tls))));
+  return std::unique_ptr<Repairer>(new GitLabRepairer(*settings, std::move(api)));
+}
+
+}  // namespace schedwatch::gitlab

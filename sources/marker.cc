@@ -1,0 +1,61 @@
+#include "sources/marker.h"
+
+#include <fmt/format.h>
+
+#include "sources/crontab/crontab_file.h"  // the UTF-8 checks markers share with crontab lines
+
+namespace schedwatch {
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view SkipBlanks(std::string_view text) {
+  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace
+
+std::optional<Result<Marker>> ParseMarker(std::string_view text) {
+  text = SkipBlanks(text);
+  constexpr std::string_view kPrefix = "schedwatch:";
+  if (text.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  text.remove_prefix(kPrefix.size());
+  Marker marker;
+  while (!(text = SkipBlanks(text)).empty()) {
+    std::size_t end = 0;
+    while (end < text.size() && !IsBlank(text[end])) ++end;
+    std::string_view token = text.substr(0, end);
+    text.remove_prefix(end);
+    std::size_t equals = token.find('=');
+    std::string_view key = token.substr(0, equals);
+    std::string_view value = equals == std::string_view::npos ? "" : token.substr(equals + 1);
+    bool printable = crontab::FirstInvalidUtf8Line(value) == 0;
+    for (char c : value)
+      printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+    if (value.empty() || !printable) {
+      return Result<Marker>(
+          Error{fmt::format("marker item \"{}\" is not key=value with a printable "
+                            "value",
+                            crontab::SanitizeUtf8(token.substr(0, 64)))});
+    }
+    if (key == "role") {
+      marker.role = value;
+    } else if (key == "spec_version") {
+      marker.spec_version = value;
+    } else {
+      return Result<Marker>(Error{fmt::format("unknown marker key \"{}\" (role, spec_version)",
+                                              crontab::SanitizeUtf8(key.substr(0, 64)))});
+    }
+  }
+  if (marker.role.empty()) return Result<Marker>(Error{"marker has no role=..."});
+  return Result<Marker>(marker);
+}
+
+std::string FormatMarker(const Marker& marker) {
+  std::string text = "schedwatch: role=" + marker.role;
+  if (!marker.spec_version.empty()) text += " spec_version=" + marker.spec_version;
+  return text;
+}
+
+}  // namespace schedwatch

@@ -1,0 +1,25 @@
+// The schedwatch marker that ties a scheduler's object to a role: `schedwatch: role=retry
+// spec_version=7`, in a crontab comment above an entry or in a GitLab schedule's description.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "schedwatch/result.h"
+
+namespace schedwatch {
+
+struct Marker {
+  std::string role, spec_version;
+};
+
+// `text` starts at "schedwatch:" (blanks before it allowed) and ends where the marker does.
+// nullopt when it is no marker; an Error when it is one but unusable (an unknown key, a value
+// that is empty or not printable UTF-8, no role).
+std::optional<Result<Marker>> ParseMarker(std::string_view text);
+
+// "schedwatch: role=retry spec_version=7" (without spec_version when empty).
+std::string FormatMarker(const Marker& marker);
+
+}  // namespace schedwatch

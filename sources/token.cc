@@ -1,0 +1,65 @@
+#include "sources/token.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
+
+namespace schedwatch {
+namespace {
+
+std::string Trim(std::string text) {
+  text.erase(0, text.find_first_not_of(" \t\r\n"));
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  return text;
+}
+
+bool HeaderSafe(const std::string& token) {
+  return std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+}  // namespace
+
+Result<std::string> TokenSource::Load() {
+  auto token = Read();
+  if (token && !HeaderSafe(*token)) {
+    return Error{"the token holds blanks or control characters; it must be one line"};
+  }
+  return token;
+}
+
+Result<std::string> TokenSource::Read() {
+  if (!env_.empty()) {
+    const char* value = std::getenv(env_.c_str());
+    if (value == nullptr || *value == '\0') {
+      return Error{fmt::format("environment variable {} (token_env) is not set", env_)};
+    }
+    return Trim(value);
+  }
+  if (file_.empty()) return std::string();
+  struct stat info {};
+  if (stat(file_.c_str(), &info) != 0) {
+    return Error{fmt::format("cannot read token file {}: {}", file_, std::strerror(errno))};
+  }
+  FileStamp stamp{
+      static_cast<std::int64_t>(info.st_ino), static_cast<std::int64_t>(info.st_size),
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
+  if (stamp_ && *stamp_ == stamp) return file_token_;
+  if (info.st_size > static_cast<off_t>(kMaxTokenBytes)) {
+    return Error{fmt::format("token file {} is larger than {} bytes", file_, kMaxTokenBytes)};
+  }
+  auto text = platform::ReadRegularFile(file_, kMaxTokenBytes);
+  if (!text) return Error{"token file: " + text.error()};
+  if (stamp_) Log(LogLevel::kInfo, "token file changed, re-read", {{"file", file_}});
+  stamp_ = stamp;
+  file_token_ = Trim(*text);
+  return file_token_;
+}
+
+}  // namespace schedwatch

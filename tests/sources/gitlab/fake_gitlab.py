@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""A loopback stand-in for the parts of GitLab's REST API v4 the gitlab source reads and writes.
+
+Serves projects by numeric ID or URL-encoded path, their pipeline schedules (paginated with
+x-next-page / x-page / x-total headers, or with Link headers, per project), each schedule's
+pipelines (newest first with sort=desc), and POST /projects/:id/pipeline_schedules and
+.../variables (form-encoded, as GitLab takes them). Answers are shaped like GitLab's documented
+ones, errors too: 401 {"message":"401 Unauthorized"}, 403 insufficient_scope, 404 {"message":
+"404 Project Not Found"}, 429 "Retry later" with Retry-After and RateLimit-* headers, 500.
+Per-project failure modes and a delay for slow answers. Every request is logged.
+"""
+import datetime
+import json
+import ssl
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def rfc3339(seconds):
+    return datetime.datetime.fromtimestamp(int(seconds), datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def owner(username="ops-admin", state="active", user_id=1):
+    return {"name": username.title(), "username": username, "id": user_id, "state": state,
+            "avatar_url": None, "web_url": f"https://gitlab.example.com/{username}"}
+
+
+def pipeline(pipeline_id, created, status="success", duration=300, ref="main"):
+    final = status in ("success", "failed", "canceled", "skipped")
+    return {"id": pipeline_id, "iid": pipeline_id % 1000, "project_id": 278964,
+            "sha": "%040x" % pipeline_id, "ref": ref, "status": status, "source": "schedule",
+            "created_at": rfc3339(created),
+            "updated_at": rfc3339(created + (duration if final else 5)),
+            "web_url": f"https://gitlab.example.com/acme/widgets/-/pipelines/{pipeline_id}"}
+
+
+class Project:
+    def __init__(self, project_id, path, token=None, mode="ok", paging="x-next-page",
+                 per_page=None, delay=0.0):
+        self.project_id = project_id
+        self.path = path
+        self.token = token
+        self.mode = mode          # ok | forbidden | not_found | rate_limited_once | error
+        self.paging = paging      # x-next-page | link
+        self.per_page = per_page  # the most a page holds, whatever was asked
+        self.delay = delay        # seconds before each answer
+        self.schedules = []
+        self.pipelines = {}       # schedule id -> newest first
+        self.variables = {}       # schedule id -> list
+        self.limited = 0
+        self.next_id = 1000
+
+    def add_schedule(self, schedule_id, description, cron, cron_timezone="UTC", ref="main",
+                     active=True, schedule_owner=None):
+        item = {"id": schedule_id, "description": description, "ref": ref, "cron": cron,
+                "cron_timezone": cron_timezone, "next_run_at": rfc3339(time.time() + 3600),
+                "active": active, "created_at": rfc3339(time.time() - 86400 * 30),
+                "updated_at": rfc3339(time.time() - 86400),
+                "owner": owner() if schedule_owner is None else schedule_owner}
+        self.schedules.append(item)
+        self.pipelines.setdefault(schedule_id, [])
+        return item
+
+
+class FakeGitLab:
+    def __init__(self):
+        self.projects = {}
+        self.log = []
+        self.lock = threading.Lock()
+
+    def add(self, project):
+        self.projects[str(project.project_id)] = project
+        self.projects[project.path] = project
+        return project
+
+    def requests(self, project_path, suffix=""):
+        with self.lock:
+            return [e for e in self.log if e["project"] == project_path and
+                    e["path"].endswith(suffix)]
+
+    def handle(self, method, path, query, headers, body, base):
+        prefix = "/api/v4/projects/"
+        entry = {"method": method, "path": path, "query": query, "project": None,
+                 "authorization": headers.get("authorization", ""),
+                 "private_token": headers.get("private-token", ""), "status": 0}
+        status, reply_headers, reply = self.route(method, path, query, headers, body, base,
+                                                  prefix, entry)
+        entry["status"] = status
+        with self.lock:
+            self.log.append(entry)
+        return status, reply_headers, reply
+
+    def route(self, method, path, query, headers, body, base, prefix, entry):
+        def error(status, payload, extra=None):
+            return status, dict(extra or {}), json.dumps(payload).encode()
+
+        if not path.startswith(prefix):
+            return error(404, {"error": "404 Not Found"})
+        rest = path[len(prefix):]
+        ident, _, tail = rest.partition("/")
+        project = self.projects.get(urllib.parse.unquote(ident))
+        if project is None:
+            return error(404, {"message": "404 Project Not Found"})
+        entry["project"] = project.path
+        if project.delay:
+            time.sleep(project.delay)
+        token = headers.get("private-token") or headers.get("authorization", "").removeprefix(
+            "Bearer ")
+        if project.token is not None and token != project.token:
+            return error(401, {"message": "401 Unauthorized"})
+        if project.mode == "forbidden":
+            return error(403, {"error": "insufficient_scope",
+                               "error_description": "The request requires higher privileges "
+                               "than provided by the access token.",
+                               "scope": "api read_api"})
+        if project.mode == "not_found":
+            return error(404, {"message": "404 Project Not Found"})
+        if project.mode == "error":
+            return error(500, {"message": "500 Internal Server Error"})
+        if project.mode == "rate_limited_once" and project.limited == 0:
+            project.limited += 1
+            reset = int(time.time()) + 1
+            return 429, {"retry-after": "1", "ratelimit-limit": "600",
+                         "ratelimit-remaining": "0", "ratelimit-reset": str(reset),
+                         "ratelimit-resettime": rfc3339(reset),
+                         "content-type": "text/plain"}, b"Retry later\n"
+        quota = {"ratelimit-limit": "2000", "ratelimit-remaining": "1990",
+                 "ratelimit-reset": str(int(time.time()) + 60)}
+        parts = tail.split("/")
+        if parts == ["pipeline_schedules"] and method == "GET":
+            return self.page(project, project.schedules, query, base, path, quota)
+        if parts == ["pipeline_schedules"] and method == "POST":
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            missing = [k for k in ("description", "ref", "cron") if not form.get(k)]
+            if missing:
+                return error(400, {"error": f"{missing[0]} is missing"})
+            project.next_id += 1
+            item = project.add_schedule(project.next_id, form["description"], form["cron"],
+                                        form.get("cron_timezone", "UTC"), form["ref"],
+                                        form.get("active", "true") == "true")
+            entry["created"] = item["id"]
+            return 201, quota, json.dumps(item).encode()
+        if len(parts) == 3 and parts[0] == "pipeline_schedules" and parts[2] == "variables" and \
+                method == "POST":
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            schedule_id = int(parts[1])
+            if schedule_id not in project.pipelines:
+                return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            variable = {"key": form.get("key"), "value": form.get("value"),
+                        "variable_type": form.get("variable_type", "env_var")}
+            project.variables.setdefault(schedule_id, []).append(variable)
+            return 201, quota, json.dumps(variable).encode()
+        if len(parts) == 3 and parts[0] == "pipeline_schedules" and parts[2] == "pipelines":
+            schedule_id = int(parts[1])
+            if schedule_id not in project.pipelines or not any(
+                    s["id"] == schedule_id for s in project.schedules):
+                return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            items = project.pipelines[schedule_id]
+            if query.get("sort") != "desc":
+                items = list(reversed(items))
+            return self.page(project, items, query, base, path, quota)
+        return error(404, {"error": "404 Not Found"})
+
+    def page(self, project, items, query, base, path, quota):
+        per_page = min(int(query.get("per_page", 20)), 100)
+        if project.per_page:
+            per_page = min(per_page, project.per_page)
+        number = max(int(query.get("page", 1)), 1)
+        total_pages = max((len(items) + per_page - 1) // per_page, 1)
+        chunk = items[(number - 1) * per_page:number * per_page]
+        headers = dict(quota)
+        headers.update({"x-page": str(number), "x-per-page": str(per_page),
+                        "x-total": str(len(items)), "x-total-pages": str(total_pages),
+                        "x-prev-page": str(number - 1) if number > 1 else "",
+                        "x-next-page": str(number + 1) if number < total_pages else ""})
+        if project.paging == "link":
+            del headers["x-next-page"]
+
+            def link(page, rel):
+                args = dict(query, page=str(page), per_page=str(per_page))
+                return f'<{base}{path}?{urllib.parse.urlencode(args)}>; rel="{rel}"'
+            links = [link(1, "first"), link(total_pages, "last")]
+            if number < total_pages:
+                links.insert(0, link(number + 1, "next"))
+            headers["link"] = ", ".join(links)
+        return 200, headers, json.dumps(chunk).encode()
+
+
+def make_server(state, tls_cert=None, tls_key=None):
+    """A threading server on 127.0.0.1 and a free port, serving `state`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        wbufsize = -1
+        disable_nagle_algorithm = True
+
+        def answer(self, method):
+            url = urllib.parse.urlsplit(self.path)
+            query = dict(urllib.parse.parse_qsl(url.query))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            length = int(headers.get("content-length", 0) or 0)
+            body = self.rfile.read(length) if length else b""
+            scheme = "https" if tls_cert else "http"
+            base = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
+            status, reply_headers, reply = state.handle(method, url.path, query, headers, body,
+                                                        base)
+            self.send_response(status)
+            reply_headers.setdefault("content-type", "application/json")
+            for name, value in reply_headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def do_GET(self):
+            self.answer("GET")
+
+        def do_POST(self):
+            self.answer("POST")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    if tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls_cert, tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -1,0 +1,470 @@
+// The gitlab source: its pure mapping on fixture text shaped like GitLab's documented answers,
+// and GitLabSource over an in-process transport (pagination by Link and by x-next-page, error
+// bodies, rate limits, the token). Real HTTPS is covered by gitlab_e2e_test.py.
+#include "sources/gitlab/gitlab_source.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "schedwatch/platform/clock.h"
+#include "schedwatch/timefmt.h"
+#include "sources/catalog.h"
+#include "sources/problems.h"
+#include "tests/test_util.h"
+
+namespace schedwatch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
+const fs::path kFixtures = fs::path(SCHEDWATCH_TEST_DIR) / "sources/gitlab/fixtures";
+const std::string kApi = "https://gitlab.test/api/v4";
+const std::string kProject = kApi + "/projects/acme%2Fwidgets";
+const std::string kPage1 = kProject + "/pipeline_schedules?per_page=100&page=1";
+const std::string kPage2 = kProject + "/pipeline_schedules?per_page=100&page=2";
+const std::string kToken = "glpat-secretTOKEN0123456789";
+
+std::string Pipelines(int id) {
+  return fmt::format("{}/pipeline_schedules/{}/pipelines?per_page=20&sort=desc", kProject, id);
+}
+
+// Answers by URL, as GitLab; records every request.
+struct FakeGitLab {
+  struct Route {
+    long status = 200;
+    std::string body;
+    std::map<std::string, std::string> headers;
+  };
+  std::map<std::string, Route> routes;
+  std::map<std::string, std::vector<Route>> first;  // answered once each, before `routes`
+  std::vector<HttpRequest> requests;
+
+  platform::HttpTransport Send() {
+    return [this](const HttpRequest& request, const std::atomic<bool>*,
+                  HttpFailure*) -> Result<HttpResponse> {
+      requests.push_back(request);
+      HttpResponse response;
+      Route route{404, R"({"message":"404 Not found"})", {}};
+      if (auto queued = first.find(request.url); queued != first.end() && !queued->second.empty()) {
+        route = queued->second.front();
+        queued->second.erase(queued->second.begin());
+      } else if (auto it = routes.find(request.url); it != routes.end()) {
+        route = it->second;
+      }
+      response.status = route.status;
+      response.body = route.body;
+      response.headers = route.headers;
+      return response;
+    };
+  }
+};
+
+class GitLabSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(dir_.path() / "token", kToken + "\n");
+    fake_.routes[kPage1] = {200,
+                            ReadFile(kFixtures / "schedules_page1.json"),
+                            {{"x-next-page", "2"}, {"x-page", "1"}, {"x-per-page", "100"}}};
+    fake_.routes[kPage2] = {200, ReadFile(kFixtures / "schedules_page2.json"), {{"x-page", "2"}}};
+    fake_.routes[Pipelines(13)] = {200, ReadFile(kFixtures / "pipelines_nightly.json"), {}};
+    fake_.routes[Pipelines(14)] = {200, "[]", {}};
+    fake_.routes[Pipelines(21)] = {200, "[]", {}};
+  }
+
+  std::unique_ptr<GitLabSource> Make(const std::string& extra_settings = "") {
+    std::string text = fmt::format(R"(version: 1
+sources:
+  ci:
+    type: gitlab
+    project: acme/widgets
+    api_url: {}/
+    token_file: {}
+    ref: main
+{}jobs:
+  - {{role: nightly, source: ci, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "7"}}
+  - {{role: cleanup, source: ci, schedule: "0 4 * * 0", spec_version: "1"}}
+  - {{role: report, source: ci, schedule: "30 6 * * 1-5", timezone: America/Los_Angeles,
+     spec_version: "2", ref: release}}
+  - {{role: ghost, source: ci, schedule: "0 2 * * *", spec_version: "1"}}
+)",
+                                   kApi, (dir_.path() / "token").string(), extra_settings);
+    auto parsed = ParseSpec(text, (dir_.path() / "spec.yaml").string(), BuiltInCatalog());
+    EXPECT_TRUE(parsed.ok()) << parsed.error();
+    spec_ = std::make_unique<Spec>(std::move(*parsed));
+    SourceOptions options;
+    options.spec = &spec_->sources.at("ci");
+    for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
+    auto source = GitLabSource::Create(options, {fake_.Send(), &clock_});
+    EXPECT_TRUE(source.ok()) << source.error();
+    return std::move(*source);
+  }
+
+  Result<SourceSnapshot> List(GitLabSource& source) {
+    return source.List(ListContext{kNow, &cancelled_});
+  }
+
+  static std::vector<const LiveObject*> Objects(const SourceSnapshot& snapshot,
+                                                const std::string& role) {
+    std::vector<const LiveObject*> found;
+    for (const auto& object : snapshot.objects) {
+      if (object.role == role) found.push_back(&object);
+    }
+    return found;
+  }
+
+  static std::string Problems(const SourceSnapshot& snapshot) {
+    std::string text;
+    for (const auto& problem : snapshot.problems)
+      text += problem.reason + ": " + problem.message + "\n";
+    return text;
+  }
+
+  TempDir dir_;
+  FakeGitLab fake_;
+  platform::FakeClock clock_;
+  std::atomic<bool> cancelled_{false};
+  std::unique_ptr<Spec> spec_;
+};
+
+TEST_F(GitLabSourceTest, ReadsMarkedSchedulesOverTwoPagesByXNextPage) {
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  ASSERT_EQ(Objects(*snapshot, "nightly").size(), 1u);
+  const LiveObject& nightly = *Objects(*snapshot, "nightly")[0];
+  EXPECT_EQ(nightly.id, "13");
+  EXPECT_EQ(nightly.schedule, "0 3 * * *");
+  EXPECT_EQ(nightly.timezone, "Europe/Berlin");
+  EXPECT_EQ(nightly.spec_version, "7");
+  EXPECT_TRUE(nightly.enabled);
+  EXPECT_EQ(nightly.other_drift, "");  // refs/heads/main is main
+  EXPECT_FALSE(Drifted(spec_->jobs[0], nightly));
+  // The unmarked schedule 15 is not ours; the ghost role has no schedule.
+  EXPECT_EQ(snapshot->objects.size(), 3u);
+  EXPECT_TRUE(Objects(*snapshot, "ghost").empty());
+  // A Rails zone name is its IANA zone; the ref the job names is the schedule's.
+  const LiveObject& report = *Objects(*snapshot, "report")[0];
+  EXPECT_EQ(report.timezone, "America/Los_Angeles");
+  EXPECT_FALSE(Drifted(spec_->jobs[2], report));
+  // The requests: two pages, then each marked schedule's pipelines; the token as a bearer.
+  ASSERT_GE(fake_.requests.size(), 2u);
+  EXPECT_EQ(fake_.requests[0].url, kPage1);
+  EXPECT_EQ(fake_.requests[1].url, kPage2);
+  bool bearer = false;
+  for (const auto& [name, value] : fake_.requests[0].headers) {
+    bearer |= name == "Authorization" && value == "Bearer " + kToken;
+  }
+  EXPECT_TRUE(bearer);
+}
+
+TEST_F(GitLabSourceTest, FollowsALinkHeaderToo) {
+  const std::string next = kProject + "/pipeline_schedules?id=acme%2Fwidgets&page=2&per_page=100";
+  fake_.routes[kPage1].headers = {
+      {"link", "<" + next + ">; rel=\"next\", <" + kPage1 + ">; rel=\"first\""}};
+  fake_.routes[next] = fake_.routes[kPage2];
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "report").size(), 1u);
+  EXPECT_EQ(fake_.requests[1].url, next);
+}
+
+TEST_F(GitLabSourceTest, APageThatLeadsBackFailsTheRead) {
+  fake_.routes[kPage2].headers = {{"x-next-page", "1"}};
+  fake_.routes[kPage1].headers = {{"link", "<" + kPage2 + ">; rel=\"next\""}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("never completes"), std::string::npos) << snapshot.error();
+}
+
+TEST_F(GitLabSourceTest, AnEndlessListStopsAtAHundredPages) {
+  // Each page names the next one, for ever: the read gives up instead of following.
+  for (int page = 1; page <= 101; ++page) {
+    fake_.routes[fmt::format("{}/pipeline_schedules?per_page=100&page={}", kProject, page)] = {
+        200, "[]", {{"x-next-page", std::to_string(page + 1)}}};
+  }
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(), "more than 100 pages of pipeline schedules");
+  EXPECT_EQ(fake_.requests.size(), 100u);
+}
+
+TEST_F(GitLabSourceTest, AnAnswerThatIsNoListFailsTheReadWithoutACrash) {
+  const std::vector<std::string> bodies = {"<html>Sign in</html>", "null", "{\"message\":\"x\"}",
+                                           "", std::string(1 << 20, '[')};
+  for (const std::string& body : bodies) {
+    fake_.requests.clear();
+    fake_.routes[kPage1] = {200, body, {}};
+    auto source = Make();
+    auto snapshot = List(*source);
+    ASSERT_FALSE(snapshot.ok()) << body.substr(0, 40);
+    EXPECT_NE(snapshot.error().find("GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: "),
+              std::string::npos)
+        << snapshot.error();
+  }
+}
+
+TEST_F(GitLabSourceTest, ANextLinkToAnotherOriginIsRefused) {
+  fake_.routes[kPage1].headers = {{"link", "<https://evil.test/steal?page=2>; rel=\"next\""}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("leaves https://gitlab.test"), std::string::npos)
+      << snapshot.error();
+  for (const auto& request : fake_.requests) EXPECT_EQ(request.url.find("evil"), std::string::npos);
+}
+
+TEST_F(GitLabSourceTest, DeactivatedScheduleSaysItsOwnerIsBlocked) {
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  const LiveObject& cleanup = *Objects(*snapshot, "cleanup")[0];
+  EXPECT_FALSE(cleanup.enabled);
+  std::string problems = Problems(*snapshot);
+  EXPECT_NE(problems.find("schedule_deactivated: pipeline schedule 14 (role cleanup) is "
+                          "inactive: its owner former is blocked"),
+            std::string::npos)
+      << problems;
+  // Listed again while it stands, counted once.
+  auto again = List(*source);
+  ASSERT_TRUE(again.ok());
+  bool counted_before = false;
+  for (const auto& problem : again->problems) {
+    if (problem.reason == "schedule_deactivated") counted_before = problem.counted_before;
+  }
+  EXPECT_TRUE(counted_before);
+}
+
+TEST_F(GitLabSourceTest, MalformedItemsAndMarkersAreProblemsNotFailures) {
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  std::string problems = Problems(*snapshot);
+  EXPECT_NE(problems.find("malformed_marker: pipeline schedule 22: marker has no role=..."),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("malformed_object: schedules page 2: pipeline schedule #3 on the page: "
+                          "lacks id, cron, ref or active"),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("pipeline 9002 has an unknown status \"teleported\""), std::string::npos)
+      << problems;
+}
+
+TEST_F(GitLabSourceTest, AListOfNothingReadableIsUnknownNotEmpty) {
+  fake_.routes[kPage1] = {200, R"([{"id": 1}, 5, null])", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("none of the 3 pipeline schedules can be read"),
+            std::string::npos)
+      << snapshot.error();
+}
+
+TEST_F(GitLabSourceTest, PipelinesInEveryStatusMakeTheHistory) {
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  const RunHistory& history = snapshot->history.at("nightly");
+  EXPECT_EQ(history.last_started, ParseRfc3339("2026-11-30T02:00:41Z"));  // running
+  EXPECT_EQ(history.running_since, ParseRfc3339("2026-11-30T02:00:41Z"));
+  EXPECT_EQ(history.last_failure, ParseRfc3339("2026-11-29T02:12:00Z"));  // failed
+  EXPECT_EQ(history.last_success, ParseRfc3339("2026-11-27T02:10:41Z"));  // success
+  // canceled and skipped started, and say nothing of success or failure.
+  for (const auto& run : history.runs) {
+    EXPECT_NE(run.started, ParseRfc3339("2026-11-28T02:00:41Z"));
+    EXPECT_NE(run.started, ParseRfc3339("2026-11-26T02:00:41Z"));
+  }
+}
+
+TEST_F(GitLabSourceTest, DriftInCronZoneRefAndSpecVersion) {
+  fake_.routes[kPage2].body = R"([
+    {"id": 21, "description": "[schedwatch: role=report spec_version=1]", "ref": "main",
+     "cron": "30 7 * * 1-5", "cron_timezone": "Tokyo", "active": true}])";
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  const LiveObject& report = *Objects(*snapshot, "report")[0];
+  EXPECT_EQ(report.other_drift, "runs on ref main, the spec says release");
+  EXPECT_EQ(report.timezone, "Asia/Tokyo");
+  EXPECT_TRUE(Drifted(spec_->jobs[2], report));
+  // Each difference alone is drift.
+  for (int change = 0; change < 4; ++change) {
+    LiveObject one = report;
+    one.other_drift.clear();
+    one.schedule = change == 0 ? "30 7 * * 1-5" : "30 6 * * mon-fri";
+    one.timezone = change == 1 ? "Asia/Tokyo" : "America/Los_Angeles";
+    one.spec_version = change == 2 ? "1" : "2";
+    if (change == 3) one.other_drift = "runs on ref main, the spec says release";
+    EXPECT_TRUE(Drifted(spec_->jobs[2], one)) << change;
+  }
+  LiveObject same = report;
+  same.other_drift.clear();
+  same.schedule = "30 6 * * mon-fri";
+  same.timezone = "America/Los_Angeles";
+  same.spec_version = "2";
+  EXPECT_FALSE(Drifted(spec_->jobs[2], same));
+}
+
+TEST_F(GitLabSourceTest, TwoSchedulesWithOneRoleAreBothReported) {
+  fake_.routes[kPage2].body = R"([
+    {"id": 21, "description": "[schedwatch: role=nightly spec_version=7]", "ref": "main",
+     "cron": "0 3 * * *", "cron_timezone": "Europe/Berlin", "active": true}])";
+  fake_.routes[Pipelines(21)] = {200, "[]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "nightly").size(), 2u);
+}
+
+TEST_F(GitLabSourceTest, ADeletedScheduleIsAbsentAndItsPipelines404Tolerated) {
+  fake_.routes[Pipelines(13)] = {404, R"({"message":"404 Pipeline Schedule Not Found"})", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_TRUE(snapshot->history.at("nightly").runs.empty());
+}
+
+TEST_F(GitLabSourceTest, ErrorAnswersAreWordedFromGitLabsBodies) {
+  struct Case {
+    long status;
+    std::string body;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {401, R"({"message":"401 Unauthorized"})",
+       "GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: 401 unauthorized: 401 "
+       "Unauthorized (check the token: expired, revoked or mistyped)"},
+      {403,
+       R"({"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"api read_api"})",
+       "403 forbidden: The request requires higher privileges than provided by the access "
+       "token. (scope api read_api needed) (the token needs the read_api scope"},
+      {404, R"({"message":"404 Project Not Found"})",
+       "404 not found: 404 Project Not Found (does the project exist"},
+      {502, "<html><body><h1>502 Bad Gateway</h1></body></html>",
+       "HTTP 502 (gave up after 3 attempts)"},
+  };
+  for (const auto& c : cases) {
+    fake_.requests.clear();
+    fake_.routes[kPage1] = {c.status, c.body, {}};
+    auto source = Make();
+    auto snapshot = List(*source);
+    ASSERT_FALSE(snapshot.ok()) << c.status;
+    EXPECT_NE(snapshot.error().find(c.expected), std::string::npos) << snapshot.error();
+    EXPECT_EQ(fake_.requests.size(), c.status >= 500 ? 3u : 1u) << c.status;
+  }
+}
+
+TEST_F(GitLabSourceTest, A429WaitsItsRetryAfterAndIsARecoveredProblem) {
+  fake_.first[kPage1] = {
+      {429, "Retry later\n", {{"retry-after", "2"}, {"ratelimit-remaining", "0"}}}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  ASSERT_EQ(clock_.sleeps().size(), 1u);
+  EXPECT_EQ(clock_.sleeps()[0], std::chrono::seconds(2));
+  std::string problems = Problems(*snapshot);
+  EXPECT_NE(problems.find("rate_limited: GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: "
+                          "HTTP 429; retrying"),
+            std::string::npos)
+      << problems;
+  auto counts = source->RequestCounts();
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ(counts->by_outcome.at("429"), 1u);
+}
+
+TEST_F(GitLabSourceTest, NoQuotaLeftBlocksRequestsUntilTheReset) {
+  fake_.routes[kPage1].headers["ratelimit-remaining"] = "0";
+  fake_.routes[kPage1].headers["ratelimit-reset"] = std::to_string(kNow + 40);
+  auto source = Make();
+  auto first = List(*source);
+  ASSERT_FALSE(first.ok());  // the second page is not asked for
+  EXPECT_NE(first.error().find("rate limited until 2026-11-30T12:00:40Z"), std::string::npos)
+      << first.error();
+  std::size_t sent = fake_.requests.size();
+  auto again = source->List(ListContext{kNow + 10, &cancelled_});
+  EXPECT_FALSE(again.ok());
+  EXPECT_EQ(fake_.requests.size(), sent);
+  auto later = source->List(ListContext{kNow + 41, &cancelled_});
+  EXPECT_GT(fake_.requests.size(), sent);
+}
+
+TEST_F(GitLabSourceTest, TheTokenNeverReachesAMessage) {
+  // A proxy that echoes the Authorization header in its error page, in JSON and in plain text.
+  fake_.routes[kPage1] = {401, R"({"message":"401 Unauthorized: Bearer )" + kToken + R"("})", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  for (std::size_t length = 8; length <= kToken.size(); ++length) {
+    EXPECT_EQ(snapshot.error().find(kToken.substr(6, length - 6 + 1)), std::string::npos)
+        << snapshot.error();
+  }
+  EXPECT_NE(snapshot.error().find("[redacted]"), std::string::npos) << snapshot.error();
+  fake_.routes[kPage1] = {503, "upstream said " + kToken, {}};
+  auto again = List(*source);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().find(kToken), std::string::npos) << again.error();
+}
+
+TEST_F(GitLabSourceTest, AJobTokenIsRefusedWithAClearMessage) {
+  WriteFile(dir_.path() / "token", "glcbt-64_abcdefABCDEF0123456789\n");
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("CI/CD job token (glcbt-), which cannot read pipeline "
+                                  "schedules"),
+            std::string::npos)
+      << snapshot.error();
+  EXPECT_EQ(snapshot.error().find("abcdef"), std::string::npos);
+  EXPECT_TRUE(fake_.requests.empty());
+}
+
+TEST(GitLabMappingTest, DescriptionMarkers) {
+  auto marked = gitlab::DescriptionMarker("Nightly [schedwatch: role=nightly spec_version=3] x");
+  ASSERT_TRUE(marked.has_value());
+  ASSERT_TRUE(marked->ok()) << marked->error();
+  EXPECT_EQ((*marked)->role, "nightly");
+  EXPECT_EQ((*marked)->spec_version, "3");
+  auto alone = gitlab::DescriptionMarker("schedwatch: role=a");
+  ASSERT_TRUE(alone.has_value() && alone->ok());
+  EXPECT_EQ((*alone)->role, "a");
+  EXPECT_FALSE(gitlab::DescriptionMarker("Nightly export").has_value());
+  auto open = gitlab::DescriptionMarker("x [schedwatch: role=a");
+  ASSERT_TRUE(open.has_value());
+  EXPECT_FALSE(open->ok());
+  EXPECT_EQ(gitlab::DescriptionWithMarker("Nightly export", {"nightly", "3"}),
+            "Nightly export [schedwatch: role=nightly spec_version=3]");
+  auto round = gitlab::DescriptionMarker(gitlab::DescriptionWithMarker("", {"r", "1"}));
+  ASSERT_TRUE(round.has_value() && round->ok());
+  EXPECT_EQ((*round)->role, "r");
+}
+
+TEST(GitLabMappingTest, TimeZonesAsGitLabAcceptsThem) {
+  EXPECT_EQ(gitlab::IanaZone("Pacific Time (US & Canada)"), "America/Los_Angeles");
+  EXPECT_EQ(gitlab::IanaZone("UTC"), "Etc/UTC");
+  EXPECT_EQ(gitlab::IanaZone(""), "UTC");
+  EXPECT_EQ(gitlab::IanaZone("Asia/Seoul"), "Asia/Seoul");
+  EXPECT_EQ(gitlab::IanaZone("Mars/Olympus_Mons"), "");
+  EXPECT_EQ(gitlab::IanaZone("pacific time (us & canada)"), "");  // exact names only
+}
+
+TEST(GitLabMappingTest, NextPageFromXNextPage) {
+  const std::string url = kProject + "/pipeline_schedules?per_page=100&page=1";
+  EXPECT_EQ(gitlab::NextPageUrl(url, {{"x-next-page", "2"}}),
+            kProject + "/pipeline_schedules?per_page=100&page=2");
+  EXPECT_EQ(gitlab::NextPageUrl(url, {{"x-next-page", ""}}), "");
+  EXPECT_EQ(gitlab::NextPageUrl(url, {}), "");
+  EXPECT_EQ(gitlab::NextPageUrl(kProject + "/x?per_page=5", {{"x-next-page", "3"}}),
+            kProject + "/x?per_page=5&page=3");
+  EXPECT_EQ(gitlab::NextPageUrl(url, {{"x-next-page", "1"}}), url);  // the loop guard's to say
+}
+
+}  // namespace
+}  // namespace schedwatch
