@@ -137,11 +137,15 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
     Header(out, metrics::kJobInfo);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       const JobSpec& job = *result.roles[i].job;
-      fmt::format_to(std::back_inserter(out),
-                     "{}{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"}} 1\n",
-                     metrics::kJobInfo.name, identity[i],
-                     EscapeLabelValue(job.schedule.expression().text()),
-                     EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
+      fmt::format_to(
+          std::back_inserter(out), "{}{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"",
+          metrics::kJobInfo.name, identity[i], EscapeLabelValue(job.schedule.expression().text()),
+          EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
+      // The spec's labels (`labels:`) here only, as kube-state-metrics' kube_cronjob_labels.
+      for (const auto& [name, value] : job.Alerting().labels) {
+        fmt::format_to(std::back_inserter(out), ",{}=\"{}\"", name, EscapeLabelValue(value));
+      }
+      out += "} 1\n";
       writer.EndOfLine();
     }
   }

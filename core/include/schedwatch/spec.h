@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedwatch/job_alerting.h"
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
 #include "schedwatch/source_type.h"
@@ -84,6 +85,8 @@ struct JobSpec {
   // `runs_dir:` or its source's; empty when neither is set.
   std::string runs_dir;
   bool require_concurrency = false;  // github_actions: flag a workflow without `concurrency:`
+  // labels and severity (job_alerting.h); null when the job and the defaults set none.
+  std::shared_ptr<const JobAlerting> alerting;
   int line = 0;
   struct Origins {
     ValueOrigin timezone = ValueOrigin::kBuiltIn;
@@ -93,6 +96,8 @@ struct JobSpec {
     ValueOrigin alert_for = ValueOrigin::kBuiltIn;
     ValueOrigin stale_after = ValueOrigin::kDerived;  // kJob when overridden
   } origins;
+
+  const JobAlerting& Alerting() const { return alerting ? *alerting : NoAlerting(); }
 };
 
 struct Spec {
