@@ -151,7 +151,16 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       AppendEscapedLabelValue(out, job.timezone);
       out += "\",spec_version=\"";
       AppendEscapedLabelValue(out, job.spec_version);
-      out += "\"} 1\n";
+      out += '"';
+      // The spec's labels (`labels:`) here only, as kube-state-metrics' kube_cronjob_labels.
+      for (const auto& [name, value] : job.Alerting().labels) {
+        out += ',';
+        out += name;
+        out += "=\"";
+        AppendEscapedLabelValue(out, value);
+        out += '"';
+      }
+      out += "} 1\n";
       writer.EndOfLine();
     }
   }

@@ -97,6 +97,21 @@ std::string MetricsLink(const std::string& telemetry_path, const std::string& ba
                          : telemetry_path.substr(1)));
 }
 
+nlohmann::json LabelsJson(const JobSpec& job) {
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [name, value] : job.Alerting().labels) labels[name] = value;
+  return labels;
+}
+
+// "team=db, tier=1", escaped; empty without labels.
+std::string LabelsHtml(const JobSpec& job) {
+  std::string out;
+  for (const auto& [name, value] : job.Alerting().labels) {
+    out += (out.empty() ? "" : ", ") + EscapeHtml(name) + "=" + EscapeHtml(value);
+  }
+  return out;
+}
+
 std::string QueryLink(const OverviewFilter& filter) {
   std::string query;
   auto add = [&query](const char* key, const std::string& value) {
@@ -106,6 +121,7 @@ std::string QueryLink(const OverviewFilter& filter) {
   add("condition", filter.condition);
   add("source", filter.source);
   add("q", filter.query);
+  add("label", filter.label);
   if (filter.limit != 1000) add("limit", filter.limit == 0 ? "all" : std::to_string(filter.limit));
   return query.empty() ? "./" : query;
 }
@@ -161,6 +177,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
       {"schedule", job.schedule.text()},
       {"timezone", job.timezone},
       {"spec_version", job.spec_version},
+      {"labels", LabelsJson(job)},
       {"conditions", conditions},
       {"registered_objects", count(status.registered_objects)},
       {"active_objects", count(status.active_objects)},
@@ -228,7 +245,8 @@ void RenderOverviewRow(std::string& out, const RoleResult& role, const RefreshRe
   fmt::format_to(
       std::back_inserter(out),
       "<tr data-role=\"{0}\" data-source=\"{1}\" data-conditions=\"{2}\">"
-      "<td data-label=\"role\"><a href=\"roles/{3}\">{0}</a></td><td data-label=\"source\">{1}</td>"
+      "<td data-label=\"role\"><a href=\"roles/{3}\">{0}</a>{14}</td><td "
+      "data-label=\"source\">{1}</td>"
       "<td data-label=\"conditions\">{4}</td><td data-label=\"why\" class=\"why\">{5}</td>"
       "<td data-label=\"runs\" class=\"spark-cell\">{6}</td>"
       "<td data-label=\"registered\">{7}</td><td data-label=\"active\">{8}</td>"
@@ -242,7 +260,8 @@ void RenderOverviewRow(std::string& out, const RoleResult& role, const RefreshRe
       Count(role.status.registered_objects), Count(role.status.active_objects),
       Time(role.status.history.last_started, now), Time(role.status.history.last_success, now),
       Time(role.status.next_scheduled, now), EscapeHtml(job.schedule.text()),
-      EscapeHtml(job.timezone));
+      EscapeHtml(job.timezone),
+      job.alerting ? " <small class=\"labels\">" + LabelsHtml(job) + "</small>" : "");
 }
 
 }  // namespace
@@ -327,7 +346,11 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
     fmt::format_to(std::back_inserter(out), "<option value=\"{0}\"{1}>{0}</option>",
                    EscapeHtml(source.name), source.name == filter.source ? " selected" : "");
   }
-  out += "</select></label> <button type=\"submit\">show</button></form>\n<div id=\"live\">\n";
+  out +=
+      "</select></label> <label>label <input type=\"search\" name=\"label\" "
+      "placeholder=\"team=db\" autocomplete=\"off\" value=\"" +
+      EscapeHtml(filter.label) +
+      "\"></label> <button type=\"submit\">show</button></form>\n<div id=\"live\">\n";
 
   out += "<ul id=\"counts\">";
   for (int c = 0; c < kConditionCount; ++c) {
@@ -350,13 +373,15 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
     if (wanted_condition >= 0 && !role.status.conditions.test(wanted_condition)) continue;
     if (!filter.source.empty() && role.job->source != filter.source) continue;
     if (!query.empty() && Lower(role.job->role).find(query) == std::string::npos) continue;
+    if (!filter.label.empty() && !MatchesLabel(*role.job, filter.label)) continue;
     shown.push_back(&role);
   }
   std::stable_sort(shown.begin(), shown.end(), [](const RoleResult* a, const RoleResult* b) {
     return SeverityRank(a->status) < SeverityRank(b->status);
   });
   std::size_t drawn = filter.limit == 0 ? shown.size() : std::min(shown.size(), filter.limit);
-  bool filtered = wanted_condition >= 0 || !filter.source.empty() || !query.empty();
+  bool filtered =
+      wanted_condition >= 0 || !filter.source.empty() || !query.empty() || !filter.label.empty();
   fmt::format_to(std::back_inserter(out), "<h2>Roles</h2>\n<p id=\"shown\">{} of {} roles{}{}",
                  drawn, result.roles.size(), filtered ? " match the filters" : "",
                  drawn ? ", problems first." : ".");
@@ -477,11 +502,14 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
       std::back_inserter(out),
       "<dt>schedule</dt><dd><code>{}</code> in {} <small>(time zone: {})</small></dd>"
       "<dt>spec version</dt><dd>{}</dd><dt>template</dt><dd>{}</dd>"
-      "<dt>desired since</dt><dd>{}</dd></dl>\n",
+      "<dt>desired since</dt><dd>{}</dd>{}</dl>\n",
       EscapeHtml(job.schedule.text()), EscapeHtml(job.timezone),
       ValueOriginText(job.origins.timezone), EscapeHtml(job.spec_version),
       job.template_path.empty() ? "—" : "<code>" + EscapeHtml(job.template_path) + "</code>",
-      Time(status.desired_since, now));
+      Time(status.desired_since, now),
+      job.alerting && !job.Alerting().labels.empty()
+          ? "<dt>labels</dt><dd id=\"labels\">" + LabelsHtml(job) + "</dd>"
+          : "");
   out +=
       "<table id=\"thresholds\"><thead><tr><th>threshold</th><th>value</th><th>from</th></tr>"
       "</thead><tbody>\n";
@@ -584,7 +612,17 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
   return out;
 }
 
-std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options) {
+bool MatchesLabel(const JobSpec& job, std::string_view filter) {
+  auto equals = filter.find('=');
+  std::string_view name = filter.substr(0, equals);
+  for (const auto& [key, value] : job.Alerting().labels) {
+    if (key == name) return equals == std::string_view::npos || value == filter.substr(equals + 1);
+  }
+  return false;
+}
+
+std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options,
+                             std::string_view label) {
   nlohmann::json json;
   json["complete"] = result.complete;
   json["refreshed"] = result.complete ? nlohmann::json(FormatRfc3339(result.time)) : nullptr;
@@ -593,6 +631,7 @@ std::string RenderStatusJson(const RefreshResult& result, const PageOptions& opt
   }
   json["roles"] = nlohmann::json::array();
   for (const auto& role : result.roles) {
+    if (!label.empty() && !MatchesLabel(*role.job, label)) continue;
     json["roles"].push_back(RoleJson(result, role, options, false));
   }
   json["sources"] = nlohmann::json::array();

@@ -26,6 +26,7 @@ struct OverviewFilter {
   std::string condition;     // a condition name; empty: every role
   std::string source;        // a source name; empty: every source
   std::string query;         // part of a role name, any case
+  std::string label;         // "name=value" of the spec's labels, or "name": roles that have it
   std::size_t limit = 1000;  // rows drawn (counts always cover every role); 0: all
 };
 
@@ -42,7 +43,11 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
 std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::string_view role,
                                           const PageOptions& options = {});
 
-std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options = {});
+// `label` as OverviewFilter::label; empty: every role.
+std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options = {},
+                             std::string_view label = "");
+// Whether `job` has the label `filter` ("name=value", or "name" for any value).
+bool MatchesLabel(const JobSpec& job, std::string_view filter);
 std::optional<std::string> RenderRoleJson(const RefreshResult& result, std::string_view role,
                                           const PageOptions& options = {});
 // One role as text for a terminal, from the JSON of RenderRoleJson (local or fetched).

@@ -175,6 +175,7 @@ OverviewFilter OverviewFilterOf(MHD_Connection* connection) {
   filter.condition = argument("condition");
   filter.source = argument("source");
   filter.query = argument("q").substr(0, 200);
+  filter.label = argument("label").substr(0, 300);
   std::string limit = argument("limit");
   if (limit == "all") {
     filter.limit = 0;
@@ -592,8 +593,9 @@ MHD_Result WebServer::Impl::ServePage(Request* request,
   };
   // The headers and type of the answer, without rendering: they do not depend on the bytes.
   Reply shape = Text(200, "");
-  shape.content_type = key == "/api/v1/status" ? "application/json" : "text/html; charset=utf-8";
-  if (key != "/api/v1/status") {
+  const bool json = key.rfind("/api/v1/status", 0) == 0;
+  shape.content_type = json ? "application/json" : "text/html; charset=utf-8";
+  if (!json) {
     if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
       shape.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
@@ -744,9 +746,12 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   // waits, suspended, and /metrics is never queued behind them.
   std::shared_ptr<const Published> published = refresher_.Current();
   if (path == "/api/v1/status") {
-    return ServePage(request, published, path, [this, published, page] {
+    // ?label=team=db: the roles with that label only (one rendering per label and refresh).
+    std::string label = OverviewFilterOf(connection).label;
+    std::string key = label.empty() ? path : path + "\n" + label;
+    return ServePage(request, published, key, [this, published, page, label] {
       Reply reply;
-      reply.shared_body = page_cache_->Hold(RenderStatusJson(published->result, page));
+      reply.shared_body = page_cache_->Hold(RenderStatusJson(published->result, page, label));
       reply.content_type = "application/json";
       return reply;
     });
@@ -790,7 +795,7 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     }
     // One rendering per filter and refresh: ?limit=all at 10,000 roles is as big as the JSON.
     std::string key = "/\n" + filter.condition + "\n" + filter.source + "\n" + filter.query + "\n" +
-                      std::to_string(filter.limit);
+                      std::to_string(filter.limit) + "\n" + filter.label;
     return ServePage(request, published, key, std::move(render));
   }
   return Queue(connection, Text(404, "404 page not found\n"));

@@ -2,6 +2,8 @@
 // valid configuration on its own; its pieces are meant to be merged into the user's own.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
 
@@ -47,6 +49,29 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
   };
   const std::string group_by = "[alertname, " + IdentityList(options, {"source", "role"}) + "]";
 
+  // --route-by LABEL: one route and one placeholder receiver per value of the spec's label.
+  std::string team_routes, team_receivers;
+  if (!options.route_by.empty()) {
+    std::set<std::string> values;
+    const JobAlerting* last = nullptr;
+    for (const auto& job : spec.jobs) {
+      if (!job.alerting || job.alerting.get() == last) continue;
+      last = job.alerting.get();
+      std::string_view value = last->Label(options.route_by);
+      if (!value.empty()) values.emplace(value);
+    }
+    team_routes = fmt::format(
+        "      # Per value of the spec's label {}: give each receiver its real integrations.\n"
+        "      routes:\n",
+        options.route_by);
+    for (const auto& value : values) {
+      std::string receiver = fmt::format("schedwatch-{}-{}", options.route_by, value);
+      AppendFormat(team_routes, "        - receiver: {}\n          matchers:\n            - {}\n",
+                   YamlScalar(receiver),
+                   YamlScalar(fmt::format("{}={}", options.route_by, PromString(value))));
+      AppendFormat(team_receivers, "  - name: {}\n", YamlScalar(receiver));
+    }
+  }
   std::string out = GeneratedHeader(spec, options, "Alertmanager routing");
   AppendFormat(
       out,
@@ -69,15 +94,18 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
       "      matchers:\n"
       "        - {}\n"
       "      group_by: {}\n"
+      "{}"
       "receivers:\n"
       "  - name: schedwatch\n"
+      "{}"
       "  - name: schedwatch-watchdog\n"
       "    webhook_configs:\n"
       "      - url: {}\n"
       "        send_resolved: false\n"
       "inhibit_rules:\n",
       group_by, YamlScalar(fmt::format("alertname=\"{}\"", TextOf(Alert::kWatchdog).name)),
-      YamlScalar("alertname=~\"Schedwatch.+\""), group_by, YamlScalar(options.watchdog_url));
+      YamlScalar("alertname=~\"Schedwatch.+\""), group_by, team_routes, team_receivers,
+      YamlScalar(options.watchdog_url));
   for (const auto& inhibit : inhibits) {
     AppendFormat(out, "  # {}\n  - source_matchers:\n      - {}\n", inhibit.comment,
                  YamlScalar(fmt::format("alertname=~\"{}\"", inhibit.source)));

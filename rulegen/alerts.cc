@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <set>
 
 namespace schedwatch::rulegen {
 namespace {
@@ -121,6 +122,50 @@ std::string RunbookUrl(const Options& options, Alert alert) {
   std::transform(anchor.begin(), anchor.end(), anchor.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return options.runbook_base_url + "#" + anchor;
+}
+
+std::string_view KindOf(Alert alert) {
+  switch (alert) {
+    case Alert::kJobMissing:
+      return "missing";
+    case Alert::kJobSuccessAbsent:
+      return "success_absent";
+    case Alert::kJobSuccessStale:
+      return "stale";
+    case Alert::kJobInactive:
+      return "inactive";
+    case Alert::kJobDuplicate:
+      return "duplicate";
+    case Alert::kJobDrift:
+      return "drift";
+    case Alert::kJobNotStarted:
+      return "not_started";
+    case Alert::kJobHung:
+      return "hung";
+    case Alert::kJobFailing:
+      return "failing";
+    case Alert::kJobProgressStalled:
+      return "stalled";
+    case Alert::kJobLedgerMismatch:
+      return "ledger_mismatch";
+    default:
+      return "";
+  }
+}
+
+std::string_view SeverityOf(Alert alert, const JobSpec& job) {
+  return job.Alerting().SeverityOf(KindOf(alert), TextOf(alert).severity);
+}
+
+std::vector<std::string> SpecLabelNames(const Spec& spec) {
+  std::set<std::string> names;
+  const JobAlerting* last = nullptr;  // jobs share their settings: most repeat the previous
+  for (const auto& job : spec.jobs) {
+    if (!job.alerting || job.alerting.get() == last) continue;
+    last = job.alerting.get();
+    for (const auto& [name, value] : last->labels) names.insert(name);
+  }
+  return {names.begin(), names.end()};
 }
 
 bool Applies(Alert alert, const JobSpec& job) {

@@ -53,6 +53,13 @@ const AlertText& TextOf(Alert alert);
 // Per-role alerts in the order their rules are written.
 const std::vector<Alert>& RoleAlerts();
 std::string RunbookUrl(const Options& options, Alert alert);
+// The spec's name of a per-role alert's kind (`severity: {missing: ...}`); empty for the others.
+std::string_view KindOf(Alert alert);
+// The alert's severity for `job`: the spec's level for its kind, else the built-in one.
+std::string_view SeverityOf(Alert alert, const JobSpec& job);
+// Every label name the spec's jobs set (`labels:`), sorted: what the joined rules copy from
+// schedwatch_job_info.
+std::vector<std::string> SpecLabelNames(const Spec& spec);
 
 // Whether the spec gives `job` this alert at all: SuccessStale needs a stale_after (none for
 // @reboot jobs), ProgressStalled needs a progress block.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "rulegen/alerts.h"
 #include "rulegen/rulegen.h"
 #include "schedwatch/build_info.h"
 #include "schedwatch/duration.h"
@@ -87,6 +88,9 @@ int main(int argc, char** argv) {
   app.add_option("--prometheus-rule-namespace", options.prometheus_rule_namespace,
                  "metadata.namespace of the PrometheusRule objects")
       ->capture_default_str();
+  app.add_option("--route-by", options.route_by,
+                 "A label of the spec's jobs (labels:): alertmanager.yml routes each of its values "
+                 "to a receiver of its own");
   app.add_option(
       "--dashboard-uid", options.dashboard_uid,
       "The Grafana dashboard's uid (default: derived from the job, spec name and roles)");
@@ -133,6 +137,25 @@ int main(int argc, char** argv) {
   auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
+    return kExitBadInput;
+  }
+  // The spec's labels and the flags must not name the same label for different things.
+  std::vector<std::string> spec_labels = rulegen::SpecLabelNames(*spec);
+  auto in_spec = [&spec_labels](const std::string& label) {
+    return std::binary_search(spec_labels.begin(), spec_labels.end(), label);
+  };
+  for (const auto& label : options.identity_labels) {
+    if (in_spec(label)) {
+      std::fprintf(stderr,
+                   "--identity-labels: %s is also a label of the spec's jobs (labels:); an "
+                   "identity label tells watchers apart and must not be a job's label\n",
+                   label.c_str());
+      return kExitBadInput;
+    }
+  }
+  if (!options.route_by.empty() && !in_spec(options.route_by)) {
+    std::fprintf(stderr, "--route-by: no job in the spec has the label %s (labels:)\n",
+                 options.route_by.c_str());
     return kExitBadInput;
   }
   std::vector<std::string> warnings;

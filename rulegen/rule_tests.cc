@@ -90,6 +90,7 @@ struct TestCase {
   std::int64_t quiet_from = kOnset;
   // Times checked besides those of the expectations (a case that expects only quiet).
   std::vector<std::int64_t> check_at;
+  std::set<std::string> infos;  // the schedwatch_job_info series added, each once
 };
 
 std::string SeriesText(std::string_view metric, const Labels& labels) {
@@ -109,6 +110,9 @@ class TestWriter {
  public:
   TestWriter(const Spec& spec, const Options& options, std::vector<std::string>& warnings)
       : spec_(spec), options_(options), for_policy_(spec, options.mode) {
+    // Joined rules take the spec's labels from schedwatch_job_info, which the exporter serves
+    // for every role it serves anything for: so do the tests.
+    every_role_has_info_ = options.mode == Mode::kJoined && !SpecLabelNames(spec).empty();
     std::map<std::string, int> per_source;
     for (const auto& job : spec.jobs) {
       if (++per_source[job.source] > kSampledRolesPerSource) continue;
@@ -116,7 +120,8 @@ class TestWriter {
       sampled_roles_ += (sampled_roles_.empty() ? "" : "|") + RegexQuote(job.role);
     }
     count_labels_ = options.identity_labels;
-    count_labels_.insert(count_labels_.end(), {"source", "role"});
+    // severity too: every role's level is checked, not only the sampled roles' exact labels.
+    count_labels_.insert(count_labels_.end(), {"source", "role", "severity"});
     count_by_ = fmt::format("{}", fmt::join(count_labels_, ", "));
     for (const auto& job : spec.jobs) {
       role_labels_.emplace(&job, SeriesText("", RoleLabels(job, 0, 0)));
@@ -216,11 +221,21 @@ class TestWriter {
   }
   void AddRole(TestCase& test, std::string_view metric, const JobSpec& job, Values values,
                int w = 0, int r = 0) const {
+    bool info = metric == metrics::kJobInfo.name;
+    if (info || every_role_has_info_) AddInfo(test, job, info ? values : Const(1), w, r);
+    if (info) return;
     if (w == 0 && r == 0) {
       test.series.emplace_back(fmt::format("{}{}", metric, role_labels_.at(&job)), values);
     } else {
       Add(test, metric, RoleLabels(job, w, r), values);
     }
+  }
+  // The role's schedwatch_job_info, once per test: it carries the spec's labels (`labels:`).
+  void AddInfo(TestCase& test, const JobSpec& job, Values values, int w = 0, int r = 0) const {
+    Labels labels = RoleLabels(job, w, r);
+    for (const auto& [name, value] : job.Alerting().labels) labels[name] = value;
+    std::string text = SeriesText(metrics::kJobInfo.name, labels);
+    if (test.infos.insert(text).second) test.series.emplace_back(text, values);
   }
   const std::string* PushedSeries(const JobSpec& job) const {
     auto it = pushed_series_.find(job.role);
@@ -256,7 +271,9 @@ class TestWriter {
     }
     labels["role"] = job.role;
     labels["source"] = job.source;
-    Expect(test, alert, std::move(labels), onset, for_policy_.Of(&job), value_at_zero, value_slope);
+    for (const auto& [name, value] : job.Alerting().labels) labels[name] = value;
+    Expect(test, alert, std::move(labels), onset, for_policy_.Of(&job), value_at_zero, value_slope,
+           SeverityOf(alert, job));
   }
   void ExpectExporter(TestCase& test, Alert alert, Labels labels, std::int64_t onset,
                       std::int64_t value_at_zero, std::int64_t value_slope = 0) const {
@@ -264,9 +281,9 @@ class TestWriter {
            alert == Alert::kWatchdog ? 0 : options_.exporter_alert_for, value_at_zero, value_slope);
   }
   static void Expect(TestCase& test, Alert alert, Labels labels, std::int64_t onset,
-                     std::int64_t for_seconds, std::int64_t value_at_zero,
-                     std::int64_t value_slope) {
-    labels["severity"] = std::string(TextOf(alert).severity);
+                     std::int64_t for_seconds, std::int64_t value_at_zero, std::int64_t value_slope,
+                     std::string_view severity = "") {
+    labels["severity"] = std::string(severity.empty() ? TextOf(alert).severity : severity);
     test.expected.push_back({alert, std::move(labels), onset, onset + CeilMinute(for_seconds),
                              value_at_zero, value_slope});
   }
@@ -354,6 +371,7 @@ class TestWriter {
            Labels labels = RoleLabels(job);
            labels["condition"] = "not_started";
            Add(t, metrics::kJobCondition.name, labels, Step(0, 1));
+           if (every_role_has_info_) AddInfo(t, job, Const(1));
            ExpectRole(t, Alert::kJobNotStarted, job, kOnset, 1);
          }},
         {Alert::kJobHung, "a run exactly max_runtime old at 1m (quiet), older from 2m on",
@@ -781,8 +799,9 @@ class TestWriter {
   // small for a spec of 10,000 roles (the per-role cases above cover every role).
   std::vector<const JobSpec*> sampled_;
   std::string sampled_roles_;              // the same, as a regex
-  std::vector<std::string> count_labels_;  // the identity labels, source and role
+  std::vector<std::string> count_labels_;  // the identity labels, source, role, severity
   std::string count_by_;
+  bool every_role_has_info_ = false;
 };
 
 }  // namespace

@@ -43,6 +43,9 @@ struct Options {
   std::string prometheus_rule_namespace = "monitoring";
   // The dashboard's uid; empty: "schedwatch-" and a hash of the job, spec name and its roles.
   std::string dashboard_uid;
+  // A spec label (`labels:`): alertmanager.yml routes each of its values to a receiver of its
+  // own. Empty: no such routes.
+  std::string route_by;
 };
 
 // The files, as Write() names them.

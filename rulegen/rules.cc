@@ -34,12 +34,15 @@ class Exprs {
  public:
   // `job` is null in joined mode. `pushed_roles` (joined mode) are the roles whose success
   // comes from their own success_metric: the constant rules leave them to per-job rules.
-  Exprs(const Options& options, const JobSpec* job, const std::vector<std::string>& pushed_roles)
+  // `roles` (joined mode) narrows every selector to some roles, e.g. `,role=~"a|b"`: the roles of
+  // one severity level when the spec grades an alert differently for some roles.
+  Exprs(const Options& options, const JobSpec* job, const std::vector<std::string>& pushed_roles,
+        std::string_view roles = "")
       : job_(job) {
     job_matcher_ = "job=" + PromString(options.exporter_job);
     scope_ = job ? fmt::format("{},role={},source={}", job_matcher_, PromString(job->role),
                                PromString(job->source))
-                 : job_matcher_;
+                 : job_matcher_ + std::string(roles);
     if (!job && !pushed_roles.empty()) {
       std::string regex;
       for (const auto& role : pushed_roles) regex += (regex.empty() ? "" : "|") + RegexQuote(role);
@@ -157,10 +160,38 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
   return "";
 }
 
-Rule MakeRule(Alert alert, std::string expr, std::int64_t for_seconds) {
-  return Rule{
-      alert, "", std::move(expr), for_seconds, {{"severity", std::string(TextOf(alert).severity)}},
-      {}};
+Rule MakeRule(Alert alert, std::string expr, std::int64_t for_seconds,
+              std::string_view severity = "") {
+  if (severity.empty()) severity = TextOf(alert).severity;
+  return Rule{alert, "", std::move(expr), for_seconds, {{"severity", std::string(severity)}}, {}};
+}
+
+// Joined mode: the spec's labels (`labels:`) copied onto each alert from schedwatch_job_info,
+// whose one series per role carries them. topk keeps one info series per role when replicas
+// differ during a rollout.
+std::string WithSpecLabels(std::string expr, const Exprs& e,
+                           const std::vector<std::string>& names) {
+  if (names.empty()) return expr;
+  return fmt::format("({}) * on({}) group_left({}) topk by ({}) (1, {})", expr, e.key(),
+                     fmt::join(names, ", "), e.key(), e.Series(metrics::kJobInfo.name));
+}
+
+// Joined mode: the roles of `alert` by severity level, when the spec grades some roles
+// differently; the most common level first. One entry (and no roles listed) when all agree.
+std::vector<std::pair<std::string, std::vector<std::string>>> RolesByLevel(const Spec& spec,
+                                                                           Alert alert) {
+  std::map<std::string, std::vector<std::string>> roles;
+  for (const auto& job : spec.jobs) roles[std::string(SeverityOf(alert, job))].push_back(job.role);
+  std::vector<std::pair<std::string, std::vector<std::string>>> out(roles.begin(), roles.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  return out;
+}
+
+std::string RoleRegex(const std::vector<std::string>& roles) {
+  std::string regex;
+  for (const auto& role : roles) regex += (regex.empty() ? "" : "|") + RegexQuote(role);
+  return PromString(regex);
 }
 
 // Per-role rules for one job (per-role mode), or only its pushed-success ones (joined mode).
@@ -172,7 +203,8 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
     bool pushed = UsesPushedSuccess(alert, job) ||
                   (alert == Alert::kJobProgressStalled && !job.success_metric.empty());
     if (pushed_only && !pushed) continue;
-    Rule rule = MakeRule(alert, Condition(alert, exprs, &job), for_policy.Of(&job));
+    Rule rule =
+        MakeRule(alert, Condition(alert, exprs, &job), for_policy.Of(&job), SeverityOf(alert, job));
     // The role's own labels make each rule distinct (promtool lints same-named rules with the
     // same labels as duplicates). A pushed series carries none of them, and annotation
     // templates see only the expression's labels, so those get the names written in too.
@@ -182,6 +214,8 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
       rule.annotation_labels = names;
     }
     rule.labels.insert(rule.labels.end(), names.begin(), names.end());
+    const LabelPairs& spec_labels = job.Alerting().labels;
+    rule.labels.insert(rule.labels.end(), spec_labels.begin(), spec_labels.end());
     rules.push_back(std::move(rule));
   }
 }
@@ -263,9 +297,24 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
     if (!job.success_metric.empty()) pushed_roles.push_back(job.role);
   }
   RuleGroup jobs{"schedwatch-jobs", {}};
-  Exprs exprs(options, nullptr, pushed_roles);
+  const std::vector<std::string> label_names = SpecLabelNames(spec);
   for (Alert alert : RoleAlerts()) {
-    jobs.rules.push_back(MakeRule(alert, Condition(alert, exprs, nullptr), for_policy.Of(nullptr)));
+    auto levels = RolesByLevel(spec, alert);
+    if (levels.empty()) levels.push_back({std::string(TextOf(alert).severity), {}});
+    // The most common level takes every role but the others'; each other level, its own.
+    std::vector<std::string> others;
+    for (std::size_t i = 1; i < levels.size(); ++i) {
+      others.insert(others.end(), levels[i].second.begin(), levels[i].second.end());
+    }
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      std::string roles = levels.size() == 1 ? ""
+                          : i == 0           ? ",role!~" + RoleRegex(others)
+                                             : ",role=~" + RoleRegex(levels[i].second);
+      Exprs exprs(options, nullptr, pushed_roles, roles);
+      jobs.rules.push_back(
+          MakeRule(alert, WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names),
+                   for_policy.Of(nullptr), levels[i].first));
+    }
   }
   for (const auto& job : spec.jobs) {
     if (!job.success_metric.empty()) {

@@ -27,16 +27,25 @@ struct Defaults {
   std::int64_t max_runtime = 30 * 60;
   int missed_starts = 2;
   std::int64_t alert_for = 5 * 60;
+  JobAlerting alerting;       // labels and severity every job starts from
   std::set<std::string> set;  // keys the spec's defaults block sets
 };
 
 // The keys every job may have; the source types add their own.
 const std::vector<std::string>& CommonJobKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "role",        "source",      "schedule",       "timezone",  "spec_version",
-      "start_grace", "max_runtime", "missed_starts",  "alert_for", "stale_after",
-      "progress",    "template",    "success_metric", "runs_dir"};
+      "role",           "source",        "schedule",  "timezone",    "spec_version", "start_grace",
+      "max_runtime",    "missed_starts", "alert_for", "stale_after", "progress",     "template",
+      "success_metric", "runs_dir",      "labels",    "severity"};
   return *keys;
+}
+
+// Prometheus' label name rule: [a-zA-Z_][a-zA-Z0-9_]*.
+bool IsLabelName(std::string_view text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 bool IsName(std::string_view text, bool allow_dot) {
@@ -322,10 +331,109 @@ class Decoder {
     return directory_ + path;
   }
 
+  // `labels:` over `base` (the defaults'), by name.
+  LabelPairs Labels(YamlNode node, const FieldPath& path, LabelPairs base) {
+    Expect(node, YamlNode::Kind::kMapping, path);
+    std::set<std::string, std::less<>> seen;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      YamlNode key = node.key(i);
+      Guard([&] {
+        std::string name = Scalar(key, path);
+        FieldPath field = path.Key(key.scalar());
+        if (!seen.insert(name).second) Fail(key, field, "duplicate key");
+        if (name.rfind("__", 0) == 0) {
+          Fail(key, field, "label names beginning with \"__\" are Prometheus' own");
+        }
+        if (!IsLabelName(name)) {
+          Fail(key, field,
+               fmt::format("\"{}\" is not a Prometheus label name (letters, digits and '_', not "
+                           "starting with a digit)",
+                           name));
+        }
+        if (std::find(kReservedLabelNames.begin(), kReservedLabelNames.end(), name) !=
+            kReservedLabelNames.end()) {
+          Fail(key, field,
+               fmt::format("\"{}\" is a label schedwatch or Prometheus sets itself (reserved: {})",
+                           name, JoinKeys(kReservedLabelNames)));
+        }
+        std::string value = Scalar(node.value(i), field);
+        if (value.empty()) {
+          Fail(node.value(i), field,
+               "empty; a label with an empty value is no label to Prometheus");
+        }
+        if (value.size() > kMaxLabelValue) {
+          Fail(node.value(i), field, fmt::format("longer than {} characters", kMaxLabelValue));
+        }
+        auto at = std::find_if(base.begin(), base.end(),
+                               [&](const auto& entry) { return entry.first == name; });
+        if (at != base.end()) {
+          at->second = std::move(value);
+        } else {
+          base.emplace_back(std::move(name), std::move(value));
+        }
+      });
+    }
+    if (base.size() > kMaxLabels) {
+      Fail(node, path,
+           fmt::format("{} labels; at most {} (with those of the defaults)", base.size(),
+                       kMaxLabels));
+    }
+    std::sort(base.begin(), base.end());
+    return base;
+  }
+
+  // `severity:` one level for every alert kind, or a mapping of kinds to levels, over `base`.
+  LabelPairs Severity(YamlNode node, const FieldPath& path, LabelPairs base) {
+    auto level = [&](YamlNode value, const FieldPath& field) {
+      std::string text = Scalar(value, field);
+      if (std::find(kSeverityLevels.begin(), kSeverityLevels.end(), text) ==
+          kSeverityLevels.end()) {
+        Fail(value, field,
+             fmt::format("unknown level \"{}\" (levels: {})", text, JoinKeys(kSeverityLevels)));
+      }
+      return text;
+    };
+    auto set = [&base](std::string_view kind, const std::string& value) {
+      auto at = std::find_if(base.begin(), base.end(),
+                             [&](const auto& entry) { return entry.first == kind; });
+      if (at != base.end()) {
+        at->second = value;
+      } else {
+        base.emplace_back(std::string(kind), value);
+      }
+    };
+    if (node.IsScalar()) {
+      std::string all = level(node, path);
+      for (auto kind : kAlertKinds) set(kind, all);
+    } else {
+      std::vector<std::string> kinds(kAlertKinds.begin(), kAlertKinds.end());
+      Fields fields = Check(node, path, kinds, {});
+      for (const auto& [kind, value] : fields.entries()) {
+        Guard([&, &kind = kind, &value = value] { set(kind, level(value, path.Key(kind))); });
+      }
+    }
+    std::sort(base.begin(), base.end());
+    return base;
+  }
+
+  // Jobs with equal labels and severity share one JobAlerting; none at all shares null.
+  std::shared_ptr<const JobAlerting> Intern(JobAlerting alerting) {
+    if (alerting.empty()) return nullptr;
+    for (const auto& known : alertings_) {
+      if (*known == alerting) return known;
+    }
+    if (alertings_.size() >= kMaxInterned) {
+      return std::make_shared<const JobAlerting>(std::move(alerting));
+    }
+    return alertings_.emplace_back(std::make_shared<const JobAlerting>(std::move(alerting)));
+  }
+
   Defaults DecodeDefaults(YamlNode node, const FieldPath& path) {
     Defaults defaults;
-    Fields fields = Check(
-        node, path, {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for"}, {});
+    Fields fields = Check(node, path,
+                          {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for",
+                           "labels", "severity"},
+                          {});
     for (const auto& [key, value] : fields.entries()) {
       FieldPath field = path.Key(key);
       defaults.set.insert(std::string(key));
@@ -335,6 +443,8 @@ class Decoder {
         if (key == "max_runtime") defaults.max_runtime = PositiveDuration(value, field);
         if (key == "missed_starts") defaults.missed_starts = PositiveInt(value, field, 1000);
         if (key == "alert_for") defaults.alert_for = Duration(value, field);
+        if (key == "labels") defaults.alerting.labels = Labels(value, field, {});
+        if (key == "severity") defaults.alerting.severity = Severity(value, field, {});
       });
     }
     return defaults;
@@ -390,6 +500,12 @@ class Decoder {
   };
   std::vector<Problem> problems_;
   std::size_t dropped_ = 0;
+  // Distinct labels/severity settings seen so far; past kMaxInterned (a spec giving nearly every
+  // job its own), jobs keep their own copy rather than searched for.
+  std::vector<std::shared_ptr<const JobAlerting>> alertings_;
+  static constexpr std::size_t kMaxInterned = 256;
+  static constexpr std::size_t kMaxLabels = 16;
+  static constexpr std::size_t kMaxLabelValue = 256;
 };
 
 // A descriptor's view of one mapping: its source block, or a job's keys.
@@ -608,6 +724,7 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
   job.max_runtime = defaults.max_runtime;
   job.missed_starts = defaults.missed_starts;
   job.alert_for = defaults.alert_for;
+  JobAlerting alerting = defaults.alerting;
   auto refusals = refused_job_keys_.find(&descriptor);
   std::vector<std::string_view> refused;
   for (const auto& [key, value] : fields.entries()) {
@@ -644,6 +761,8 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
         job.stale_after = PositiveDuration(value, field);
         job.stale_after_overridden = true;
       }
+      if (key == "labels") alerting.labels = Labels(value, field, alerting.labels);
+      if (key == "severity") alerting.severity = Severity(value, field, alerting.severity);
       if (key == "template") job.template_path = ResolvePath(Scalar(value, field));
       if (key == "success_metric") {
         job.success_metric = Scalar(value, field);
@@ -672,6 +791,7 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
     });
   }
   if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
+  job.alerting = Intern(std::move(alerting));
   FieldsReader reader(*this, fields, path);
   descriptor.DecodeJob(reader, job);
   if (source->second.settings) {

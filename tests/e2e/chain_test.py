@@ -4,6 +4,8 @@ schedwatch_rulegen generated, and fires them into real Alertmanager, which deliv
 receivers recorded by this test.
 
 Scenarios (asserted through Prometheus's /api/v1/alerts and what the receivers got):
+  - rulegen --route-by team gives each team of the spec a receiver; retry's alert, labelled
+    team=payments, reaches payments' receiver and no other;
   - the Watchdog reaches the dead-man receiver repeatedly;
   - the incident: retry removed from the live list while gate keeps running -> SchedwatchJobMissing
     for retry only, delivered; nothing for gate;
@@ -73,7 +75,7 @@ def run(args, workdir, receiver, peers):
     generated = subprocess.run(
         [args.rulegen, "--config.file", spec, "--out", rules_dir, "--mode", args.mode,
          "--watcher-stale-after", "30s", "--exporter-alert-for", "2s",
-         "--watchdog-url", f"{receiver.url}/heartbeat"],
+         "--watchdog-url", f"{receiver.url}/heartbeat", "--route-by", "team"],
         capture_output=True, text=True)
     if not check("rulegen writes the rules", generated.returncode == 0, generated.stderr):
         return
@@ -83,6 +85,15 @@ def run(args, workdir, receiver, peers):
     with open(os.path.join(rules_dir, "alertmanager.yml")) as snippet:
         am_config = alertmanager_config(yaml.safe_load(snippet), f"{receiver.url}/alerts",
                                         watchdog_repeat="2s")
+    # --route-by team: each team's placeholder receiver gets a webhook path of its own.
+    team_receivers = [r for r in am_config["receivers"] if r["name"].startswith("schedwatch-team-")]
+    check("--route-by team: a receiver per team in the spec",
+          sorted(r["name"] for r in team_receivers)
+          == ["schedwatch-team-payments", "schedwatch-team-platform"], am_config["receivers"])
+    for team_receiver in team_receivers:
+        team = team_receiver["name"][len("schedwatch-team-"):]
+        team_receiver["webhook_configs"] = [{"url": f"{receiver.url}/team/{team}",
+                                             "send_resolved": False}]
     am_file = os.path.join(workdir, "alertmanager.yml")
     with open(am_file, "w") as out:
         yaml.safe_dump(am_config, out)
@@ -133,13 +144,20 @@ def run(args, workdir, receiver, peers):
                  if a["alertname"] == "SchedwatchJobMissing" and a.get("role") == "retry"],
                      60, "SchedwatchJobMissing{role=retry} in Prometheus")
     check("incident: SchedwatchJobMissing fires for retry", missing)
+    check("incident: the alert carries the spec's label team=payments",
+          missing and all(a.get("team") == "payments" for a in missing), missing)
     delivered = wait_for_peer(
-        lambda: [a for _, a in receiver.alerts("/alerts", incident)
+        lambda: [a for _, a in receiver.alerts("/team/payments", incident)
                  if a["labels"]["alertname"] == "SchedwatchJobMissing"
                  and a["labels"].get("role") == "retry"], 30, "the missing alert at the receiver")
-    check("incident: SchedwatchJobMissing for retry delivered to the receiver", delivered)
+    check("incident: SchedwatchJobMissing for retry delivered to team payments' receiver",
+          delivered)
+    elsewhere = [(p, a["labels"]) for p in ("/alerts", "/team/platform")
+                 for _, a in receiver.alerts(p) if a["labels"].get("role") == "retry"]
+    check("incident: retry's alert reaches no other receiver", not elsewhere, elsewhere)
     gate_alerts = [a for a in firing(prometheus) if a.get("role") == "gate"]
-    gate_delivered = [a for _, a in receiver.alerts("/alerts") if a["labels"].get("role") == "gate"]
+    gate_delivered = [a for p in ("/alerts", "/team/platform", "/team/payments")
+                      for _, a in receiver.alerts(p) if a["labels"].get("role") == "gate"]
     check("incident: gate fires nothing", not gate_alerts and not gate_delivered,
           (gate_alerts, gate_delivered))
     other_missing = [a for a in firing(prometheus)
@@ -173,7 +191,8 @@ def run(args, workdir, receiver, peers):
                      30, "SchedwatchExporterDown at the receiver")
     check("exporter killed: SchedwatchExporterDown delivered", down_delivered)
     time.sleep(8)
-    per_role_after = [a["labels"] for t, a in receiver.alerts("/alerts", killed + 3)
+    per_role_after = [a["labels"] for p in ("/alerts", "/team/payments", "/team/platform")
+                      for t, a in receiver.alerts(p, killed + 3)
                       if a["labels"]["alertname"].startswith("SchedwatchJob")]
     check("exporter killed: no per-role alert reaches the receiver", not per_role_after,
           per_role_after)

@@ -4,6 +4,7 @@
 // disappears, changes type or labels, or a metric that appears unlisted, fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -60,8 +61,10 @@ std::string ContractLine(const metrics::Metric& metric) {
 }
 
 // Families of a text exposition: TYPE and HELP from the comments, label names from the samples
-// (every sample of a family must carry the same names in the same order).
-std::map<std::string, Stable> Families(const std::string& exposition) {
+// (every sample of a family must carry the same names in the same order). A family listed with
+// a trailing "..." may carry the spec's labels after the listed ones, sorted by name.
+std::map<std::string, Stable> Families(const std::string& exposition,
+                                       const std::map<std::string, Stable>& stable = {}) {
   std::map<std::string, Stable> families;
   std::istringstream lines(exposition);
   std::string line;
@@ -89,6 +92,21 @@ std::map<std::string, Stable> Families(const std::string& exposition) {
         }
       }
       if (labels.empty()) labels = "-";
+      auto listed = stable.find(name);
+      if (listed != stable.end() && listed->second.labels.size() > 4 &&
+          listed->second.labels.compare(listed->second.labels.size() - 4, 4, ",...") == 0) {
+        std::string fixed = listed->second.labels.substr(0, listed->second.labels.size() - 4);
+        EXPECT_EQ(labels.rfind(fixed, 0), 0u) << name << " lost its listed labels: " << line;
+        std::string extra = labels.size() > fixed.size() ? labels.substr(fixed.size() + 1) : "";
+        std::vector<std::string> names;
+        for (std::size_t at = 0; at < extra.size();) {
+          std::size_t comma = std::min(extra.find(',', at), extra.size());
+          names.push_back(extra.substr(at, comma - at));
+          at = comma + 1;
+        }
+        EXPECT_TRUE(std::is_sorted(names.begin(), names.end())) << line;
+        labels = fixed + ",...";
+      }
       Stable& family = families[name];
       if (family.labels.empty()) family.labels = labels;
       EXPECT_EQ(family.labels, labels) << "series of " << name << " differ in labels: " << line;
@@ -100,7 +118,7 @@ std::map<std::string, Stable> Families(const std::string& exposition) {
 // Every family in `exposition` is stable and rendered as listed.
 void ExpectOnlyStableFamilies(const std::string& exposition,
                               const std::map<std::string, Stable>& stable) {
-  for (const auto& [name, family] : Families(exposition)) {
+  for (const auto& [name, family] : Families(exposition, stable)) {
     auto listed = stable.find(name);
     if (listed == stable.end()) {
       ADD_FAILURE() << name << " is rendered but not in " << kStableList
@@ -221,7 +239,7 @@ jobs:
 
   auto stable = ReadStableList();
   ExpectOnlyStableFamilies(exposition, stable);
-  auto families = Families(exposition);
+  auto families = Families(exposition, stable);
   for (const auto& [name, listed] : stable) {
     EXPECT_TRUE(families.count(name)) << "stable metric " << name << " is no longer rendered";
   }

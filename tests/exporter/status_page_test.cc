@@ -57,7 +57,8 @@ sources:
   partner: {type: file, path: partner.yaml}
 jobs:
   - {role: backup, source: demo, schedule: "0 2 * * *", timezone: Europe/Berlin, spec_version: "4", template: backup.yaml}
-  - {role: billing, source: demo, schedule: "*/5 * * * *", spec_version: "1", stale_after: 15m}
+  - {role: billing, source: demo, schedule: "*/5 * * * *", spec_version: "1", stale_after: 15m,
+     labels: {team: payments, tier: "1"}}
   - {role: export, source: demo, schedule: "0 * * * *", spec_version: "5"}
   - {role: gate, source: demo, schedule: "*/5 * * * *", spec_version: "3"}
   - role: ingest
@@ -66,7 +67,8 @@ jobs:
     spec_version: "9"
     progress: {file: ingest.checkpoint, stale_after: 1h}
   - {role: partner-feed, source: partner, schedule: "15 * * * *", spec_version: "1"}
-  - {role: retry, source: demo, schedule: "*/10 * * * *", timezone: Asia/Seoul, spec_version: "7", max_runtime: 5m}
+  - {role: retry, source: demo, schedule: "*/10 * * * *", timezone: Asia/Seoul, spec_version: "7", max_runtime: 5m,
+     labels: {team: payments}}
   - {role: sync, source: demo, schedule: "0 */2 * * *", spec_version: "2"}
 )",
                             "/specs/spec.yaml", BuiltInCatalog());
@@ -269,6 +271,20 @@ TEST(StatusPageTest, OverviewFiltersByConditionSourceAndName) {
   EXPECT_NE(limited.find("6 more: narrow the filters or <a href=\"?limit=all\">show all</a>"),
             std::string::npos);
   filter = {};
+  filter.label = "team=payments";
+  std::string by_team = RenderStatusHtml(fixture.result, {}, filter);
+  EXPECT_EQ(RowOrder(by_team), (std::vector<std::string>{"retry", "billing"}));
+  EXPECT_NE(by_team.find("name=\"label\" placeholder=\"team=db\" autocomplete=\"off\" "
+                         "value=\"team=payments\""),
+            std::string::npos);
+  EXPECT_NE(by_team.find("<small class=\"labels\">team=payments, tier=1</small>"),
+            std::string::npos);
+  filter.label = "tier";  // any value
+  EXPECT_EQ(RowOrder(RenderStatusHtml(fixture.result, {}, filter)),
+            (std::vector<std::string>{"billing"}));
+  filter.label = "team=platform";
+  EXPECT_TRUE(RowOrder(RenderStatusHtml(fixture.result, {}, filter)).empty());
+  filter = {};
   filter.condition = "no-such-condition";  // ignored, like an empty one
   EXPECT_EQ(RowOrder(RenderStatusHtml(fixture.result, {}, filter)).size(), 8u);
 }
@@ -315,7 +331,12 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
   // Role names are restricted by the spec loader; the renderers do not rely on it.
   std::string role_name = "a<b&\"c'";
   for (auto& job : fixture.spec->jobs) {
-    if (job.role == "sync") job.role = role_name;
+    if (job.role == "sync") {
+      job.role = role_name;
+      auto alerting = std::make_shared<JobAlerting>();
+      alerting->labels = {{"team", evil}};
+      job.alerting = alerting;
+    }
   }
   for (auto& role : fixture.result.roles) {
     std::vector<LiveObject> objects = role.objects.list();
@@ -348,6 +369,7 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
   auto json = nlohmann::json::parse(*RenderRoleJson(fixture.result, role_name));
   EXPECT_EQ(json["role"], role_name);
   EXPECT_EQ(json["objects"][0]["schedule"], evil);
+  EXPECT_EQ(json["labels"]["team"], evil);
   EXPECT_NE(json["reasons"][0]["reason"].get<std::string>().find(evil), std::string::npos);
   auto status = nlohmann::json::parse(RenderStatusJson(fixture.result));
   nlohmann::json partner;
@@ -373,6 +395,29 @@ TEST(StatusPageTest, PagesCarryNoInlineScriptOrStyle) {
   EXPECT_EQ(std::string(kStatusPagePolicy).find("unsafe"), std::string::npos);
   EXPECT_FALSE(RenderRoleHtml(fixture.result, "no-such-role"));
   EXPECT_FALSE(RenderRoleJson(fixture.result, "no-such-role"));
+}
+
+TEST(StatusPageTest, JsonShowsAndFiltersByTheSpecsLabels) {
+  Fixture fixture;
+  auto all = nlohmann::json::parse(RenderStatusJson(fixture.result));
+  ASSERT_EQ(all["roles"].size(), 8u);
+  for (const auto& role : all["roles"]) {
+    if (role["role"] == "billing") {
+      EXPECT_EQ(role["labels"], (nlohmann::json{{"team", "payments"}, {"tier", "1"}}));
+    } else if (role["role"] == "gate") {
+      EXPECT_EQ(role["labels"], nlohmann::json::object());
+    }
+  }
+  auto payments = nlohmann::json::parse(RenderStatusJson(fixture.result, {}, "team=payments"));
+  std::vector<std::string> roles;
+  for (const auto& role : payments["roles"]) roles.push_back(role["role"]);
+  EXPECT_EQ(roles, (std::vector<std::string>{"billing", "retry"}));
+  EXPECT_EQ(payments["sources"].size(), 2u);  // the sources stay whole
+  auto role = nlohmann::json::parse(*RenderRoleJson(fixture.result, "retry"));
+  EXPECT_EQ(role["labels"]["team"], "payments");
+  std::string page = *RenderRoleHtml(fixture.result, "retry");
+  EXPECT_NE(page.find("<dt>labels</dt><dd id=\"labels\">team=payments</dd>"), std::string::npos);
+  EXPECT_EQ(RenderRoleHtml(fixture.result, "gate")->find("<dt>labels</dt>"), std::string::npos);
 }
 
 TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {

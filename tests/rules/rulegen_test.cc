@@ -421,5 +421,109 @@ TEST(Write, StreamsWhatGenerateReturns) {
   EXPECT_NE(failed.error().find("/proc/rulegen-cannot-create"), std::string::npos);
 }
 
+// labels: literal on each per-role rule; joined from schedwatch_job_info in joined mode.
+TEST(BuildRules, SpecLabelsReachEveryPerRoleAlertInBothModes) {
+  Spec spec =
+      MakeSpec(2,
+               "  - {role: paid, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+               "     labels: {team: payments, tier: '1'}}\n");
+  Options options;
+  for (const auto& group : BuildRules(spec, options)) {
+    for (const auto& rule : group.rules) {
+      bool paid =
+          std::find(rule.labels.begin(), rule.labels.end(),
+                    std::pair<std::string, std::string>{"role", "paid"}) != rule.labels.end();
+      bool team =
+          std::find(rule.labels.begin(), rule.labels.end(),
+                    std::pair<std::string, std::string>{"team", "payments"}) != rule.labels.end();
+      EXPECT_EQ(paid, team) << TextOf(rule.alert).name;
+    }
+  }
+  options.mode = Mode::kJoined;
+  auto groups = BuildRules(spec, options);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].rules.size(), RoleAlerts().size());
+  for (const auto& rule : groups[0].rules) {
+    EXPECT_NE(rule.expr.find(") * on(job, source, role) group_left(team, tier) topk by (job, "
+                             "source, role) (1, schedwatch_job_info{job=\"schedwatch\"})"),
+              std::string::npos)
+        << rule.expr;
+  }
+  // Without labels the joined rules are unchanged: no join.
+  for (const auto& group : BuildRules(MakeSpec(3), options)) {
+    for (const auto& rule : group.rules) EXPECT_EQ(rule.expr.find("group_left"), std::string::npos);
+  }
+}
+
+// severity: literal per rule; joined mode splits an alert's rule by level, the common level
+// taking every role but the others.
+TEST(BuildRules, SeverityPerJobAndKindSplitsJoinedRulesByLevel) {
+  Spec spec =
+      MakeSpec(3,
+               "  - {role: loud, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+               "     severity: {failing: critical, missing: info}}\n"
+               "  - {role: calm, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+               "     severity: info}\n");
+  Options options;
+  std::map<std::string, std::string> levels;  // "alert role" -> severity
+  for (const auto& group : BuildRules(spec, options)) {
+    for (const auto& rule : group.rules) {
+      std::string role;
+      for (const auto& [name, value] : rule.labels) {
+        if (name == "role") role = value;
+      }
+      levels[std::string(TextOf(rule.alert).name) + " " + role] = rule.labels[0].second;
+    }
+  }
+  EXPECT_EQ(levels["SchedwatchJobFailing loud"], "critical");
+  EXPECT_EQ(levels["SchedwatchJobMissing loud"], "info");
+  EXPECT_EQ(levels["SchedwatchJobHung loud"], "warning");
+  EXPECT_EQ(levels["SchedwatchJobMissing calm"], "info");
+  EXPECT_EQ(levels["SchedwatchJobMissing r0"], "critical");
+
+  options.mode = Mode::kJoined;
+  std::vector<std::pair<std::string, std::string>> missing;  // severity, expr
+  std::size_t count = 0;
+  auto joined = BuildRules(spec, options);
+  for (const auto& rule : joined[0].rules) {
+    ++count;
+    if (rule.alert == Alert::kJobMissing) missing.emplace_back(rule.labels[0].second, rule.expr);
+  }
+  // Missing: critical (r0-r2) and info (loud, calm); Failing: warning and critical; the
+  // others: warning or their built-in level and info (calm).
+  EXPECT_EQ(count, 2 * RoleAlerts().size() + 1);
+  ASSERT_EQ(missing.size(), 2u);
+  EXPECT_EQ(missing[0].first, "critical");
+  EXPECT_NE(missing[0].second.find("role!~\"loud|calm\""), std::string::npos) << missing[0].second;
+  EXPECT_EQ(missing[1].first, "info");
+  EXPECT_NE(missing[1].second.find("role=~\"loud|calm\""), std::string::npos) << missing[1].second;
+}
+
+TEST(Generate, RouteByWritesARouteAndReceiverPerValue) {
+  Spec spec = MakeSpec(1,
+                       "  - {role: a, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+                       "     labels: {team: db}}\n"
+                       "  - {role: b, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+                       "     labels: {team: \"q\\\"uote\"}}\n"
+                       "  - {role: c, source: demo, schedule: '*/5 * * * *', spec_version: '1',\n"
+                       "     labels: {team: db}}\n");
+  Options options;
+  options.route_by = "team";
+  YAML::Node config = YAML::Load(Generate(spec, options).alertmanager);
+  YAML::Node routes = config["route"]["routes"][1]["routes"];
+  ASSERT_EQ(routes.size(), 2u);
+  EXPECT_EQ(routes[0]["receiver"].as<std::string>(), "schedwatch-team-db");
+  EXPECT_EQ(routes[0]["matchers"][0].as<std::string>(), "team=\"db\"");
+  EXPECT_EQ(routes[1]["receiver"].as<std::string>(), "schedwatch-team-q\"uote");
+  EXPECT_EQ(routes[1]["matchers"][0].as<std::string>(), "team=\"q\\\"uote\"");
+  std::set<std::string> receivers;
+  for (const auto& receiver : config["receivers"])
+    receivers.insert(receiver["name"].as<std::string>());
+  EXPECT_TRUE(receivers.count("schedwatch-team-db"));
+  EXPECT_TRUE(receivers.count("schedwatch-team-q\"uote"));
+  options.route_by.clear();
+  EXPECT_FALSE(YAML::Load(Generate(spec, options).alertmanager)["route"]["routes"][1]["routes"]);
+}
+
 }  // namespace
 }  // namespace schedwatch::rulegen

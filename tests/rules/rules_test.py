@@ -274,6 +274,7 @@ def check_amtool(args, tmp):
     with open(merged_path, "w") as f:
         yaml.safe_dump(merged_config(snippet), f)
     amtool_check(merged_path, "amtool check-config: the snippet merged into a full config")
+    check_route_by(args, tmp)
     example_path = os.path.join(args.source_dir, "examples", "alertmanager.yml")
     amtool_check(example_path, "amtool check-config examples/alertmanager.yml")
     with open(example_path) as f:
@@ -296,6 +297,32 @@ def check_amtool(args, tmp):
             check(f"{name} config routes {labels[0]} to {receiver}",
                    result.returncode == 0 and result.stdout.strip() == receiver,
                    result.stdout + result.stderr)
+
+
+def check_route_by(args, tmp):
+    """--route-by team: a route and a receiver per team of the example; amtool accepts it and
+    routes each team's per-role alert to its receiver, the rest to schedwatch."""
+    spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
+    out = os.path.join(tmp, "route-by")
+    if not generate(args, spec, "per-role", out, ("--route-by", "team")):
+        return
+    path = os.path.join(out, "alertmanager.yml")
+    amtool_check(path, "amtool check-config: the snippet with --route-by team")
+    missing = ["alertname=SchedwatchJobMissing", "job=schedwatch"]
+    for argv, receiver in ((missing + ["team=payments", "role=retry"], "schedwatch-team-payments"),
+                           (missing + ["team=platform", "role=gate"], "schedwatch-team-platform"),
+                           (missing + ["role=other"], "schedwatch"),
+                           (["alertname=SchedwatchSourceDown", "job=schedwatch"], "schedwatch")):
+        result = run([AMTOOL, "config", "routes", "test", f"--config.file={path}", *argv])
+        check(f"--route-by team routes {' '.join(argv)} to {receiver}",
+              result.returncode == 0 and result.stdout.strip() == receiver,
+              result.stdout + result.stderr)
+    for extra, why in ((("--route-by", "owner"), "a label no job sets"),
+                       (("--identity-labels", "team"), "an identity label that is a spec label")):
+        result = run([args.rulegen, "--config.file", spec, "--out", os.path.join(tmp, "refused"),
+                      *extra])
+        check(f"rulegen refuses {why} (exit 2)",
+              result.returncode == 2 and extra[1] in result.stderr, result.stderr)
 
 
 def expected_errors(spec):

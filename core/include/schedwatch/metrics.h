@@ -41,7 +41,7 @@ inline constexpr Metric kJobGuarded{
     "1 if schedwatch_run's guard holds copies of the role apart: the latest run was guarded and "
     "its records show skipped duplicates; 0 if not; absent without run records."};
 inline constexpr Metric kJobInfo{"schedwatch_job_info", Type::kGauge,
-                                 "role,source,schedule,timezone,spec_version",
+                                 "role,source,schedule,timezone,spec_version,...",
                                  "The desired set: one series per role in the spec, value 1."};
 inline constexpr Metric kJobLastDuration{
     "schedwatch_job_last_duration_seconds", Type::kGauge, "role,source",

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedwatch/job_alerting.h"
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
 #include "schedwatch/source_type.h"
@@ -87,6 +88,8 @@ struct JobSpec {
   // The type's own job keys (DecodeJob fills it); null when the type has none. Shared: specs
   // are copied.
   std::shared_ptr<const JobSettings> settings;
+  // labels and severity (job_alerting.h); null when the job and the defaults set none.
+  std::shared_ptr<const JobAlerting> alerting;
   int line = 0;
   struct Origins {
     ValueOrigin timezone = ValueOrigin::kBuiltIn;
@@ -102,6 +105,7 @@ struct JobSpec {
   const T* SettingsAs() const {
     return dynamic_cast<const T*>(settings.get());
   }
+  const JobAlerting& Alerting() const { return alerting ? *alerting : NoAlerting(); }
 };
 
 struct Spec {

@@ -1,0 +1,57 @@
+// How a job's alerts are labelled and graded: settings most jobs leave alone. They live behind
+// one pointer in JobSpec that jobs with equal values share, so that 100,000 jobs without them
+// cost a null pointer each.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace schedwatch {
+
+// The per-role alert kinds `severity:` may name, one per per-role alert.
+inline constexpr std::array<std::string_view, 11> kAlertKinds = {
+    "missing",     "success_absent", "stale",   "inactive", "duplicate",      "drift",
+    "not_started", "hung",           "failing", "stalled",  "ledger_mismatch"};
+inline constexpr std::array<std::string_view, 3> kSeverityLevels = {"critical", "warning", "info"};
+
+// Label names schedwatch's own series and alerts carry (or Prometheus and Alertmanager add):
+// a `labels:` key may not be one of them, nor begin with "__".
+inline constexpr std::array<std::string_view, 15> kReservedLabelNames = {
+    "job",  "instance", "role",    "source", "schedule", "timezone",  "spec_version", "condition",
+    "type", "reason",   "outcome", "le",     "severity", "alertname", "alertstate"};
+
+using LabelPairs = std::vector<std::pair<std::string, std::string>>;
+
+struct JobAlerting {
+  LabelPairs labels;    // by name: on schedwatch_job_info and on every per-role alert
+  LabelPairs severity;  // alert kind -> level, by kind; kinds not listed keep the built-in one
+
+  bool empty() const { return labels.empty() && severity.empty(); }
+  // The level of `kind`, or `built_in` when the spec does not set one.
+  std::string_view SeverityOf(std::string_view kind, std::string_view built_in) const {
+    for (const auto& [name, level] : severity) {
+      if (name == kind) return level;
+    }
+    return built_in;
+  }
+  std::string_view Label(std::string_view name) const {
+    for (const auto& [key, value] : labels) {
+      if (key == name) return value;
+    }
+    return {};
+  }
+  bool operator==(const JobAlerting& other) const {
+    return labels == other.labels && severity == other.severity;
+  }
+};
+
+// For jobs without any of these settings.
+inline const JobAlerting& NoAlerting() {
+  static const JobAlerting kNone;
+  return kNone;
+}
+
+}  // namespace schedwatch
