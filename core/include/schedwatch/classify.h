@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedwatch/spec.h"
@@ -34,12 +35,32 @@ std::string_view ConditionName(Condition condition);
 
 // One object a scheduler holds for a role (a crontab line, a CronJob, a workflow).
 struct LiveObject {
+  LiveObject() = default;
+  // The fields every scheduler has; the rest only some fill.
+  LiveObject(std::string id, std::string role, std::string schedule, std::string timezone,
+             std::string spec_version, bool enabled = true)
+      : id(std::move(id)),
+        role(std::move(role)),
+        schedule(std::move(schedule)),
+        timezone(std::move(timezone)),
+        spec_version(std::move(spec_version)),
+        enabled(enabled) {}
+
   std::string id;  // unique within the source: "/etc/cron.d/app:12", "batch/retry", "61234567"
   std::string role;
   std::string schedule;      // as the scheduler holds it
   std::string timezone;      // empty when the scheduler does not say
   std::string spec_version;  // empty when the object carries none
   bool enabled = true;
+  // The scheduler's own word for why it is not enabled ("masked", "disabled", "stopped"), or
+  // another fact people need ("Persistent=true"): shown on pages, never classified.
+  std::string state;
+  // Seconds the scheduler may start a run late by design (systemd's RandomizedDelaySec plus
+  // AccuracySec): widens the start grace.
+  std::int64_t start_delay = 0;
+  // The scheduler's own next start, for schedules without fire times of their own (systemd's
+  // monotonic timers): long past it with no start is not_started.
+  std::optional<std::int64_t> next_start;
 };
 
 // A run as a scheduler reports it.

@@ -47,6 +47,9 @@ enum class CronDialect {
   // `-`, `/`, month and weekday names, day-of-week 0-6, no macros. GitHub does not document its
   // day OR rule; Debian cron's is used.
   kGitHubActions,
+  // systemd timers' OnCalendar= (systemd.time(7)), read by CalendarSpec, not CronExpression:
+  // a schedule is one or more calendar expressions, DST as systemd handles it.
+  kSystemdCalendar,
 };
 
 // The five cron fields, parsed. No time zone.
