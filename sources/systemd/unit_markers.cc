@@ -114,7 +114,10 @@ UnitMarkers ReadUnitMarkers(const std::string& root, const std::vector<std::stri
       return markers;
     }
     platform::ReadFailure failure = platform::ReadFailure::kNone;
-    auto text = platform::ReadGuardedFile(root + path, kMaxUnitFileBytes, cancelled, &failure);
+    auto text =
+        root.empty()
+            ? platform::ReadGuardedFile(path, kMaxUnitFileBytes, cancelled, &failure)
+            : platform::ReadGuardedFileIn(root, path, kMaxUnitFileBytes, cancelled, &failure);
     if (!text) {
       // A masked unit's link to /dev/null: a character device, no markers of its own.
       if (failure == platform::ReadFailure::kNotRegular) {

@@ -113,5 +113,20 @@ TEST_F(UnitFilesOnDisk, HugeFifoAndDevNullFiles) {
   EXPECT_NE(m.error.find("not absolute"), std::string::npos);
 }
 
+TEST_F(UnitFilesOnDisk, LinksResolveInsideTheRootAsTheContainerSeesThem) {
+  // /etc/a.timer -> /lib/a.timer means the root's /lib, not the host's.
+  ASSERT_EQ(mkdir((dir_ + "/lib").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir_ + "/etc").c_str(), 0755), 0);
+  Write("lib/a.timer", "[Unit]\nX-Schedwatch-Role=inside\n");
+  ASSERT_EQ(symlink("/lib/a.timer", (dir_ + "/etc/a.timer").c_str()), 0);
+  auto m = ReadUnitMarkers(dir_, {"/etc/a.timer"});
+  EXPECT_EQ(m.error, "");
+  EXPECT_EQ(m.role, "inside");
+  // ".." stops at the root: no way out to the host's files.
+  ASSERT_EQ(symlink("../../../../../../etc/hostname", (dir_ + "/etc/b.timer").c_str()), 0);
+  m = ReadUnitMarkers(dir_, {"/etc/b.timer"});
+  EXPECT_NE(m.error.find("No such file"), std::string::npos) << m.error;
+}
+
 }  // namespace
 }  // namespace schedwatch::systemd
