@@ -26,6 +26,13 @@ std::string Seconds(const std::optional<std::int64_t>& value) {
   return value ? FormatDuration(*value) : "none";
 }
 
+// Several OnCalendar expressions, one per line under the first.
+std::string Lines(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("\n               ") : std::string(1, c);
+  return out;
+}
+
 }  // namespace
 
 std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
@@ -35,7 +42,7 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
     out += fmt::format(
         "\n{} (source {}, {})\n  schedule     {} in {}\n  period       {}\n"
         "  stale_after  {}{}\n  max_runtime  {}\n",
-        job.role, job.source, job.source_type, job.schedule.expression().text(), job.timezone,
+        job.role, job.source, job.source_type, Lines(job.schedule.text()), job.timezone,
         Seconds(job.period), Seconds(job.stale_after),
         job.stale_after_overridden ? " (set in the spec)" : "", FormatDuration(job.max_runtime));
     auto fires = NextFires(job, from, count);
@@ -56,7 +63,7 @@ std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count) {
     };
     jobs.push_back({{"role", job.role},
                     {"source", job.source},
-                    {"schedule", job.schedule.expression().text()},
+                    {"schedule", job.schedule.text()},
                     {"timezone", job.timezone},
                     {"period_seconds", seconds(job.period)},
                     {"stale_after_seconds", seconds(job.stale_after)},

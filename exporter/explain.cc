@@ -42,11 +42,7 @@ std::string RunbookLink(const std::string& base, const std::string& alert) {
 std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& object) {
   std::vector<std::string> fields;
   if (!Drifted(job, object)) return fields;
-  const CronExpression& desired = job.schedule.expression();
-  if (object.schedule != desired.text()) {
-    auto live = CronExpression::Parse(object.schedule, desired.dialect());
-    if (!live || !live->Equivalent(desired)) fields.push_back("schedule");
-  }
+  if (!job.schedule.SameAs(object.schedule)) fields.push_back("schedule");
   if (!object.timezone.empty() && object.timezone != job.timezone &&
       FindZone(object.timezone) != FindZone(job.timezone)) {
     fields.push_back("timezone");
@@ -97,7 +93,7 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
         std::string live = field == "schedule"   ? object.schedule
                            : field == "timezone" ? object.timezone
                                                  : object.spec_version;
-        std::string desired = field == "schedule"   ? job.schedule.expression().text()
+        std::string desired = field == "schedule"   ? job.schedule.text()
                               : field == "timezone" ? job.timezone
                                                     : job.spec_version;
         text += fmt::format("{}{} has {} \"{}\", the spec \"{}\"", text.empty() ? "" : "; ",

@@ -139,8 +139,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       const JobSpec& job = *result.roles[i].job;
       fmt::format_to(std::back_inserter(out),
                      "{}{{{},schedule=\"{}\",timezone=\"{}\",spec_version=\"{}\"}} 1\n",
-                     metrics::kJobInfo.name, identity[i],
-                     EscapeLabelValue(job.schedule.expression().text()),
+                     metrics::kJobInfo.name, identity[i], EscapeLabelValue(job.schedule.text()),
                      EscapeLabelValue(job.timezone), EscapeLabelValue(job.spec_version));
       writer.EndOfLine();
     }

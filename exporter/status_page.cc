@@ -166,7 +166,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
   nlohmann::json out = {
       {"role", job.role},
       {"source", job.source},
-      {"schedule", job.schedule.expression().text()},
+      {"schedule", job.schedule.text()},
       {"timezone", job.timezone},
       {"spec_version", job.spec_version},
       {"conditions", conditions},
@@ -249,7 +249,7 @@ void RenderOverviewRow(std::string& out, const RoleResult& role, const RefreshRe
       RenderTimelineSvg(job, role.runs.get(), now, TimelineSize::kSparkline),
       Count(role.status.registered_objects), Count(role.status.active_objects),
       Time(role.status.history.last_started, now), Time(role.status.history.last_success, now),
-      Time(role.status.next_scheduled, now), EscapeHtml(job.schedule.expression().text()),
+      Time(role.status.next_scheduled, now), EscapeHtml(job.schedule.text()),
       EscapeHtml(job.timezone));
 }
 
@@ -486,7 +486,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
       "<dt>schedule</dt><dd><code>{}</code> in {} <small>(time zone: {})</small></dd>"
       "<dt>spec version</dt><dd>{}</dd><dt>template</dt><dd>{}</dd>"
       "<dt>desired since</dt><dd>{}</dd></dl>\n",
-      EscapeHtml(job.schedule.expression().text()), EscapeHtml(job.timezone),
+      EscapeHtml(job.schedule.text()), EscapeHtml(job.timezone),
       ValueOriginText(job.origins.timezone), EscapeHtml(job.spec_version),
       job.template_path.empty() ? "—" : "<code>" + EscapeHtml(job.template_path) + "</code>",
       Time(status.desired_since, now));
@@ -524,7 +524,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
           "<td>{}</td>{}{}{}</tr>\n",
           EscapeHtml(object.id), EscapeHtml(object.id),
           object.enabled ? EnabledCell(object) : "<mark>" + EnabledCell(object) + "</mark>",
-          cell("schedule", object.schedule, job.schedule.expression().text()),
+          cell("schedule", object.schedule, job.schedule.text()),
           cell("timezone", object.timezone, job.timezone),
           cell("spec_version", object.spec_version, job.spec_version));
     }

@@ -45,7 +45,7 @@ std::vector<std::int64_t> FireTimes(const JobSpec& job, const TimelineWindow& wi
                                     std::size_t max, bool& dense) {
   std::vector<std::int64_t> fires;
   dense = false;
-  if (job.schedule.expression().is_reboot()) return fires;
+  if (job.schedule.is_reboot()) return fires;
   std::int64_t span = window.end - window.start;
   // The period is the longest gap, so span / period fire times at least: no need to count them.
   if (job.period && *job.period > 0 && static_cast<std::size_t>(span / *job.period) > max) {

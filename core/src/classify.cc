@@ -119,10 +119,7 @@ std::string RoleStatus::ConditionList() const {
 bool Drifted(const JobSpec& job, const LiveObject& object) {
   if (object.spec_version != job.spec_version) return true;
   if (!object.timezone.empty() && !SameZone(object.timezone, job.timezone)) return true;
-  const CronExpression& desired = job.schedule.expression();
-  if (object.schedule == desired.text()) return false;
-  auto live = CronExpression::Parse(object.schedule, desired.dialect());
-  return !live || !live->Equivalent(desired);
+  return !job.schedule.SameAs(object.schedule);
 }
 
 namespace {

@@ -25,6 +25,9 @@
 #include <string_view>
 #include <utility>
 
+#include "calendar_schedule.h"
+#include "civil.h"
+
 namespace schedwatch {
 namespace {
 
@@ -45,9 +48,6 @@ constexpr std::int64_t kMaxTime = 253402300799;  // 9999-12-31T23:59:59Z
 // 3 hours, as a clock correction rather than DST: then it simply follows the new wall clock.
 constexpr std::int64_t kVixieMaxJumpSeconds = 3 * 3600;
 
-constexpr std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
 constexpr std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return -FloorDiv(-a, b); }
 
 struct CivilDate {
@@ -67,22 +67,6 @@ CivilDate CivilFromDays(std::int64_t z) {
   const int day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
   const int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
   return {yoe + era * 400 + (month <= 2), month, day};
-}
-
-std::int64_t DaysFromCivil(std::int64_t year, int month, int day) {
-  year -= month <= 2;
-  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const std::int64_t yoe = year - era * 400;
-  const std::int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-bool IsLeap(std::int64_t year) { return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0); }
-
-int DaysInMonth(std::int64_t year, int month) {
-  static constexpr int kDays[] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return month == 2 && IsLeap(year) ? 29 : kDays[month];
 }
 
 int WeekdayOfDay(std::int64_t days) {  // 0 = Sunday; 1970-01-01 was a Thursday
@@ -557,6 +541,9 @@ class CronCalendar {
 // CronExpression.
 
 Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect dialect) {
+  if (dialect == CronDialect::kSystemdCalendar) {
+    return Error{"a systemd calendar expression is not a cron line (see CalendarSpec)"};
+  }
   const std::string_view trimmed = Trim(text);
   CronExpression e;
   e.text_ = std::string(trimmed);
@@ -835,15 +822,32 @@ class Evaluator {
 Schedule::Schedule(CronExpression expression, const date::time_zone* zone, DstPolicy policy)
     : expression_(std::move(expression)), zone_(zone), policy_(policy) {}
 
+Schedule::Schedule(std::vector<CalendarSpec> calendars, const date::time_zone* zone)
+    : calendars_(std::move(calendars)), zone_(zone) {}
+
+std::string Schedule::text() const {
+  return is_calendar() ? CalendarText(calendars_) : expression_.text();
+}
+
+bool Schedule::SameAs(std::string_view live) const {
+  if (is_calendar()) return SameCalendars(calendars_, live);
+  if (live == expression_.text()) return true;
+  auto parsed = CronExpression::Parse(live, expression_.dialect());
+  return parsed && parsed->Equivalent(expression_);
+}
+
 std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
+  if (is_calendar()) return CalendarNext(calendars_, zone_, after);
   return Evaluator(expression_, zone_, policy_).Next(after);
 }
 
 std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
+  if (is_calendar()) return CalendarPrevious(calendars_, zone_, at_or_before);
   return Evaluator(expression_, zone_, policy_).Previous(at_or_before);
 }
 
 std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {
+  if (is_calendar()) return CalendarPeriod(calendars_, zone_, from);
   return Evaluator(expression_, zone_, policy_).Period(from);
 }
 

@@ -11,6 +11,7 @@
 
 #include "schedwatch/duration.h"
 #include "schedwatch/selector.h"
+#include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
 
 namespace schedwatch {
@@ -241,6 +242,31 @@ class Decoder {
                          : kind == YamlNode::Kind::kSequence ? "a list"
                                                              : "a single value";
     Fail(node, path, fmt::format("expected {}, got {}", wanted, node.Describe()));
+  }
+
+  // systemd OnCalendar= expressions: one, or a list of them (a timer may have several).
+  Schedule CalendarSchedule(YamlNode node, const FieldPath& path, const std::string& timezone) {
+    std::vector<std::pair<YamlNode, FieldPath>> items;
+    if (node.kind() == YamlNode::Kind::kSequence) {
+      if (node.size() == 0)
+        Fail(node, path, "an empty list: give at least one OnCalendar expression");
+      for (std::size_t i = 0; i < node.size(); ++i) items.emplace_back(node.item(i), path.Index(i));
+    } else {
+      items.emplace_back(node, path);
+    }
+    std::vector<CalendarSpec> calendars;
+    bool broken = false;
+    for (const auto& [item, item_path] : items) {
+      auto calendar = CalendarSpec::Parse(Scalar(item, item_path));
+      if (!calendar) {
+        Report(item, item_path, calendar.error());
+        broken = true;
+      } else {
+        calendars.push_back(std::move(*calendar));
+      }
+    }
+    if (broken) throw Abandon{};
+    return Schedule(std::move(calendars), FindZone(timezone));
   }
 
   std::string Scalar(YamlNode node, const FieldPath& path) {
@@ -562,6 +588,10 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
   }
   YamlNode schedule_node = fields.At("schedule");
   bool scheduled = Guard([&] {
+    if (descriptor.dialect() == CronDialect::kSystemdCalendar) {
+      job.schedule = CalendarSchedule(schedule_node, path.Key("schedule"), job.timezone);
+      return;
+    }
     auto expression =
         CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), descriptor.dialect());
     if (!expression) Fail(schedule_node, path.Key("schedule"), expression.error());
@@ -653,6 +683,11 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
   }
   if (!scheduled) return false;
   job.period = job.schedule.Period(kPeriodReference);
+  if (!job.period && job.schedule.is_calendar()) {
+    Fail(schedule_node, path.Key("schedule"),
+         fmt::format("fires fewer than twice after {}: a job needs a period",
+                     FormatRfc3339(kPeriodReference)));
+  }
   if (!job.period && !job.schedule.expression().is_reboot()) {
     Fail(schedule_node, path.Key("schedule"),
          fmt::format("\"{}\" never fires", job.schedule.expression().text()));

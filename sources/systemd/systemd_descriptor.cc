@@ -21,7 +21,10 @@ class SystemdDescriptor : public SourceDescriptor {
     ReadCommonSettings(reader, *settings);
     if (auto address = reader.String("bus_address")) {
       // sd-bus addresses are transport:key=value[,...][;...]; anything else cannot connect.
-      if (address->find(':') == std::string::npos || address->find('=') == std::string::npos) {
+      if (address->empty()) {
+        reader.Problem("bus_address", "empty");
+      } else if (address->find(':') == std::string::npos ||
+                 address->find('=') == std::string::npos) {
         reader.Problem("bus_address",
                        fmt::format("\"{}\" is not a D-Bus address (unix:path=/run/dbus/"
                                    "system_bus_socket)",
@@ -34,7 +37,7 @@ class SystemdDescriptor : public SourceDescriptor {
       auto value = reader.String(key);
       if (!value) return;
       if (value->empty() || (*value)[0] != '/') {
-        reader.Problem(key, fmt::format("\"{}\" is not an absolute path", *value));
+        reader.Problem(key, "must be an absolute path");
       }
       out = *value;
     };

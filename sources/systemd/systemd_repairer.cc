@@ -50,10 +50,9 @@ class SystemdRepairer : public Repairer {
       object.schedule += line;
     }
     if (Drifted(job, object)) {
-      return Error{
-          fmt::format("OnCalendar \"{}\" {}=\"{}\" differ from the spec's \"{}\" and \"{}\"",
-                      object.schedule, systemd::kSpecVersionKey, object.spec_version,
-                      job.schedule.expression().text(), job.spec_version)};
+      return Error{fmt::format(
+          "OnCalendar \"{}\" {}=\"{}\" differ from the spec's \"{}\" and \"{}\"", object.schedule,
+          systemd::kSpecVersionKey, object.spec_version, job.schedule.text(), job.spec_version)};
     }
     auto service = ReadService(job);
     if (!service) return Error{service.error()};

@@ -190,6 +190,29 @@ def run(args, workdir):
                              "2026-11-30T12:00:00Z", "--count", "1"], capture_output=True, text=True)
     check("check text output", "retry (source demo, file)" in result.stdout
           and "next         2026-11-30T21:10:00+09:00" in result.stdout, result.stdout[:400])
+    # A systemd timer with two OnCalendar lines, across Berlin's spring-forward change: 02:30 on
+    # 2024-03-31 does not exist and is skipped, as systemd skips it.
+    timer_spec = os.path.join(workdir, "systemd.yaml")
+    with open(timer_spec, "w") as out:
+        out.write("version: 1\nsources: {host: {type: systemd}}\njobs:\n"
+                  "  - {role: backup, source: host, timezone: Europe/Berlin, spec_version: '1',\n"
+                  "     schedule: ['*-*-* 02:30', 'Sun 12:00 UTC']}\n")
+    result = subprocess.run([args.exporter, "check", "--config.file", timer_spec, "--from",
+                             "2024-03-30T00:00:00Z", "--count", "3", "--output", "json"],
+                            capture_output=True, text=True)
+    check("check exits 0 on a systemd spec", result.returncode == 0, result.stderr)
+    backup = json.loads(result.stdout)["jobs"][0]
+    check("check json: a systemd job's fire times, DST gap skipped",
+          backup["next"] == ["2024-03-30T02:30:00+01:00", "2024-03-31T14:00:00+02:00",
+                             "2024-04-01T02:30:00+02:00"], backup)
+    check("check json: a systemd job's schedule and period",
+          (backup["schedule"], backup["period_seconds"]) == ("*-*-* 02:30\nSun 12:00 UTC", 124200),
+          backup)
+    result = subprocess.run([args.exporter, "check", "--config.file", timer_spec, "--from",
+                             "2024-03-30T00:00:00Z", "--count", "1"], capture_output=True, text=True)
+    check("check text: one OnCalendar expression per line",
+          "  schedule     *-*-* 02:30\n               Sun 12:00 UTC in Europe/Berlin\n"
+          in result.stdout, result.stdout[:400])
     result = subprocess.run([args.exporter, "check", "--config.file", example, "--count", "0"],
                             capture_output=True, text=True)
     check("check --count 0: no fire times and no 'runs at boot only'",

@@ -6,7 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "schedwatch/calendar_spec.h"
 #include "schedwatch/result.h"
 
 namespace date {
@@ -91,16 +93,30 @@ class CronExpression {
   std::uint8_t weekdays_ = 0;  // bits 0-6, Sunday = 0
 };
 
-// A cron expression evaluated in a time zone under one scheduler's DST policy.
-// All times are Unix seconds.
+// A cron expression evaluated in a time zone under one scheduler's DST policy, or systemd
+// calendar expressions (a timer fires at the earliest next time of its OnCalendar= lines).
+// All times are Unix seconds; calendar fire times within a second count as that second.
 class Schedule {
  public:
   Schedule() = default;  // never fires, until assigned
   Schedule(CronExpression expression, const date::time_zone* zone, DstPolicy policy);
+  // `calendars` must not be empty; those that name no zone are evaluated in `zone`.
+  Schedule(std::vector<CalendarSpec> calendars, const date::time_zone* zone);
 
+  bool is_calendar() const { return !calendars_.empty(); }
+  // The cron expression (an empty one for calendar schedules).
   const CronExpression& expression() const { return expression_; }
+  const std::vector<CalendarSpec>& calendars() const { return calendars_; }
+  // As written: the cron line, or the calendar expressions one per line.
+  std::string text() const;
+  bool is_reboot() const { return expression_.is_reboot(); }
   const date::time_zone* zone() const { return zone_; }
   DstPolicy policy() const { return policy_; }
+
+  // Whether a scheduler's live schedule text means this schedule: for cron, the same text or an
+  // equivalent expression of the dialect; for calendars, the same set of normalised
+  // expressions (systemd reports each OnCalendar= normalised, the lines joined with "\n").
+  bool SameAs(std::string_view live) const;
 
   // First fire time strictly after `after`; nullopt for @reboot or when it never fires
   // (`0 0 30 2 *`).
@@ -110,11 +126,13 @@ class Schedule {
   // The longest gap between consecutive fire times over the year that starts at `from`
   // (the gap that crosses the year's end included), DST included. Schedules that fire
   // fewer than twice a year (`0 0 29 2 *`) look as many years ahead as they need.
-  // nullopt for @reboot or a schedule that never fires.
+  // nullopt for @reboot or a schedule that never fires. Calendar schedules whose fire times
+  // are more than 200,000 a year are measured over their first 200,000.
   std::optional<std::int64_t> Period(std::int64_t from) const;
 
  private:
   CronExpression expression_;
+  std::vector<CalendarSpec> calendars_;
   const date::time_zone* zone_ = nullptr;
   DstPolicy policy_ = DstPolicy::kWallClock;
 };

@@ -82,6 +82,7 @@ class Container:
     def __init__(self, root, workdir):
         self.log_path = os.path.join(workdir, "nspawn.log")
         self.cgroups = own_cgroups()
+        self.cgroups_before = cgroup_directories(self.cgroups)
         self.process = subprocess.Popen(
             ["systemd-nspawn", "-D", root, "-b", "--console=passive", "--register=no",
              "--keep-unit", "--private-network", "--volatile=overlay"],
@@ -133,7 +134,7 @@ class Container:
                 except subprocess.TimeoutExpired:
                     self.process.kill()
                     self.process.wait()
-        remove_leftovers(self.cgroups)
+        remove_leftovers(self.cgroups, self.cgroups_before)
 
 
 def own_cgroups():
@@ -152,16 +153,26 @@ def own_cgroups():
     return [d for d in found if os.path.isdir(d)]
 
 
-def remove_leftovers(cgroups):
-    """nspawn leaves init.scope/{payload,supervisor} under the caller's cgroup and
-    /run/systemd/nspawn: removed bottom-up, each only when empty."""
+def cgroup_directories(cgroups):
+    """Every directory under this process's cgroups, a few levels deep."""
+    found = set()
     for base in cgroups:
-        scope = os.path.join(base, "init.scope")
-        for directory, _, _ in sorted(os.walk(scope), key=lambda d: -d[0].count("/")):
-            try:
-                os.rmdir(directory)
-            except OSError:
-                pass
+        for directory, subdirectories, _ in os.walk(base):
+            if directory.count("/") - base.count("/") >= 3:
+                subdirectories[:] = []
+            found.add(directory)
+    return found
+
+
+def remove_leftovers(cgroups, before):
+    """nspawn leaves payload/init.scope and supervisor under the caller's cgroup and
+    /run/systemd/nspawn: what was not there before is removed bottom-up (rmdir: only when
+    empty)."""
+    for directory in sorted(cgroup_directories(cgroups) - before, key=lambda d: -d.count("/")):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
     shutil.rmtree("/run/systemd/nspawn", ignore_errors=True)
     try:
         os.rmdir("/run/systemd")
