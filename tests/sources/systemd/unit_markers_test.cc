@@ -106,7 +106,7 @@ TEST_F(UnitFilesOnDisk, HugeFifoAndDevNullFiles) {
   EXPECT_NE(m.error.find("FIFO"), std::string::npos) << m.error;
   // A masked unit's link to /dev/null holds no markers and is no error.
   ASSERT_EQ(symlink("/dev/null", (dir_ + "/masked.timer").c_str()), 0);
-  m = ReadUnitMarkers(dir_, {"/masked.timer"});
+  m = ReadUnitMarkers("", {dir_ + "/masked.timer"});
   EXPECT_EQ(m.error, "");
   EXPECT_EQ(m.role, "");
   m = ReadUnitMarkers("", {"relative.timer"});
