@@ -1,7 +1,7 @@
 # The Debian package, made by CPack from an already built tree (no second compile):
 #   cmake --build build && (cd build && cpack)         -> build/packages/schedwatch_<v>-1_<arch>.deb
-# Depends is computed by dpkg-shlibdeps from the binaries' shared libraries, plus adduser for the
-# maintainer scripts. The version is project()'s; the Debian revision is CPACK_DEBIAN_PACKAGE_RELEASE.
+# Depends is computed by dpkg-shlibdeps from the binaries' shared libraries (libsystemd0 for the
+# systemd source's sd-bus and sd-journal among them), plus adduser for the maintainer scripts. The version is project()'s; the Debian revision is CPACK_DEBIAN_PACKAGE_RELEASE.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME schedwatch)
 set(CPACK_PACKAGE_VENDOR "the schedwatch authors")
@@ -9,7 +9,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Prometheus exporter that watches schedule
 # CPack puts the summary first and indents each line of this text (an empty line becomes " .").
 set(CPACK_PACKAGE_DESCRIPTION "schedwatch compares a versioned desired-state spec (which scheduled
 jobs must exist, where, on which schedule) with each scheduler's live list and
-run history: crontab, Kubernetes CronJobs, GitHub Actions and snapshot files.
+run history: crontab, systemd timers, Kubernetes CronJobs, GitHub Actions and
+snapshot files.
 It serves what it sees as Prometheus metrics, so a job that was deleted,
 suspended or stopped running is noticed, not only one that failed.
 

@@ -15,6 +15,13 @@
 namespace schedwatch {
 namespace {
 
+// "yes", or "no" with the scheduler's reason ("no (masked)").
+std::string EnabledCell(const LiveObject& object) {
+  std::string cell = object.enabled ? "yes" : "no";
+  if (!object.state.empty()) cell += " (" + EscapeHtml(object.state) + ")";
+  return cell;
+}
+
 constexpr std::size_t kProblemsShown = 20;
 constexpr int kPageRefreshSeconds = 15;
 // /api/v1/status at 10,000 roles stays a few MB; /api/v1/roles/<role> has all that is kept.
@@ -159,6 +166,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                        {"spec_version", object.spec_version},
                        {"enabled", object.enabled},
                        {"drift_fields", DriftFields(job, object)}});
+    if (!object.state.empty()) objects.back()["state"] = object.state;
   }
   auto count = [](const std::optional<int>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -538,14 +546,15 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
             "{}</small></td>",
             field, EscapeHtml(live), EscapeHtml(desired));
       };
-      fmt::format_to(std::back_inserter(out),
-                     "<tr data-object=\"{}\"><td><code>{}</code></td>"
-                     "<td>{}</td>{}{}{}</tr>\n",
-                     EscapeHtml(object.id), EscapeHtml(object.id),
-                     object.enabled ? "yes" : "<mark>no</mark>",
-                     cell("schedule", object.schedule, job.schedule.text()),
-                     cell("timezone", object.timezone, job.timezone),
-                     cell("spec_version", object.spec_version, job.spec_version));
+      fmt::format_to(
+          std::back_inserter(out),
+          "<tr data-object=\"{}\"><td><code>{}</code></td>"
+          "<td>{}</td>{}{}{}</tr>\n",
+          EscapeHtml(object.id), EscapeHtml(object.id),
+          object.enabled ? EnabledCell(object) : "<mark>" + EnabledCell(object) + "</mark>",
+          cell("schedule", object.schedule, job.schedule.text()),
+          cell("timezone", object.timezone, job.timezone),
+          cell("spec_version", object.spec_version, job.spec_version));
     }
     out += "</tbody></table></div>\n";
   }

@@ -10,10 +10,12 @@ export DEBIAN_FRONTEND=noninteractive
 BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-cpp-dev
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
   libcli11-dev libhowardhinnant-date-dev zlib1g-dev libcrypt-dev tzdata ca-certificates curl
-  libmicrohttpd-dev libgnutls28-dev dpkg-dev help2man"
+  libmicrohttpd-dev libgnutls28-dev dpkg-dev help2man libsystemd-dev"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
+# systemd-nspawn boots the Debian root the systemd source is tested against.
+TEST="$TEST systemd-container"
 # libfaketime steps the exporter's clock in the clock_step test.
 TEST="$TEST faketime"
 # fugit is GitLab's cron parser: the fugit_oracle test's judge.

@@ -42,8 +42,20 @@ bool SameZone(const std::string& a, const std::string& b) {
 // the first of them. A role with no start at all only counts fire times since it was desired,
 // so a role just added to the spec is not flagged before it had its chances.
 bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
-  std::optional<std::int64_t> fire = job.schedule.Previous(now - job.start_grace);
+  // A scheduler that starts late by design gets that much more grace.
+  std::int64_t grace = job.start_grace;
+  std::int64_t delay = 0;
+  for (const LiveObject& object : observation.objects) delay = std::max(delay, object.start_delay);
+  grace += delay;
+  std::optional<std::int64_t> fire = job.schedule.Previous(now - grace);
   for (int i = 1; fire && i < job.missed_starts; ++i) fire = job.schedule.Previous(*fire - 1);
+  if (!fire && !job.schedule.Next(now)) {
+    // No fire times of its own (a monotonic timer): the scheduler's next start, long past.
+    return std::any_of(
+        observation.objects.begin(), observation.objects.end(), [&](const LiveObject& object) {
+          return object.enabled && object.next_start && now - *object.next_start > grace;
+        });
+  }
   if (!fire) return false;
   const auto& started = observation.history.last_started;
   if (!started) return *fire >= observation.desired_since;

@@ -154,24 +154,35 @@ Result<UniqueFd> Refuse(ReadFailure* failure, ReadFailure kind, const std::strin
 
 }  // namespace
 
-Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind, ReadFailure* failure) {
+namespace {
+
+// OpenGuarded's walk, from `root` when it is not empty: the walk starts there, absolute link
+// targets start there again and ".." stops there, as if it were "/" (a container's root seen
+// from the host). `root` itself is opened as given: whoever configured it is trusted.
+Result<UniqueFd> OpenGuardedFrom(const std::string& root, const std::string& inner, OpenKind kind,
+                                 ReadFailure* failure) {
   if (failure != nullptr) *failure = ReadFailure::kNone;
-  if (path.empty()) return Refuse(failure, ReadFailure::kNotFound, path, "empty path");
+  const std::string path = root + inner;  // for messages
+  if (inner.empty()) return Refuse(failure, ReadFailure::kNotFound, path, "empty path");
   const uid_t me = geteuid();
-  bool absolute = path[0] == '/';
-  UniqueFd current(open(absolute ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  bool absolute = inner[0] == '/';
+  const char* top = root.empty() ? "/" : root.c_str();
+  UniqueFd current(open(absolute || !root.empty() ? top : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   struct stat current_info {};
   if (current.get() < 0 || fstat(current.get(), &current_info) != 0) {
     return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
   }
-  std::vector<std::string> parts = Components(path);
+  const struct stat top_info = current_info;
+  std::vector<std::string> parts = Components(inner);
   std::deque<std::string> pending(parts.begin(), parts.end());
   int links = 0;
   std::string name = ".";
   while (!pending.empty()) {
     name = std::move(pending.front());
     pending.pop_front();
-    if (name == ".") {
+    if (name == "." || (name == ".." && !root.empty() && current_info.st_dev == top_info.st_dev &&
+                        current_info.st_ino == top_info.st_ino)) {
+      name = ".";
       if (pending.empty()) break;
       continue;
     }
@@ -205,7 +216,7 @@ Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind, ReadFailure
       std::vector<std::string> more = Components(text);
       pending.insert(pending.begin(), more.begin(), more.end());
       if (!text.empty() && text[0] == '/') {
-        current = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        current = UniqueFd(open(top, O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (current.get() < 0 || fstat(current.get(), &current_info) != 0) {
           return Refuse(failure, ReadFailure::kOpen, path, std::strerror(errno));
         }
@@ -266,6 +277,17 @@ Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind, ReadFailure
   return opened;
 }
 
+}  // namespace
+
+Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind, ReadFailure* failure) {
+  return OpenGuardedFrom("", path, kind, failure);
+}
+
+Result<UniqueFd> OpenGuardedIn(const std::string& root, const std::string& path, OpenKind kind,
+                               ReadFailure* failure) {
+  return OpenGuardedFrom(root, path, kind, failure);
+}
+
 Result<std::string> ReadGuardedFile(const std::string& path, std::size_t max_bytes,
                                     const std::atomic<bool>* cancelled, ReadFailure* failure) {
   if (failure != nullptr) *failure = ReadFailure::kNone;
@@ -275,6 +297,18 @@ Result<std::string> ReadGuardedFile(const std::string& path, std::size_t max_byt
   auto fd = OpenGuarded(path, OpenKind::kRegularFile, failure);
   if (!fd) return Error{fd.error()};
   return ReadRegularFd(fd->get(), path, max_bytes, cancelled, failure);
+}
+
+Result<std::string> ReadGuardedFileIn(const std::string& root, const std::string& path,
+                                      std::size_t max_bytes, const std::atomic<bool>* cancelled,
+                                      ReadFailure* failure) {
+  if (failure != nullptr) *failure = ReadFailure::kNone;
+  if (cancelled != nullptr && cancelled->load()) {
+    return Fail(failure, ReadFailure::kCancelled, root + path, "cancelled");
+  }
+  auto fd = OpenGuardedIn(root, path, OpenKind::kRegularFile, failure);
+  if (!fd) return Error{fd.error()};
+  return ReadRegularFd(fd->get(), root + path, max_bytes, cancelled, failure);
 }
 
 }  // namespace schedwatch::platform

@@ -1,8 +1,9 @@
 #include "sources/module.h"
+#include "sources/systemd/systemd_repairer.h"
+#include "sources/systemd/systemd_source.h"
 
 namespace schedwatch::systemd {
 
-// No source yet: the systemd source (sd-bus, the journal) fills this in.
-SourceModule Module() { return {nullptr, nullptr, ""}; }
+SourceModule Module() { return {MakeSystemdSource, MakeSystemdRepairer, ""}; }
 
 }  // namespace schedwatch::systemd

@@ -318,6 +318,9 @@ def test(args, scratch):
     # postinst puts the schedwatch user in it.
     result = run(["chroot", root, "groupadd", "--system", "crontab"], 30)
     check("the root has cron's group crontab", result.returncode == 0, tail(result))
+    # A host with systemd has its group systemd-journal (made by systemd's postinst).
+    result = run(["chroot", root, "groupadd", "--system", "systemd-journal"], 30)
+    check("the root has systemd's group systemd-journal", result.returncode == 0, tail(result))
     before = snapshot(root)
     buildah = Buildah(scratch) if shutil.which("buildah") else None
     if buildah:
@@ -369,8 +372,8 @@ def test(args, scratch):
           tail(result) + "\n" + log[-2000:])
     groups = open(os.path.join(root, "tmp", "groups.txt")).read().split() if os.path.exists(
         os.path.join(root, "tmp", "groups.txt")) else []
-    check("it runs with groups adm (syslog) and crontab (the spool)",
-          "adm" in groups and "crontab" in groups, groups)
+    check("it runs with groups adm (syslog), crontab (the spool) and systemd-journal",
+          "adm" in groups and "crontab" in groups and "systemd-journal" in groups, groups)
     metrics = open(os.path.join(root, "tmp", "metrics.txt")).read() if os.path.exists(
         os.path.join(root, "tmp", "metrics.txt")) else ""
     check("/metrics: gate ok, retry missing",

@@ -10,6 +10,7 @@
 #include "sources/github_actions/github_actions_descriptor.h"
 #include "sources/gitlab/gitlab_descriptor.h"
 #include "sources/kubernetes/kubernetes_descriptor.h"
+#include "sources/systemd/systemd_descriptor.h"
 #include "tests/sources/source_block.h"
 
 namespace schedwatch {
@@ -34,7 +35,7 @@ std::string Error(const std::string& type, const std::string& entries) {
 TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   const SourceCatalog& catalog = BuiltInCatalog();
   EXPECT_EQ(catalog.Types(), (std::vector<std::string>{"crontab", "file", "github_actions",
-                                                       "gitlab", "kubernetes"}));
+                                                       "gitlab", "kubernetes", "systemd"}));
   EXPECT_EQ(catalog.Find("nomad"), nullptr);
   const SourceDescriptor& crontab = *catalog.Find("crontab");
   EXPECT_EQ(crontab.dialect(), CronDialect::kDebianCron);
@@ -51,6 +52,29 @@ TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   EXPECT_FALSE(catalog.Find("gitlab")->allows_reboot());
   EXPECT_EQ(catalog.Find("file")->dialect(), CronDialect::kDebianCron);
   EXPECT_FALSE(catalog.Find("file")->allows_reboot());
+  EXPECT_EQ(catalog.Find("systemd")->dialect(), CronDialect::kSystemdCalendar);
+  EXPECT_FALSE(catalog.Find("systemd")->allows_reboot());
+}
+
+TEST(SystemdDescriptorTest, DecodesTypedSettingsAndRefusesWhatCannotWork) {
+  const auto defaults =
+      Settings<systemd::SystemdSettings>(DecodeSourceBlock("host", "systemd", ""));
+  EXPECT_EQ(defaults.bus_address, "");  // the host's system bus
+  EXPECT_EQ(defaults.root, "");
+  EXPECT_EQ(defaults.unit_directory, "/etc/systemd/system");
+  const auto set = Settings<systemd::SystemdSettings>(DecodeSourceBlock(
+      "box", "systemd",
+      "bus_address: unix:path=/proc/7/root/run/dbus/system_bus_socket, journal_directory: "
+      "/proc/7/root/var/log/journal, root: /proc/7/root/, timeout: 5s"));
+  EXPECT_EQ(set.bus_address, "unix:path=/proc/7/root/run/dbus/system_bus_socket");
+  EXPECT_EQ(set.journal_directory, "/proc/7/root/var/log/journal");
+  EXPECT_EQ(set.root, "/proc/7/root");  // without the trailing '/'
+  EXPECT_EQ(set.timeout, std::chrono::seconds(5));
+  EXPECT_NE(
+      Error("systemd", "bus_address: /run/dbus/system_bus_socket").find("is not a D-Bus address"),
+      std::string::npos);
+  EXPECT_NE(Error("systemd", "root: proc/7/root").find("root: must be an absolute path"),
+            std::string::npos);
 }
 
 TEST(KubernetesDescriptorTest, DecodesTypedSettings) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedwatch/spec.h"
@@ -34,6 +35,17 @@ std::string_view ConditionName(Condition condition);
 
 // One object a scheduler holds for a role (a crontab line, a CronJob, a workflow).
 struct LiveObject {
+  LiveObject() = default;
+  // The fields every scheduler has; the rest only some fill.
+  LiveObject(std::string id, std::string role, std::string schedule, std::string timezone,
+             std::string spec_version, bool enabled = true)
+      : id(std::move(id)),
+        role(std::move(role)),
+        schedule(std::move(schedule)),
+        timezone(std::move(timezone)),
+        spec_version(std::move(spec_version)),
+        enabled(enabled) {}
+
   std::string id;  // unique within the source: "/etc/cron.d/app:12", "batch/retry", "61234567"
   std::string role;
   std::string schedule;      // as the scheduler holds it
@@ -43,6 +55,15 @@ struct LiveObject {
   // A difference from the job that only the source can see (a GitLab schedule's ref): drift,
   // worded for people. Empty when there is none.
   std::string other_drift = {};
+  // The scheduler's own word for why it is not enabled ("masked", "disabled", "stopped"), or
+  // another fact people need ("Persistent=true"): shown on pages, never classified.
+  std::string state;
+  // Seconds the scheduler may start a run late by design (systemd's RandomizedDelaySec plus
+  // AccuracySec): widens the start grace.
+  std::int64_t start_delay = 0;
+  // The scheduler's own next start, for schedules without fire times of their own (systemd's
+  // monotonic timers): long past it with no start is not_started.
+  std::optional<std::int64_t> next_start;
 };
 
 // Every field equal: a refresh shares an unchanged object list with the previous one, so a field
@@ -50,7 +71,8 @@ struct LiveObject {
 inline bool operator==(const LiveObject& a, const LiveObject& b) {
   return a.id == b.id && a.role == b.role && a.schedule == b.schedule && a.timezone == b.timezone &&
          a.spec_version == b.spec_version && a.enabled == b.enabled &&
-         a.other_drift == b.other_drift;
+         a.other_drift == b.other_drift && a.state == b.state && a.start_delay == b.start_delay &&
+         a.next_start == b.next_start;
 }
 
 // A run as a scheduler reports it.

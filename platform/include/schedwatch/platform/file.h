@@ -75,10 +75,21 @@ enum class OpenKind { kRegularFile, kDirectory };
 Result<UniqueFd> OpenGuarded(const std::string& path, OpenKind kind,
                              ReadFailure* failure = nullptr);
 
+// OpenGuarded inside `root` (a container's root seen from the host, "/proc/PID/root"): the walk
+// starts at `root`, an absolute link target starts there again and ".." stops there, so links
+// inside the container mean what they mean to it. `root` itself is opened as given.
+Result<UniqueFd> OpenGuardedIn(const std::string& root, const std::string& path, OpenKind kind,
+                               ReadFailure* failure = nullptr);
+
 // ReadRegularFile through OpenGuarded.
 Result<std::string> ReadGuardedFile(const std::string& path, std::size_t max_bytes,
                                     const std::atomic<bool>* cancelled = nullptr,
                                     ReadFailure* failure = nullptr);
+// ReadRegularFile through OpenGuardedIn.
+Result<std::string> ReadGuardedFileIn(const std::string& root, const std::string& path,
+                                      std::size_t max_bytes,
+                                      const std::atomic<bool>* cancelled = nullptr,
+                                      ReadFailure* failure = nullptr);
 
 // How WriteFileAtomically treats a file already at the path.
 enum class Existing { kReplace, kKeep };

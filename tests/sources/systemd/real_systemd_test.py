@@ -1,0 +1,432 @@
+#!/usr/bin/python3
+"""The systemd source against a real systemd 252.
+
+Boots a minimal Debian 12 root (mmdebstrap --variant=minbase --include=systemd,dbus, built once a
+day and reused: /var/tmp/schedwatch-systemd-root-YYYYMMDD, or under $SCHEDWATCH_SYSTEMD_ROOTS)
+with systemd-nspawn --volatile=overlay, so every test starts from the same clean root and writes
+only to a tmpfs. Installs marked timers in it and checks what the real schedwatch_exporter reports
+over the container's system bus and from its journal: timers firing every 10 s that succeed, one
+whose service exits 3, one killed by a signal, a disabled one, a masked one, a deleted one (then
+re-created by `reconcile --apply` from its template), one whose service hangs, two claiming one
+role, a drifted OnCalendar, an unreadable marker, a bus that goes away (unknown, never missing).
+Stops the container and removes what nspawn leaves behind (init.scope cgroups, /run/systemd/
+nspawn), also on failure. Needs root, mmdebstrap and systemd-nspawn: without them it FAILS.
+Prints 'N passed, N failed'.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from schedwatch_test import (Exporter, StartFailed, check, fail_setup, failed,  # noqa: E402
+                             finish, temporary_directory, wait_for)
+
+DEADLINE = time.monotonic() + 420  # the whole test, the root's first build included
+ROOTS = os.environ.get("SCHEDWATCH_SYSTEMD_ROOTS", "/var/tmp")
+ROOT_PREFIX = "schedwatch-systemd-root-"
+
+
+def wait(what, predicate, seconds, interval=0.25):
+    return wait_for(predicate, seconds, what, interval=interval, until=DEADLINE)
+
+
+def run(command, timeout=60, **kwargs):
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def debian_sources():
+    for path in ("/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"):
+        if os.path.exists(path) and "debian" in open(path).read():
+            return path
+    return "http://deb.debian.org/debian"
+
+
+def debian_root():
+    """Today's root, built when there is none; older ones are removed."""
+    today = os.path.join(ROOTS, ROOT_PREFIX + datetime.date.today().strftime("%Y%m%d"))
+    for old in glob.glob(os.path.join(ROOTS, ROOT_PREFIX + "*")):
+        if old != today and not old.endswith(".building"):
+            shutil.rmtree(old, ignore_errors=True)
+    if os.path.isdir(today):
+        return today
+    building = today + f".{os.getpid()}.building"
+    started = time.monotonic()
+    result = run(["unshare", "--mount", "--propagation", "private", "mmdebstrap", "--quiet",
+                  "--variant=minbase", "--mode=root", "--dpkgopt=force-unsafe-io",
+                  "--include=systemd,dbus", "bookworm", building, debian_sources()], 600)
+    if result.returncode != 0:
+        shutil.rmtree(building, ignore_errors=True)
+        fail_setup("mmdebstrap failed: " + result.stderr[-2000:])
+    with open(os.path.join(building, "etc", "machine-id"), "w") as f:
+        f.write(os.urandom(16).hex() + "\n")
+    try:
+        os.rename(building, today)  # another run may have made it meanwhile: use theirs
+    except OSError:
+        shutil.rmtree(building, ignore_errors=True)
+    print(f"figure: mmdebstrap minbase with systemd: {time.monotonic() - started:.1f} s")
+    return today
+
+
+class Container:
+    """systemd booted in `root` with nspawn; its files are reached at /proc/LEADER/root."""
+
+    def __init__(self, root, workdir):
+        self.log_path = os.path.join(workdir, "nspawn.log")
+        self.cgroups = own_cgroups()
+        self.cgroups_before = cgroup_directories(self.cgroups)
+        self.process = subprocess.Popen(
+            ["systemd-nspawn", "-D", root, "-b", "--console=passive", "--register=no",
+             "--keep-unit", "--private-network", "--volatile=overlay"],
+            stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.leader = wait("the container's init", self._child, 20)
+        if not self.leader:
+            fail_setup("systemd-nspawn started no init: " + self.log())
+        self.root = f"/proc/{self.leader}/root"
+        self.bus = f"unix:path={self.root}/run/dbus/system_bus_socket"
+        self.journal = f"{self.root}/var/log/journal"
+        state = wait("the container to boot", lambda: self.systemctl(
+            "is-system-running").stdout.strip() in ("running", "degraded"), 60)
+        if not state:
+            fail_setup("the container did not boot: " + self.log())
+
+    def _child(self):
+        if self.process.poll() is not None:
+            fail_setup("systemd-nspawn exited: " + self.log())
+        try:
+            children = open(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read()
+        except OSError:
+            return None
+        return int(children.split()[0]) if children.split() else None
+
+    def log(self):
+        return open(self.log_path, errors="replace").read()[-3000:]
+
+    def systemctl(self, *arguments):
+        return run(["nsenter", "-t", str(self.leader), "-a", "systemctl", "--no-pager"] +
+                   list(arguments), 30)
+
+    def path(self, inside):
+        return self.root + inside
+
+    def write(self, inside, text):
+        os.makedirs(os.path.dirname(self.path(inside)), exist_ok=True)
+        with open(self.path(inside), "w") as f:
+            f.write(text)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.systemctl("poweroff")
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.send_signal(signal.SIGTERM)
+                try:
+                    self.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+        remove_leftovers(self.cgroups, self.cgroups_before)
+
+
+def own_cgroups():
+    """This process's cgroup directories (v2, and v1's name=systemd hierarchy)."""
+    found = []
+    for line in open("/proc/self/cgroup"):
+        _, controllers, path = line.rstrip("\n").split(":", 2)
+        if controllers == "":
+            unified = "/sys/fs/cgroup/unified"
+            base = unified if os.path.isdir(unified) else "/sys/fs/cgroup"
+        elif controllers == "name=systemd":
+            base = "/sys/fs/cgroup/systemd"
+        else:
+            continue
+        found.append(base + path.rstrip("/"))
+    return [d for d in found if os.path.isdir(d)]
+
+
+def cgroup_directories(cgroups):
+    """Every directory under this process's cgroups, a few levels deep."""
+    found = set()
+    for base in cgroups:
+        for directory, subdirectories, _ in os.walk(base):
+            if directory.count("/") - base.count("/") >= 3:
+                subdirectories[:] = []
+            found.add(directory)
+    return found
+
+
+def remove_leftovers(cgroups, before):
+    """nspawn leaves payload/init.scope and supervisor under the caller's cgroup and
+    /run/systemd/nspawn: what was not there before is removed bottom-up (rmdir: only when
+    empty)."""
+    for directory in sorted(cgroup_directories(cgroups) - before, key=lambda d: -d.count("/")):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
+    shutil.rmtree("/run/systemd/nspawn", ignore_errors=True)
+    try:
+        os.rmdir("/run/systemd")
+    except OSError:
+        pass
+
+
+def timer(role, calendar="*-*-* *:*:00/10", spec_version="1", extra=""):
+    calendars = "".join(f"OnCalendar={c}\n" for c in calendar.split("\n"))
+    return (f"[Unit]\nDescription=schedwatch test {role}\nX-Schedwatch-Role={role}\n"
+            f"X-Schedwatch-Spec-Version={spec_version}\n\n[Timer]\n{calendars}AccuracySec=1s\n"
+            f"{extra}\n[Install]\nWantedBy=timers.target\n")
+
+
+def service(command):
+    return f"[Service]\nType=oneshot\nExecStart={command}\n"
+
+
+ETC = "/etc/systemd/system"
+UNITS = {
+    # name: (directory, timer text, service command)
+    "sw-ok": (ETC, timer("sw-ok"), "/bin/true"),
+    "sw-fail": (ETC, timer("sw-fail"), "/bin/sh -c 'exit 3'"),
+    "sw-signal": (ETC, timer("sw-signal"), "/bin/sh -c 'kill -9 $$$$'"),
+    "sw-off": (ETC, timer("sw-off"), "/bin/true"),
+    "sw-masked": ("/usr/local/lib/systemd/system", timer("sw-masked"), "/bin/true"),
+    "sw-gone": (ETC, timer("sw-gone"), "/bin/true"),
+    "sw-hung": (ETC, timer("sw-hung", extra="RandomizedDelaySec=2\nPersistent=true\n"),
+                "/bin/sleep infinity"),
+    "sw-dup-a": (ETC, timer("sw-dup"), "/bin/true"),
+    "sw-dup-b": (ETC, timer("sw-dup"), "/bin/true"),
+    "sw-drift": (ETC, timer("sw-drift", "*-*-* *:*:00/20"), "/bin/true"),
+    "sw-version": (ETC, timer("sw-version", spec_version="1"), "/bin/true"),
+    "sw-unowned": (ETC, timer("sw-unowned"), "/bin/true"),
+    "sw-bad": (ETC, timer("sw-bad").replace("X-Schedwatch-Role=sw-bad",
+                                            "X-Schedwatch-Role=sw bad!"), "/bin/true"),
+}
+
+SPEC = """version: 1
+defaults:
+  timezone: UTC
+  start_grace: 5s
+  max_runtime: 4s
+sources:
+  box:
+    type: systemd
+    bus_address: "{bus}"
+    journal_directory: {journal}
+    root: {root}
+    timeout: 10s
+jobs:
+  - {{role: sw-ok, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-fail, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-signal, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-off, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-masked, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-gone, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1",
+      template: sw-gone.timer}}
+  - {{role: sw-hung, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-dup, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-drift, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-version, source: box, schedule: "*-*-* *:*:00/10", spec_version: "2"}}
+  - {{role: sw-never, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+"""
+
+
+def install(container):
+    for name, (directory, timer_text, command) in UNITS.items():
+        container.write(f"{directory}/{name}.timer", timer_text)
+        container.write(f"{directory}/{name}.service", service(command))
+    result = container.systemctl("daemon-reload")
+    check("daemon-reload in the container", result.returncode == 0, result.stderr)
+    started = [n + ".timer" for n in UNITS if n not in ("sw-off", "sw-masked")]
+    result = container.systemctl("enable", "--now", *started)
+    check("timers enabled and started", result.returncode == 0, result.stderr)
+    result = container.systemctl("mask", "sw-masked.timer")
+    check("sw-masked masked", result.returncode == 0, result.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exporter", required=True)
+    parser.add_argument("--capture", required=True)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        fail_setup("needs root (mmdebstrap, systemd-nspawn)")
+    for tool in ("mmdebstrap", "systemd-nspawn", "nsenter"):
+        if not shutil.which(tool):
+            fail_setup(f"{tool} is not installed (scripts/install-deps.sh with-test-tools)")
+    root = debian_root()
+    with temporary_directory("schedwatch-systemd-") as workdir:
+        container = None
+        exporter = None
+        started = time.monotonic()
+        try:
+            container = Container(root, workdir)
+            print(f"figure: nspawn boot to running: {time.monotonic() - started:.1f} s")
+            exporter = checks(args, workdir, container)
+        finally:
+            if exporter:
+                exporter.stop()
+                if failed():
+                    print("--- exporter log ---\n" + exporter.logs()[-4000:])
+            if container:
+                container.stop()
+                if failed():
+                    print("--- nspawn log ---\n" + container.log())
+    finish()
+
+
+def checks(args, workdir, container):
+    install(container)
+    spec = os.path.join(workdir, "spec.yaml")
+    with open(spec, "w") as f:
+        f.write(SPEC.format(bus=container.bus, journal=container.journal, root=container.root))
+    with open(os.path.join(workdir, "sw-gone.timer"), "w") as f:
+        f.write(UNITS["sw-gone"][1])
+    with open(os.path.join(workdir, "sw-gone.service"), "w") as f:
+        f.write(service("/bin/true"))
+
+    # What the source reads over the bus, as the fixtures hold it.
+    capture = run([args.capture, container.bus], 30)
+    reading = json.loads(capture.stdout) if capture.returncode == 0 else {}
+    timers = {t["name"]: t for t in reading.get("timers", [])}
+    ok_timer = timers.get("sw-ok.timer", {})
+    check("bus read: every timer, the masked one included",
+          all(n + ".timer" in timers for n in UNITS), sorted(timers))
+    check("bus read: TimersCalendar as systemd normalises it",
+          ok_timer.get("kind", {}).get("TimersCalendar", [None, []])[1][:1] and
+          ok_timer["kind"]["TimersCalendar"][1][0][:2] == ["OnCalendar", "*-*-* *:*:00/10"],
+          ok_timer.get("kind", {}).get("TimersCalendar"))
+
+    try:
+        exporter = Exporter(args.exporter, spec, workdir, interval="1s", confirm_delay="200ms",
+                            timeout=30)
+    except StartFailed as error:
+        fail_setup(f"exporter did not start: {error}")
+
+    def roles():
+        status = exporter.status() or {}
+        return {r["role"]: r for r in status.get("roles", [])}, (status.get("sources") or [{}])[0]
+
+    def conditions(role):
+        return roles()[0].get(role, {}).get("conditions") or []
+
+    expected = {
+        "sw-ok": ["ok"], "sw-fail": ["failing"], "sw-signal": ["failing"],
+        "sw-off": ["inactive"], "sw-masked": ["inactive"], "sw-hung": ["hung"],
+        "sw-dup": ["duplicate"], "sw-drift": ["drift"], "sw-version": ["drift"],
+        "sw-never": ["missing"],
+    }
+
+    def all_seen():
+        by_role, _ = roles()
+        return all(set(want) <= set(by_role.get(role, {}).get("conditions") or [])
+                   for role, want in expected.items()) and by_role
+
+    by_role = wait("every condition", all_seen, 60) or roles()[0]
+    for role, want in expected.items():
+        got = by_role.get(role, {}).get("conditions")
+        check(f"{role}: {', '.join(want)}", set(want) <= set(got or []), by_role.get(role))
+    ok = by_role.get("sw-ok", {})
+    check("sw-ok: exactly ok, with a start and a success",
+          ok.get("conditions") == ["ok"] and ok.get("last_success") and ok.get("last_started"),
+          ok)
+    check("sw-dup: two timers", by_role.get("sw-dup", {}).get("registered_objects") == 2,
+          by_role.get("sw-dup"))
+    objects = {o["id"]: o for r in by_role.values() for o in r.get("objects", [])}
+    check("sw-masked: not enabled, because masked",
+          objects.get("sw-masked.timer", {}).get("enabled") is False and
+          "masked" in objects.get("sw-masked.timer", {}).get("state", ""),
+          objects.get("sw-masked.timer"))
+    check("sw-off: disabled and stopped",
+          "disabled" in objects.get("sw-off.timer", {}).get("state", ""),
+          objects.get("sw-off.timer"))
+    check("sw-hung: Persistent=true reported",
+          "Persistent=true" in objects.get("sw-hung.timer", {}).get("state", ""),
+          objects.get("sw-hung.timer"))
+
+    # The journal holds earlier runs: more than the service's newest.
+    fail_runs = wait("sw-fail's runs from the journal", lambda: len(
+        roles()[0].get("sw-fail", {}).get("runs") or []) >= 2, 30)
+    check("journal: sw-fail's earlier runs, all failed",
+          fail_runs and all(r.get("outcome") == "failed"
+                            for r in roles()[0]["sw-fail"]["runs"]),
+          roles()[0].get("sw-fail", {}).get("runs"))
+
+    _, source = roles()
+    problems = [p for p in source.get("problems", []) if p["reason"] == "malformed_marker"]
+    check("a marker that is not a role name: a problem naming the file, not its value",
+          any("sw-bad.timer" in p["message"] and "sw bad!" not in p["message"]
+              for p in problems), source.get("problems"))
+
+    metrics = exporter.metrics()
+    for role, want in expected.items():
+        for condition in want:
+            line = (f'schedwatch_job_condition{{role="{role}",source="box",'
+                    f'condition="{condition}"}} 1')
+            check(f"/metrics: {role} {condition}", line in metrics,
+                  [l for l in metrics.splitlines() if f'role="{role}"' in l and "condition" in l])
+    check("/metrics: the unowned marked timer counted",
+          re.search(r'schedwatch_source_unowned_objects\{source="box"\} 1\b', metrics),
+          [l for l in metrics.splitlines() if "unowned" in l])
+    check("/metrics: the bad marker counted",
+          'schedwatch_source_errors_total{reason="malformed_marker",source="box"}' in metrics,
+          [l for l in metrics.splitlines() if "errors_total" in l])
+
+    # A deleted timer: missing after the re-read; reconcile --apply re-creates it from its
+    # template, and it runs again.
+    check("sw-gone: present before", "ok" in wait("sw-gone ok", lambda: conditions("sw-gone"),
+                                                  30) or "ok" in conditions("sw-gone"),
+          roles()[0].get("sw-gone"))
+    container.systemctl("disable", "--now", "sw-gone.timer")
+    for suffix in (".timer", ".service"):
+        os.remove(container.path(f"{ETC}/sw-gone{suffix}"))
+    container.systemctl("daemon-reload")
+    gone = wait("sw-gone missing", lambda: "missing" in conditions("sw-gone"), 20)
+    check("deleted timer: missing after the re-read", gone, roles()[0].get("sw-gone"))
+
+    reconcile = [args.exporter, "reconcile", "--config.file", spec,
+                 "--refresh.confirm-delay", "200ms", "--lock-file",
+                 os.path.join(workdir, "reconcile.lock")]
+    dry = run(reconcile, 60)
+    check("reconcile dry run: would create, writes nothing",
+          re.search(r"^sw-gone +box +missing +would create$", dry.stdout, re.M) and
+          not os.path.exists(container.path(f"{ETC}/sw-gone.timer")), dry.stdout + dry.stderr)
+    ledger = os.path.join(workdir, "ledger.json")
+    applied = run(reconcile + ["--apply", "--ledger", ledger], 120)
+    check("reconcile --apply: created and verified",
+          re.search(r"^sw-gone +box +missing +created$", applied.stdout, re.M) and
+          os.path.exists(container.path(f"{ETC}/sw-gone.timer")), applied.stdout + applied.stderr)
+    check("reconcile --apply: other timers not touched",
+          re.search(r"^sw-dup .* skipped: duplicate$", applied.stdout, re.M) and
+          re.search(r"^sw-masked .* skipped: inactive", applied.stdout, re.M) and
+          open(container.path(f"{ETC}/sw-dup-a.timer")).read() == UNITS["sw-dup-a"][1],
+          applied.stdout)
+    recorded = json.load(open(ledger))["roles"].get("sw-gone", {}) if os.path.exists(
+        ledger) else {}
+    check("reconcile --apply: the ledger records the timer", recorded.get("id") == "sw-gone.timer",
+          recorded)
+    enabled = container.systemctl("is-enabled", "sw-gone.timer").stdout.strip()
+    check("re-created timer: enabled", enabled == "enabled", enabled)
+    rerun = wait("the re-created timer to run and be ok",
+                 lambda: conditions("sw-gone") == ["ok"] and
+                 (roles()[0]["sw-gone"].get("last_success") or 0) > time.time() - 30, 40)
+    check("re-created timer: runs again, ok", rerun, roles()[0].get("sw-gone"))
+
+    # The bus goes away: the roles become unknown, never missing.
+    container.systemctl("stop", "dbus.service", "dbus.socket")
+    unknown = wait("unknown without a bus", lambda: conditions("sw-ok") == ["unknown"], 30)
+    check("no bus: unknown, not missing", unknown and "missing" not in conditions("sw-never"),
+          roles()[0].get("sw-ok"))
+    return exporter
+
+
+if __name__ == "__main__":
+    main()
