@@ -134,8 +134,9 @@ def run(args, workdir):
             out.write(good.replace('schedule: "*/10 * * * *"', 'schedule: "*/10 * * *"'))
         status, _, body = exporter.post("/-/reload")
         check("bad reload answers 500", status == 500, status)
+        line = good[:good.index('schedule: "*/10 * * * *"')].count("\n") + 1
         check("bad reload names file, line and field",
-              f"{spec}:23:15: jobs[0].schedule: expected 5 fields" in body.decode(), body)
+              f"{spec}:{line}:15: jobs[0].schedule: expected 5 fields" in body.decode(), body)
         # The very next scrape says so, not the one after the next refresh.
         text = exporter.metrics()
         check("bad reload sets reload_successful 0",
