@@ -143,8 +143,10 @@ def test(args, run, workdir, cron, exporters):
         return exporter.metrics()
 
     # First fire time: the wrappers start; kill the sw-cmdkill command and the sw-kill wrapper.
+    # Both wrappers have spawned their command, so their start records are written: a wrapper
+    # killed before that (a loaded machine) would leave no record to check.
     def started():
-        wrapper = processes(run, b"sw-kill")
+        wrapper = [w for w in processes(run, b"sw-kill") if children(w)]
         command = [c for w in processes(run, b"sw-cmdkill") for c in children(w)]
         return wrapper and command and (wrapper, command)
 
