@@ -65,7 +65,8 @@ int RunDiscoverCommand(const std::string& config_file, const DiscoverFlags& flag
       return kExitBadInput;
     }
     const SourceDescriptor* descriptor = BuiltInCatalog().Find(flags.type);
-    for (const auto& [key, values] : flags.settings) {
+    for (const auto& setting_given : flags.settings) {
+      const std::string& key = setting_given.first;  // not a structured binding: lambdas take it
       const auto& keys =
           descriptor != nullptr ? descriptor->settings_keys() : std::vector<SettingKey>{};
       bool known = std::any_of(keys.begin(), keys.end(),
