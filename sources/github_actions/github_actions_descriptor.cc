@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "schedwatch/spec.h"
+#include "sources/api_access_settings.h"
 
 namespace schedwatch::github_actions {
 namespace {
@@ -29,20 +30,7 @@ class GitHubActionsDescriptor : public SourceDescriptor {
       }
       settings->repository = *repository;
     }
-    settings->token_file = reader.Path("token_file").value_or("");
-    settings->token_env = reader.String("token_env").value_or("");
-    if (!settings->token_file.empty() && !settings->token_env.empty()) {
-      reader.Problem("token_env", "token_file and token_env exclude each other");
-    }
-    if (auto api_url = reader.String("api_url")) {
-      std::string url = *api_url;
-      while (!url.empty() && url.back() == '/') url.pop_back();
-      if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
-        reader.Problem("api_url",
-                       fmt::format("\"{}\" is not an http:// or https:// URL", *api_url));
-      }
-      settings->api_url = url;
-    }
+    ReadApiAccessSettings(reader, settings->token_file, settings->token_env, settings->api_url);
     settings->branch = reader.String("branch").value_or("");
     settings->min_interval = reader.Wait("min_interval");
     settings->ca_file = reader.Path("ca_file").value_or("");

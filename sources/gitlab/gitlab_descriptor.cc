@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedwatch/spec.h"
+#include "sources/api_access_settings.h"
 
 namespace schedwatch::gitlab {
 namespace {
@@ -45,24 +46,11 @@ class GitLabDescriptor : public SourceDescriptor {
       }
       settings->project = *project;
     }
-    settings->token_file = reader.Path("token_file").value_or("");
-    settings->token_env = reader.String("token_env").value_or("");
-    if (!settings->token_file.empty() && !settings->token_env.empty()) {
-      reader.Problem("token_env", "token_file and token_env exclude each other");
-    }
+    ReadApiAccessSettings(reader, settings->token_file, settings->token_env, settings->api_url);
     if (settings->token_env == "CI_JOB_TOKEN") {
       reader.Problem("token_env",
                      "a CI job token cannot list pipeline schedules; use a personal, group or "
                      "project access token with the read_api scope (api to reconcile)");
-    }
-    if (auto api_url = reader.String("api_url")) {
-      std::string url = *api_url;
-      while (!url.empty() && url.back() == '/') url.pop_back();
-      if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
-        reader.Problem("api_url",
-                       fmt::format("\"{}\" is not an http:// or https:// URL", *api_url));
-      }
-      settings->api_url = url;
     }
     settings->ca_file = reader.Path("ca_file").value_or("");
     if (auto ref = reader.String("ref")) {
