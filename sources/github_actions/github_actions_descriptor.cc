@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "schedwatch/api_access_settings.h"
 #include "schedwatch/spec.h"
-#include "sources/api_access_settings.h"
 
 namespace schedwatch::github_actions {
 namespace {

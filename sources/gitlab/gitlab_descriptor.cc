@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "schedwatch/api_access_settings.h"
 #include "schedwatch/spec.h"
-#include "sources/api_access_settings.h"
 
 namespace schedwatch::gitlab {
 namespace {

@@ -1,5 +1,5 @@
 // The settings every source that calls an HTTP API decodes alike: where its token comes from and
-// the API's base URL. Pure (the descriptors' side), so it stays in a header.
+// the API's base URL. Pure, so the source catalog (the descriptors) may include it from core.
 #pragma once
 
 #include <fmt/format.h>
