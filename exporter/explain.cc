@@ -151,17 +151,17 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                           Ago(status.desired_since, now), FormatDuration(*job.stale_after)),
         "run history and job logs", "SchedwatchJobSuccessStale");
   }
-  if (status.Has(Condition::kStalled) && job.progress) {
+  if (status.Has(Condition::kStalled) && job.progress()) {
     add(Condition::kStalled,
         status.last_progress
             ? fmt::format("success is fresh, but the progress checkpoint is from {}, more than "
                           "its stale_after {}",
                           Ago(*status.last_progress, now),
-                          FormatDuration(job.progress->stale_after))
+                          FormatDuration(job.progress()->stale_after))
             : fmt::format("success is fresh, but no progress checkpoint was seen since the role "
                           "became desired {}, more than its stale_after {}",
                           Ago(status.desired_since, now),
-                          FormatDuration(job.progress->stale_after)),
+                          FormatDuration(job.progress()->stale_after)),
         "inputs and domain conditions", "SchedwatchJobProgressStalled");
   }
   if (status.held.any() && status.clock_step) {
@@ -210,8 +210,8 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
   } else {
     out.push_back({"stale_after", "none", "no period to derive it from", std::nullopt});
   }
-  if (job.progress) {
-    duration("progress.stale_after", job.progress->stale_after, ValueOrigin::kJob);
+  if (job.progress()) {
+    duration("progress.stale_after", job.progress()->stale_after, ValueOrigin::kJob);
   }
   duration("alert_for", job.alert_for, job.origins.alert_for);
   return out;

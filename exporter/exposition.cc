@@ -12,8 +12,8 @@ namespace {
 
 using Value = std::optional<double>;
 
-template <typename T>
-Value Maybe(const std::optional<T>& value) {
+template <typename Optional>
+Value Maybe(const Optional& value) {
   return value ? Value(static_cast<double>(*value)) : std::nullopt;
 }
 
@@ -36,7 +36,7 @@ const std::vector<RoleGauge>& RoleGauges() {
        [](const RoleResult& r) { return Maybe(r.status.history.last_failure); }},
       {&metrics::kJobLastProgress,
        [](const RoleResult& r) {
-         return r.job->progress ? Maybe(r.status.last_progress) : std::nullopt;
+         return r.job->progress() ? Maybe(r.status.last_progress) : std::nullopt;
        }},
       {&metrics::kJobLastScheduled,
        [](const RoleResult& r) { return Maybe(r.status.last_scheduled); }},
@@ -53,8 +53,8 @@ const std::vector<RoleGauge>& RoleGauges() {
       {&metrics::kJobPeriod, [](const RoleResult& r) { return Maybe(r.job->period); }},
       {&metrics::kJobProgressStaleAfter,
        [](const RoleResult& r) {
-         return r.job->progress ? Value(static_cast<double>(r.job->progress->stale_after))
-                                : std::nullopt;
+         return r.job->progress() ? Value(static_cast<double>(r.job->progress()->stale_after))
+                                  : std::nullopt;
        }},
       {&metrics::kJobRegisteredObjects,
        [](const RoleResult& r) { return Maybe(r.status.registered_objects); }},

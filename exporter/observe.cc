@@ -160,9 +160,9 @@ void Observer::ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& o
     }
     if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
       observation.last_progress = it->second;
-    } else if (job.progress) {
+    } else if (job.progress()) {
       // Written by the job: a bad one leaves progress unknown and is counted, never fatal.
-      auto checkpoint = ReadCheckpoint(job.progress->file);
+      auto checkpoint = ReadCheckpoint(job.progress()->file);
       if (checkpoint) {
         observation.last_progress = *checkpoint;
       } else {
@@ -173,20 +173,20 @@ void Observer::ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& o
     }
     if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
   }
-  if (!job.runs_dir.empty()) ApplyRunRecords(job, observation, role, observed);
+  if (!job.runs_dir().empty()) ApplyRunRecords(job, observation, role, observed);
 }
 
 void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
                                Observed& observed) {
-  RunRecordRead read = ReadRunRecords(job.runs_dir, job.role, &run_record_cache_[job.role]);
+  RunRecordRead read = ReadRunRecords(job.runs_dir(), job.role, &run_record_cache_[job.role]);
   // A run that cannot write its records would be invisible: say so while the room is gone.
   struct statvfs space {};
-  if (statvfs(job.runs_dir.c_str(), &space) == 0 &&
+  if (statvfs(job.runs_dir().c_str(), &space) == 0 &&
       static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < kRunsDirLowBytes) {
     read.problems.push_back(MakeProblem(
         Reason::kRunsDirFull,
         fmt::format("role {}: {} has {} bytes free: schedwatch_run cannot record new runs there",
-                    job.role, job.runs_dir,
+                    job.role, job.runs_dir(),
                     static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize)));
   }
   for (const auto& message : read.new_problems) {
@@ -223,7 +223,7 @@ void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation,
 void Observer::Forget(const Spec& spec) {
   std::unordered_set<std::string_view> with_records;
   for (const auto& job : spec.jobs) {
-    if (!job.runs_dir.empty()) with_records.insert(job.role);
+    if (!job.runs_dir().empty()) with_records.insert(job.role);
   }
   auto kept = [&](const std::string& role) { return with_records.count(role) > 0; };
   for (auto it = prevented_counted_.begin(); it != prevented_counted_.end();) {

@@ -92,7 +92,7 @@ void SelfMetrics::Update(const RefreshResult& result,
 
   std::map<std::pair<std::string, std::string>, double> prevented;
   for (const auto& role : result.roles) {
-    if (role.job->runs_dir.empty()) continue;
+    if (role.job->runs_dir().empty()) continue;
     auto key = std::make_pair(role.job->role, role.job->source);
     auto counted = new_duplicates_prevented.find(role.job->role);
     auto before = duplicates_prevented_.find(key);

@@ -227,10 +227,10 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
     out["now"] = now;
     out["refreshed"] = result.complete ? nlohmann::json(FormatRfc3339(now)) : nullptr;
     out["source_type"] = job.source_type;
-    out["template"] = job.template_path;
+    out["template"] = job.template_path();
     out["desired_since"] = status.desired_since;
     out["thresholds"] = thresholds;
-    out["progress_file"] = job.progress ? nlohmann::json(job.progress->file) : nullptr;
+    out["progress_file"] = job.progress() ? nlohmann::json(job.progress()->file) : nullptr;
     out["ledger_id"] = status.ledger_id ? nlohmann::json(*status.ledger_id) : nullptr;
     out["ledger_mismatch"] =
         status.ledger_mismatch ? nlohmann::json(*status.ledger_mismatch) : nullptr;
@@ -513,7 +513,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
       "<dt>desired since</dt><dd>{}</dd>{}</dl>\n",
       EscapeHtml(job.schedule.text()), EscapeHtml(job.timezone),
       ValueOriginText(job.origins.timezone), EscapeHtml(job.spec_version),
-      job.template_path.empty() ? "—" : "<code>" + EscapeHtml(job.template_path) + "</code>",
+      job.template_path().empty() ? "—" : "<code>" + EscapeHtml(job.template_path()) + "</code>",
       Time(status.desired_since, now),
       job.alerting && !job.Alerting().labels.empty()
           ? "<dt>labels</dt><dd id=\"labels\">" + LabelsHtml(job) + "</dd>"
@@ -590,12 +590,12 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
                  Time(status.history.last_success, now), Time(status.history.last_failure, now),
                  job.stale_after ? FormatDuration(*job.stale_after) : "—");
   out += "<h3>5. Progressed</h3>\n<dl>";
-  if (job.progress) {
+  if (job.progress()) {
     fmt::format_to(
         std::back_inserter(out),
         "<dt>checkpoint</dt><dd>{} <small>(<code>{}</code>, stale after {})</small></dd>",
-        Time(status.last_progress, now), EscapeHtml(job.progress->file),
-        FormatDuration(job.progress->stale_after));
+        Time(status.last_progress, now), EscapeHtml(job.progress()->file),
+        FormatDuration(job.progress()->stale_after));
   } else {
     out += "<dt>checkpoint</dt><dd>none in the spec</dd>";
   }

@@ -250,11 +250,11 @@ class Reconciler {
         row.action = repairer.error();
         continue;
       }
-      if (job.template_path.empty()) {
+      if (job.template_path().empty()) {
         row.action = "skipped: no template";
         continue;
       }
-      auto text = ReadTemplate(job.template_path);
+      auto text = ReadTemplate(job.template_path());
       if (!text) {
         row.action = "skipped: " + text.error();
         continue;

@@ -170,12 +170,12 @@ std::vector<std::string> SpecLabelNames(const Spec& spec) {
 
 bool Applies(Alert alert, const JobSpec& job) {
   if (alert == Alert::kJobSuccessStale) return job.stale_after.has_value();
-  if (alert == Alert::kJobProgressStalled) return job.progress.has_value();
+  if (alert == Alert::kJobProgressStalled) return job.progress().has_value();
   return true;
 }
 
 bool UsesPushedSuccess(Alert alert, const JobSpec& job) {
-  return !job.success_metric.empty() &&
+  return !job.success_metric().empty() &&
          (alert == Alert::kJobSuccessAbsent || alert == Alert::kJobSuccessStale);
 }
 

@@ -125,8 +125,8 @@ class TestWriter {
     count_by_ = fmt::format("{}", fmt::join(count_labels_, ", "));
     for (const auto& job : spec.jobs) {
       role_labels_.emplace(&job, SeriesText("", RoleLabels(job, 0, 0)));
-      if (job.success_metric.empty()) continue;
-      auto selector = ParseSelector(job.success_metric);
+      if (job.success_metric().empty()) continue;
+      auto selector = ParseSelector(job.success_metric());
       auto series = selector ? ExampleSeries(*selector) : std::nullopt;
       if (series) {
         pushed_series_[job.role] = *series;
@@ -135,7 +135,7 @@ class TestWriter {
         warnings.push_back(fmt::format(
             "role {}: no test series can be built for success_metric {} (supported: =, !=, !~ "
             "and =~ with literal alternatives); its generated tests leave the pushed series out",
-            job.role, job.success_metric));
+            job.role, job.success_metric()));
       }
     }
   }
@@ -243,7 +243,7 @@ class TestWriter {
   }
   // The success series the rules read for `job`; false when a pushed one cannot be built.
   bool AddSuccess(TestCase& test, const JobSpec& job, Values values, int w = 0, int r = 0) const {
-    if (job.success_metric.empty()) {
+    if (job.success_metric().empty()) {
       AddRole(test, metrics::kJobLastSuccess.name, job, values, w, r);
       return true;
     }
@@ -298,7 +298,7 @@ class TestWriter {
     bool seen[2] = {false, false};
     for (const auto& job : spec_.jobs) {
       if (!Applies(role_case.alert, job)) continue;
-      bool pushed = !job.success_metric.empty();
+      bool pushed = !job.success_metric().empty();
       if (annotations && seen[pushed]) {
         // Per-role absent() rules fire for any role without a success series: give the other
         // roles one, or expect their alert when no series can be built for them.
@@ -391,7 +391,7 @@ class TestWriter {
          "success stays fresh; the checkpoint is exactly progress stale_after old at 1m (quiet), "
          "older from 2m on",
          [&](TestCase& t, const JobSpec& job) {
-           std::int64_t stale_after = job.progress->stale_after;
+           std::int64_t stale_after = job.progress()->stale_after;
            AddRole(t, metrics::kJobProgressStaleAfter.name, job, Const(stale_after));
            AddRole(t, metrics::kJobLastProgress.name, job, Const(60 - stale_after));
            if (job.stale_after) {
@@ -420,7 +420,7 @@ class TestWriter {
     for (const auto& job : spec_.jobs) {
       AddRole(test, metrics::kJobInfo.name, job, Const(1));
       AddRole(test, metrics::kJobRegisteredObjects.name, job, ConstThenStale(1));
-      if (job.success_metric.empty()) AddSuccess(test, job, RampThenStale());
+      if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale());
     }
     for (const auto& [name, source] : spec_.sources) {
       ExpectExporter(test, Alert::kSourceDown, SourceLabels(name, source, WatcherLabels()), kOnset,
@@ -479,7 +479,7 @@ class TestWriter {
       const JobSpec& job = *sampled;
       AddRole(test, metrics::kJobInfo.name, job, Const(1), w, r);
       AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), w, r);
-      if (job.success_metric.empty() || (w == 0 && r == 0)) AddSuccess(test, job, Ramp(), w, r);
+      if (job.success_metric().empty() || (w == 0 && r == 0)) AddSuccess(test, job, Ramp(), w, r);
     }
   }
   // Only the sampled roles have series (the others' absent() rules may fire), and roles whose
@@ -543,7 +543,7 @@ class TestWriter {
         const JobSpec& job = *sampled;
         AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
         AddRole(test, metrics::kJobRegisteredObjects.name, job, ConstThenStale(1), 0, 1);
-        if (job.success_metric.empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
+        if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
       }
       for (const auto& [name, source] : spec_.sources) {
         ExpectExporter(test, Alert::kSourceReplicaDown,
@@ -579,7 +579,7 @@ class TestWriter {
         const JobSpec& job = *sampled;
         AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
         AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 0, 1);
-        if (job.success_metric.empty()) AddSuccess(test, job, Step(0, -1000000000), 0, 1);
+        if (job.success_metric().empty()) AddSuccess(test, job, Step(0, -1000000000), 0, 1);
         if (job.stale_after) {
           for (int r : {0, 1}) {
             AddRole(test, metrics::kJobStaleAfter.name, job, Const(*job.stale_after), 0, r);

@@ -86,11 +86,11 @@ class Exprs {
   std::string job_matcher_, scope_, excluded_, key_, readable_, reader_on_;
 };
 
-std::string PushedSuccess(const JobSpec& job) { return "max(" + job.success_metric + ")"; }
+std::string PushedSuccess(const JobSpec& job) { return "max(" + job.success_metric() + ")"; }
 
 // The condition of `alert`. `job` is null in joined mode.
 std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
-  bool pushed = job && !job->success_metric.empty();
+  bool pushed = job && !job->success_metric().empty();
   std::int64_t stale_after = job && job->stale_after ? *job->stale_after : 0;
   // A pushed series knows no replica: its rules hold while any replica reads the source.
   std::string pushed_gate = " and on() " + e.Readable();
@@ -149,7 +149,7 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
       }
       return fmt::format("(time() - {} > {}) and {}", e.Own("max", metrics::kJobLastProgress.name),
                          e.Threshold(metrics::kJobProgressStaleAfter.name,
-                                     job && job->progress ? job->progress->stale_after : 0),
+                                     job && job->progress() ? job->progress()->stale_after : 0),
                          fresh);
     }
     case Alert::kJobLedgerMismatch:
@@ -201,7 +201,7 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
   for (Alert alert : RoleAlerts()) {
     if (!Applies(alert, job)) continue;
     bool pushed = UsesPushedSuccess(alert, job) ||
-                  (alert == Alert::kJobProgressStalled && !job.success_metric.empty());
+                  (alert == Alert::kJobProgressStalled && !job.success_metric().empty());
     if (pushed_only && !pushed) continue;
     Rule rule =
         MakeRule(alert, Condition(alert, exprs, &job), for_policy.Of(&job), SeverityOf(alert, job));
@@ -294,7 +294,7 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   }
   std::vector<std::string> pushed_roles;
   for (const auto& job : spec.jobs) {
-    if (!job.success_metric.empty()) pushed_roles.push_back(job.role);
+    if (!job.success_metric().empty()) pushed_roles.push_back(job.role);
   }
   RuleGroup jobs{"schedwatch-jobs", {}};
   const std::vector<std::string> label_names = SpecLabelNames(spec);
@@ -317,7 +317,7 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
     }
   }
   for (const auto& job : spec.jobs) {
-    if (!job.success_metric.empty()) {
+    if (!job.success_metric().empty()) {
       AddJobRules(options, for_policy, job, /*pushed_only=*/true, jobs.rules);
     }
   }

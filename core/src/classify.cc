@@ -5,11 +5,11 @@
 namespace schedwatch {
 namespace {
 
-void KeepLatest(std::optional<std::int64_t>& slot, std::optional<std::int64_t> value) {
+void KeepLatest(OptionalTime& slot, OptionalTime value) {
   if (value && (!slot || *value > *slot)) slot = value;
 }
 
-void KeepEarliest(std::optional<std::int64_t>& slot, std::optional<std::int64_t> value) {
+void KeepEarliest(OptionalTime& slot, OptionalTime value) {
   if (value && (!slot || *value < *slot)) slot = value;
 }
 
@@ -198,8 +198,8 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   bool stale = job.stale_after &&
                OlderThan(history.last_success, observation.desired_since, *job.stale_after, now);
   if (stale) set(Condition::kStale);
-  if (job.progress && !stale &&
-      OlderThan(observation.last_progress, observation.desired_since, job.progress->stale_after,
+  if (job.progress() && !stale &&
+      OlderThan(observation.last_progress, observation.desired_since, job.progress()->stale_after,
                 now)) {
     set(Condition::kStalled);
   }

@@ -763,18 +763,18 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
       }
       if (key == "labels") alerting.labels = Labels(value, field, alerting.labels);
       if (key == "severity") alerting.severity = Severity(value, field, alerting.severity);
-      if (key == "template") job.template_path = ResolvePath(Scalar(value, field));
+      if (key == "template") job.MutableExtras().template_path = ResolvePath(Scalar(value, field));
       if (key == "success_metric") {
-        job.success_metric = Scalar(value, field);
-        if (auto selector = ParseSelector(job.success_metric); !selector) {
+        std::string metric = Scalar(value, field);
+        if (auto selector = ParseSelector(metric); !selector) {
           Fail(value, field,
-               fmt::format("\"{}\" is not a PromQL series selector: {}", job.success_metric,
-                           selector.error()));
+               fmt::format("\"{}\" is not a PromQL series selector: {}", metric, selector.error()));
         }
+        job.MutableExtras().success_metric = std::move(metric);
       }
       if (key == "progress") {
         Fields progress = Check(value, field, {"file", "stale_after"}, {"file", "stale_after"});
-        job.progress =
+        job.MutableExtras().progress =
             ProgressSpec{ResolvePath(Scalar(progress.At("file"), field.Key("file"))),
                          PositiveDuration(progress.At("stale_after"), field.Key("stale_after"))};
       }
@@ -790,7 +790,7 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
       runs_dir = ResolvePath(runs_dir);
     });
   }
-  if (!runs_dir.empty()) job.runs_dir = runs_dir + "/" + job.role;
+  if (!runs_dir.empty()) job.MutableExtras().runs_dir = runs_dir + "/" + job.role;
   job.alerting = Intern(std::move(alerting));
   FieldsReader reader(*this, fields, path);
   descriptor.DecodeJob(reader, job);
@@ -820,6 +820,18 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
 }
 
 }  // namespace
+
+const JobExtras& JobSpec::Extras() const {
+  static const JobExtras none;
+  return extras ? *extras : none;
+}
+
+JobExtras& JobSpec::MutableExtras() {
+  // A copy each time, so that a spec copied before never sees the change.
+  auto own = extras ? std::make_shared<JobExtras>(*extras) : std::make_shared<JobExtras>();
+  extras = own;
+  return *own;
+}
 
 const JobSpec* Spec::FindJob(std::string_view role) const {
   for (const auto& job : jobs) {

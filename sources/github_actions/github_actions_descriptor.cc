@@ -51,9 +51,11 @@ class GitHubActionsDescriptor : public SourceDescriptor {
   void DecodeJob(SettingsReader& reader, JobSpec& job) const override {
     if (auto workflow = reader.String("workflow")) {
       if (workflow->empty()) reader.Problem("workflow", "empty");
-      job.workflow = *workflow;
+      job.MutableExtras().workflow = *workflow;
     }
-    job.require_concurrency = reader.Bool("require_concurrency").value_or(false);
+    if (reader.Bool("require_concurrency").value_or(false)) {
+      job.MutableExtras().require_concurrency = true;
+    }
   }
 
   std::string RefuseJobKey(std::string_view key) const override {

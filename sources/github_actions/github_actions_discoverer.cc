@@ -53,7 +53,7 @@ Result<Discovery> GitHubActionsDiscoverer::Discover(const ListContext& context) 
       // the only job naming the file.
       std::vector<const JobSpec*> naming;
       for (const auto& job : jobs_) {
-        if (job.workflow == path) naming.push_back(&job);
+        if (job.workflow() == path) naming.push_back(&job);
       }
       for (const JobSpec* job : naming) {
         if (job->schedule.expression().text() == entry.cron || naming.size() == 1)
@@ -87,7 +87,7 @@ Result<std::unique_ptr<Discoverer>> MakeGitHubActionsDiscoverer(const SourceOpti
   std::vector<JobSpec> jobs;
   for (const JobSpec* job : options.jobs) {
     jobs.push_back(*job);
-    jobs.back().workflow = github::NormalizeWorkflowPath(job->workflow);
+    jobs.back().MutableExtras().workflow = github::NormalizeWorkflowPath(job->workflow());
   }
   return std::unique_ptr<Discoverer>(
       std::make_unique<GitHubActionsDiscoverer>(std::move(*source), std::move(jobs)));

@@ -96,7 +96,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
       tuning.clock != nullptr ? *tuning.clock : platform::RealClock());
   for (const JobSpec* job : options.jobs) {
     source->jobs_.push_back(*job);
-    source->jobs_.back().workflow = github::NormalizeWorkflowPath(job->workflow);
+    source->jobs_.back().MutableExtras().workflow = github::NormalizeWorkflowPath(job->workflow());
   }
   return source;
 }
@@ -515,7 +515,7 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
     std::vector<const Workflow*> watched;
     std::set<std::int64_t> ids;
     for (const auto& job : jobs_) {
-      auto matching = by_path.find(job.workflow);
+      auto matching = by_path.find(job.workflow());
       if (matching == by_path.end()) continue;
       for (const Workflow* workflow : matching->second) {
         if (ids.insert(workflow->id).second) watched.push_back(workflow);
@@ -527,13 +527,13 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
   }
   SourceSnapshot& snapshot = reading.snapshot;
   for (const auto& job : jobs_) {
-    auto matching = by_path.find(job.workflow);
+    auto matching = by_path.find(job.workflow());
     if (matching == by_path.end()) continue;
-    if (!files.count(job.workflow)) {
-      auto file = WorkflowFile(reading, job.workflow, *branch);
+    if (!files.count(job.workflow())) {
+      auto file = WorkflowFile(reading, job.workflow(), *branch);
       if (!file) return Error{file.error()};
       auto problem = [&](Reason reason, const std::string& message) {
-        snapshot.problems.push_back(MakeProblem(reason, job.workflow + ": " + message));
+        snapshot.problems.push_back(MakeProblem(reason, job.workflow() + ": " + message));
       };
       if (*file == nullptr) {
         problem(Reason::kFileNotFound, fmt::format("not found on branch {}", *branch));
@@ -543,16 +543,16 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
         for (const auto& message : (*file)->file->problems)
           problem(Reason::kMalformedObject, message);
       }
-      files[job.workflow] = *file != nullptr && (*file)->file ? &*(*file)->file : nullptr;
+      files[job.workflow()] = *file != nullptr && (*file)->file ? &*(*file)->file : nullptr;
     }
     // GitHub's own guard against overlapping runs is the workflow's `concurrency:` group.
-    if (job.require_concurrency && files[job.workflow] != nullptr &&
-        !files[job.workflow]->has_concurrency) {
+    if (job.require_concurrency() && files[job.workflow()] != nullptr &&
+        !files[job.workflow()]->has_concurrency) {
       snapshot.problems.push_back(MakeProblem(
           Reason::kWorkflowWithoutConcurrency,
           fmt::format("{}: no workflow-level concurrency: group, so two runs of role {} may "
                       "overlap (add e.g. `concurrency: {{group: {}}}`)",
-                      job.workflow, job.role, job.role)));
+                      job.workflow(), job.role, job.role)));
     }
     for (const Workflow* workflow : matching->second) {
       if (!runs.count(workflow->id)) {
@@ -560,7 +560,7 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
         if (!history) return Error{history.error()};
         runs[workflow->id] = *history;
       }
-      snapshot.objects.push_back(github::MakeLiveObject(*workflow, files[job.workflow], job));
+      snapshot.objects.push_back(github::MakeLiveObject(*workflow, files[job.workflow()], job));
       snapshot.history[job.role].Merge(runs[workflow->id]);
     }
   }

@@ -30,9 +30,9 @@ class SystemdRepairer : public Repairer {
   explicit SystemdRepairer(const systemd::SystemdSettings& settings) : settings_(settings) {}
 
   Result<bool> Validate(const JobSpec& job, const std::string& text) override {
-    std::string timer = BaseName(job.template_path);
+    std::string timer = BaseName(job.template_path());
     if (!EndsWith(timer, ".timer")) {
-      return Error{fmt::format("the template {} is not a .timer unit file", job.template_path)};
+      return Error{fmt::format("the template {} is not a .timer unit file", job.template_path())};
     }
     systemd::UnitMarkers markers;
     systemd::ApplyUnitFile(text, timer, markers);
@@ -60,7 +60,7 @@ class SystemdRepairer : public Repairer {
   }
 
   Result<Creation> Create(const JobSpec& job, const std::string& text) override {
-    std::string timer = BaseName(job.template_path);
+    std::string timer = BaseName(job.template_path());
     std::string service = ServiceName(timer);
     auto service_text = ReadService(job);
     if (!service_text) return Error{service_text.error()};
@@ -92,9 +92,9 @@ class SystemdRepairer : public Repairer {
 
   // The service's unit file, beside the timer's template.
   static Result<std::string> ReadService(const JobSpec& job) {
-    std::string timer = BaseName(job.template_path);
-    std::string path =
-        job.template_path.substr(0, job.template_path.size() - timer.size()) + ServiceName(timer);
+    std::string timer = BaseName(job.template_path());
+    std::string path = job.template_path().substr(0, job.template_path().size() - timer.size()) +
+                       ServiceName(timer);
     auto text = platform::ReadRegularFile(path, systemd::kMaxUnitFileBytes);
     if (!text) return Error{"its service: " + text.error()};
     return text;

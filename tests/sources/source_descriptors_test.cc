@@ -152,8 +152,8 @@ jobs:
 )",
                         "/spec/spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
-  EXPECT_EQ(spec->jobs[0].workflow, "w.yml");
-  EXPECT_TRUE(spec->jobs[0].require_concurrency);
+  EXPECT_EQ(spec->jobs[0].workflow(), "w.yml");
+  EXPECT_TRUE(spec->jobs[0].require_concurrency());
   EXPECT_EQ(spec->jobs[0].schedule.policy(), DstPolicy::kWallClock);
 }
 

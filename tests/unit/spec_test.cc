@@ -92,9 +92,9 @@ TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
   EXPECT_EQ(retry.period, 600);
   EXPECT_EQ(retry.stale_after, 2700);  // the override
   EXPECT_TRUE(retry.stale_after_overridden);
-  ASSERT_TRUE(retry.progress.has_value());
-  EXPECT_EQ(retry.progress->stale_after, 7200);
-  EXPECT_EQ(retry.template_path, (kConfigDir / "templates/retry.cron").string());
+  ASSERT_TRUE(retry.progress().has_value());
+  EXPECT_EQ(retry.progress()->stale_after, 7200);
+  EXPECT_EQ(retry.template_path(), (kConfigDir / "templates/retry.cron").string());
   EXPECT_EQ(retry.schedule.policy(), DstPolicy::kVixieCron);
 
   const JobSpec& gate = spec->jobs[1];
@@ -104,8 +104,8 @@ TEST(SpecTest, LoadsTheValidSpecWithDefaultsAndDerivedThresholds) {
   EXPECT_FALSE(gate.stale_after_overridden);
 
   const JobSpec& report = spec->jobs[2];
-  EXPECT_EQ(report.workflow, ".github/workflows/report.yml");
-  EXPECT_EQ(report.success_metric, "report_last_success_timestamp_seconds{job=\"report\"}");
+  EXPECT_EQ(report.workflow(), ".github/workflows/report.yml");
+  EXPECT_EQ(report.success_metric(), "report_last_success_timestamp_seconds{job=\"report\"}");
   EXPECT_EQ(report.schedule.policy(), DstPolicy::kWallClock);
 
   // Weekdays only in Berlin: the longest gap is Friday 09:00 to Monday 09:00 over the weekend
@@ -323,11 +323,11 @@ jobs:
   auto spec = LoadSpecFile(path);
   ASSERT_TRUE(spec.ok()) << spec.error();
   std::string directory = path.substr(0, path.rfind('/') + 1);
-  EXPECT_EQ(spec->jobs[0].runs_dir, directory + "runs/backup");
-  EXPECT_EQ(spec->jobs[1].runs_dir, "/srv/runs/report");
-  EXPECT_EQ(spec->jobs[2].runs_dir, "");
-  EXPECT_TRUE(spec->jobs[3].require_concurrency);
-  EXPECT_FALSE(spec->jobs[0].require_concurrency);
+  EXPECT_EQ(spec->jobs[0].runs_dir(), directory + "runs/backup");
+  EXPECT_EQ(spec->jobs[1].runs_dir(), "/srv/runs/report");
+  EXPECT_EQ(spec->jobs[2].runs_dir(), "");
+  EXPECT_TRUE(spec->jobs[3].require_concurrency());
+  EXPECT_FALSE(spec->jobs[0].require_concurrency());
 }
 
 }  // namespace

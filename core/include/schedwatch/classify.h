@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "schedwatch/compact_optional.h"
 #include "schedwatch/spec.h"
 
 namespace schedwatch {
@@ -79,7 +80,7 @@ inline bool operator==(const LiveObject& a, const LiveObject& b) {
 struct Run {
   enum class Outcome : std::uint8_t { kRunning, kSucceeded, kFailed };
   std::int64_t started = 0;
-  std::optional<std::int64_t> finished;
+  OptionalTime finished;
   Outcome outcome = Outcome::kRunning;
 };
 
@@ -106,10 +107,10 @@ inline constexpr std::size_t kRunHistoryKept = 20;
 // What the run history says about a role. Sources that keep only summaries (a CronJob's
 // lastSuccessfulTime) fill these directly; others use Add(), which also keeps the run itself.
 struct RunHistory {
-  std::optional<std::int64_t> last_started;
-  std::optional<std::int64_t> last_success;   // end time of the latest successful run
-  std::optional<std::int64_t> last_failure;   // end time of the latest failed run
-  std::optional<std::int64_t> running_since;  // start of the oldest run still going
+  OptionalTime last_started;
+  OptionalTime last_success;   // end time of the latest successful run
+  OptionalTime last_failure;   // end time of the latest failed run
+  OptionalTime running_since;  // start of the oldest run still going
   // The newest kRunHistoryKept runs, oldest first. One start time is one run: a finished
   // report replaces a running one. The summaries above count every run ever added.
   std::vector<Run> runs;
@@ -132,10 +133,10 @@ struct RoleObservation {
 struct RoleStatus {
   std::bitset<kConditionCount> conditions;
   // Absent while the source is unknown.
-  std::optional<int> registered_objects, active_objects, drifted_objects;
-  std::optional<std::int64_t> last_scheduled, next_scheduled;
+  OptionalCount registered_objects, active_objects, drifted_objects;
+  OptionalTime last_scheduled, next_scheduled;
   RunHistory history;  // absent values stay absent while unknown
-  std::optional<std::int64_t> last_progress;
+  OptionalTime last_progress;
   std::optional<bool> ledger_mismatch;
   std::optional<std::string> ledger_id;  // what the ledger last verified
   std::int64_t desired_since = 0;        // what "never succeeded" and "never started" count from

@@ -46,7 +46,7 @@ struct ProgressSpec {
 
 // Where a job's setting came from, so that a person reading why a condition holds also sees
 // why its threshold is what it is.
-enum class ValueOrigin { kBuiltIn, kDefaults, kJob, kDerived };
+enum class ValueOrigin : std::uint8_t { kBuiltIn, kDefaults, kJob, kDerived };
 
 constexpr std::string_view ValueOriginText(ValueOrigin origin) {
   switch (origin) {
@@ -62,6 +62,19 @@ constexpr std::string_view ValueOriginText(ValueOrigin origin) {
   return "";
 }
 
+// The keys few jobs set, held apart so that a job without any costs one pointer (100,000 jobs
+// are held at once).
+struct JobExtras {
+  std::optional<ProgressSpec> progress;
+  std::string template_path;  // resolved against the spec's directory
+  std::string workflow;
+  std::string success_metric;
+  // Where schedwatch_run records this role's runs: `<runs_dir>/<role>`, from the job's
+  // `runs_dir:` or its source's; empty when neither is set.
+  std::string runs_dir;
+  bool require_concurrency = false;  // github_actions: flag a workflow without `concurrency:`
+};
+
 struct JobSpec {
   std::string role;
   std::string source;  // a key of Spec::sources
@@ -71,26 +84,13 @@ struct JobSpec {
   std::string spec_version;
   std::int64_t start_grace = 0;
   std::int64_t max_runtime = 0;
-  int missed_starts = 2;
   std::int64_t alert_for = 0;
   std::optional<std::int64_t> period;  // nullopt for @reboot
   // In force: the override, else 2 x period + max_runtime; nullopt when neither exists.
   std::optional<std::int64_t> stale_after;
-  bool stale_after_overridden = false;
-  std::optional<ProgressSpec> progress;
-  std::string template_path;  // resolved against the spec's directory
-  std::string workflow;
-  std::string success_metric;
-  // Where schedwatch_run records this role's runs: `<runs_dir>/<role>`, from the job's
-  // `runs_dir:` or its source's; empty when neither is set.
-  std::string runs_dir;
-  bool require_concurrency = false;  // github_actions: flag a workflow without `concurrency:`
-  // The type's own job keys (DecodeJob fills it); null when the type has none. Shared: specs
-  // are copied.
-  std::shared_ptr<const JobSettings> settings;
-  // labels and severity (job_alerting.h); null when the job and the defaults set none.
-  std::shared_ptr<const JobAlerting> alerting;
+  int missed_starts = 2;
   int line = 0;
+  bool stale_after_overridden = false;
   struct Origins {
     ValueOrigin timezone = ValueOrigin::kBuiltIn;
     ValueOrigin start_grace = ValueOrigin::kBuiltIn;
@@ -99,6 +99,13 @@ struct JobSpec {
     ValueOrigin alert_for = ValueOrigin::kBuiltIn;
     ValueOrigin stale_after = ValueOrigin::kDerived;  // kJob when overridden
   } origins;
+  // The type's own job keys (DecodeJob fills it); null when the type has none. Shared: specs
+  // are copied.
+  std::shared_ptr<const JobSettings> settings;
+  // labels and severity (job_alerting.h); null when the job and the defaults set none.
+  std::shared_ptr<const JobAlerting> alerting;
+  // null when the job sets none of them.
+  std::shared_ptr<const JobExtras> extras;
 
   // The type's job settings as its struct; null when they are of another type (or none).
   template <typename T>
@@ -106,6 +113,18 @@ struct JobSpec {
     return dynamic_cast<const T*>(settings.get());
   }
   const JobAlerting& Alerting() const { return alerting ? *alerting : NoAlerting(); }
+
+  const std::optional<ProgressSpec>& progress() const { return Extras().progress; }
+  const std::string& template_path() const { return Extras().template_path; }
+  const std::string& workflow() const { return Extras().workflow; }
+  const std::string& success_metric() const { return Extras().success_metric; }
+  const std::string& runs_dir() const { return Extras().runs_dir; }
+  bool require_concurrency() const { return Extras().require_concurrency; }
+  // For the spec's parser: the job's own extras, made when first set.
+  JobExtras& MutableExtras();
+
+ private:
+  const JobExtras& Extras() const;
 };
 
 struct Spec {
