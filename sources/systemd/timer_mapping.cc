@@ -176,7 +176,8 @@ TimerMapping MapTimers(const ManagerReading& reading,
     object.role = marker.role;
     object.spec_version = marker.spec_version;
     std::vector<std::string> calendar;
-    if (const auto* triggers = kind.Get("TimersCalendar", "a(sst)"); triggers != nullptr) {
+    const auto* triggers = kind.Get("TimersCalendar", "a(sst)");
+    if (triggers != nullptr) {
       for (const auto& trigger : triggers->triples) {
         if (trigger.base == "OnCalendar") calendar.push_back(trigger.text);
       }
@@ -187,6 +188,8 @@ TimerMapping MapTimers(const ManagerReading& reading,
       if (!object.schedule.empty()) object.schedule += '\n';
       object.schedule += line;
     }
+    // Read, and no OnCalendar= among them: monotonic triggers only.
+    if (calendar.empty() && (triggers != nullptr || !loaded)) object.schedule = kMonotonicSchedule;
 
     bool masked = load == "masked" || file_state == "masked" || file_state == "masked-runtime";
     bool disabled = file_state == "disabled";

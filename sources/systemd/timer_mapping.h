@@ -4,7 +4,8 @@
 //
 // - A timer is a live object when its files carry X-Schedwatch-Role; its id is the unit name.
 // - schedule: its OnCalendar expressions as the manager reports them (TimersCalendar), in order,
-//   joined with "\n"; for a timer the manager did not load (masked), its files' OnCalendar lines.
+//   joined with "\n"; for a timer the manager did not load (masked), its files' OnCalendar lines;
+//   "monotonic" (kMonotonicSchedule) for a timer with none.
 // - enabled: loaded, active (waiting or running) and not disabled or masked; `state` says why
 //   not, and notes Persistent=true.
 // - start_delay: RandomizedDelayUSec + AccuracyUSec. next_start: NextElapseUSecRealtime, or for a

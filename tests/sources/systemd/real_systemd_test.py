@@ -187,6 +187,14 @@ def timer(role, calendar="*-*-* *:*:00/10", spec_version="1", extra=""):
             f"{extra}\n[Install]\nWantedBy=timers.target\n")
 
 
+def monotonic_timer(role):
+    """Monotonic triggers only: at once after boot (long past: elapses when started), then 10 s
+    after each activation."""
+    return (f"[Unit]\nDescription=schedwatch test {role}\nX-Schedwatch-Role={role}\n"
+            f"X-Schedwatch-Spec-Version=1\n\n[Timer]\nOnBootSec=1s\nOnUnitActiveSec=10s\n"
+            f"AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n")
+
+
 def service(command):
     return f"[Service]\nType=oneshot\nExecStart={command}\n"
 
@@ -207,6 +215,9 @@ UNITS = {
     "sw-drift": (ETC, timer("sw-drift", "*-*-* *:*:00/20"), "/bin/true"),
     "sw-version": (ETC, timer("sw-version", spec_version="1"), "/bin/true"),
     "sw-unowned": (ETC, timer("sw-unowned"), "/bin/true"),
+    "sw-mono": (ETC, monotonic_timer("sw-mono"), "/bin/true"),
+    "sw-mono-fail": (ETC, monotonic_timer("sw-mono-fail"), "/bin/sh -c 'exit 3'"),
+    "sw-mono-drift": (ETC, timer("sw-mono-drift"), "/bin/true"),
     "sw-bad": (ETC, timer("sw-bad").replace("X-Schedwatch-Role=sw-bad",
                                             "X-Schedwatch-Role=sw bad!"), "/bin/true"),
 }
@@ -236,6 +247,9 @@ jobs:
   - {{role: sw-drift, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
   - {{role: sw-version, source: box, schedule: "*-*-* *:*:00/10", spec_version: "2"}}
   - {{role: sw-never, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-mono, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
+  - {{role: sw-mono-fail, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
+  - {{role: sw-mono-drift, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
 """
 
 
@@ -322,7 +336,8 @@ def checks(args, workdir, container):
         "sw-ok": ["ok"], "sw-fail": ["failing"], "sw-signal": ["failing"],
         "sw-off": ["inactive"], "sw-masked": ["inactive"], "sw-hung": ["hung"],
         "sw-dup": ["duplicate"], "sw-drift": ["drift"], "sw-version": ["drift"],
-        "sw-never": ["missing"],
+        "sw-never": ["missing"], "sw-mono": ["ok"], "sw-mono-fail": ["failing"],
+        "sw-mono-drift": ["drift"],
     }
 
     def all_seen():
@@ -338,6 +353,17 @@ def checks(args, workdir, container):
     check("sw-ok: exactly ok, with a start and a success",
           ok.get("conditions") == ["ok"] and ok.get("last_success") and ok.get("last_started"),
           ok)
+    mono = by_role.get("sw-mono", {})
+    check("sw-mono (monotonic triggers only): exactly ok, after a run that succeeded",
+          mono.get("conditions") == ["ok"] and mono.get("last_success"), mono)
+    check("sw-mono: the next fire time is the timer's own next elapse, within 10 s",
+          mono.get("next_scheduled") and time.time() - 2 < mono["next_scheduled"] < time.time() + 12
+          and not mono.get("last_scheduled"), mono)
+    check("sw-mono: the live schedule is monotonic, like the spec's",
+          [o.get("schedule") for o in mono.get("objects", [])] == ["monotonic"], mono)
+    check("sw-mono-fail: exactly failing (its service exits 3)",
+          by_role.get("sw-mono-fail", {}).get("conditions") == ["failing"],
+          by_role.get("sw-mono-fail"))
     check("sw-dup: two timers", by_role.get("sw-dup", {}).get("registered_objects") == 2,
           by_role.get("sw-dup"))
     objects = {o["id"]: o for r in by_role.values() for o in r.get("objects", [])}
@@ -376,6 +402,18 @@ def checks(args, workdir, container):
     check("/metrics: the unowned marked timer counted",
           re.search(r'schedwatch_source_unowned_objects\{source="box"\} 1\b', metrics),
           [l for l in metrics.splitlines() if "unowned" in l])
+    check("/metrics: sw-mono's next fire time from the timer, no period",
+          re.search(r'^schedwatch_job_next_scheduled_timestamp_seconds\{role="sw-mono",'
+                    r'source="box"\} \d', metrics, re.M) and
+          not re.search(r'^schedwatch_job_period_seconds\{role="sw-mono",', metrics, re.M),
+          [l for l in metrics.splitlines() if 'role="sw-mono"' in l and "sched" in l])
+    checked = run([args.exporter, "check", "--config.file", spec, "--count", "2"], 30)
+    check("check: a monotonic job has no fire times, and says so",
+          checked.returncode == 0 and re.search(
+              r"^sw-mono \(source box, systemd\)\n  schedule     monotonic in UTC\n"
+              r"  period       none\n  stale_after  1m \(set in the spec\)\n.*\n"
+              r"  next         none \(a monotonic timer", checked.stdout, re.M),
+          checked.stdout[-1500:] + checked.stderr)
     check("/metrics: the bad marker counted",
           'schedwatch_source_errors_total{reason="malformed_marker",source="box"}' in metrics,
           [l for l in metrics.splitlines() if "errors_total" in l])

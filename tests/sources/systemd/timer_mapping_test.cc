@@ -96,7 +96,7 @@ TEST(TimerMapping, RealManagersTimersAndServices) {
   EXPECT_EQ(masked.spec_version, "1");
 
   const LiveObject& mono = objects["mono.timer"];
-  EXPECT_EQ(mono.schedule, "");
+  EXPECT_EQ(mono.schedule, "monotonic");  // OnUnitActiveSec= and OnActiveSec= only
   EXPECT_TRUE(mono.enabled);
   const RunHistory& mono_history = mapped.history["mono"];
   ASSERT_FALSE(mono_history.runs.empty());
@@ -146,8 +146,8 @@ TEST(TimerMapping, SurprisingValuesAreCountedProblemsAndTheRestIsRead) {
   EXPECT_NE(all.find("timer fail.timer: no ActiveState"), std::string::npos) << all;
   EXPECT_NE(all.find("Result \"exploded\""), std::string::npos) << all;
   auto objects = ById(mapped);
-  EXPECT_EQ(objects.size(), 5u);  // fail.timer is no object
-  EXPECT_EQ(objects["ok.timer"].schedule, "");
+  EXPECT_EQ(objects.size(), 5u);                // fail.timer is no object
+  EXPECT_EQ(objects["ok.timer"].schedule, "");  // unknown, not "monotonic"
   EXPECT_TRUE(objects["hung.timer"].enabled);
 }
 
