@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from schedwatch_test import (Exporter, StartFailed, check, fail_setup, failed,  # noqa: E402
@@ -418,6 +420,8 @@ def checks(args, workdir, container):
           'schedwatch_source_errors_total{reason="malformed_marker",source="box"}' in metrics,
           [l for l in metrics.splitlines() if "errors_total" in l])
 
+    discover_checks(args, workdir, container)
+
     # A deleted timer: missing after the re-read; reconcile --apply re-creates it from its
     # template, and it runs again.
     check("sw-gone: present before", "ok" in wait("sw-gone ok", lambda: conditions("sw-gone"),
@@ -464,6 +468,56 @@ def checks(args, workdir, container):
     check("no bus: unknown, not missing", unknown and "missing" not in conditions("sw-never"),
           roles()[0].get("sw-ok"))
     return exporter
+
+
+def discover_checks(args, workdir, container):
+    """discover on the container: Debian's own timers and the test's, a draft check accepts."""
+    draft_path = os.path.join(workdir, "draft.yaml")
+    before = {name: open(container.path(f"{d}/{name}.timer")).read()
+              for name, (d, _, _) in UNITS.items()}
+    found = run([args.exporter, "discover", "--type", "systemd", "--source", "box",
+                 "--bus-address", container.bus, "--journal-directory", container.journal,
+                 "--root", container.root, "--output", draft_path], 60)
+    check("discover --type systemd exits 0", found.returncode == 0, found.stderr[-3000:])
+    draft = open(draft_path).read() if os.path.exists(draft_path) else ""
+    jobs = {j["role"]: j for j in (yaml.safe_load(draft) or {}).get("jobs") or []}
+    ok = jobs.get("sw-ok", {})
+    check("discover: a marked timer keeps its role and version, its OnCalendar as the schedule",
+          ok.get("schedule") == "*-*-* *:*:00/10" and ok.get("spec_version") == "1", draft)
+    check("discover: max_runtime from the service's runs in the journal",
+          ok.get("max_runtime") == "1m" and re.search(r"max_runtime: 1m +# twice the longest of "
+                                                      r"\d+ runs seen", draft), draft)
+    mono = jobs.get("sw-mono", {})
+    check("discover: a monotonic timer is `monotonic` with a stale_after from OnUnitActiveSec=",
+          mono.get("schedule") == "monotonic" and mono.get("stale_after") == "1m20s" and
+          re.search(r"schedule: monotonic +# (OnUnitActiveSec=10s, OnBootSec=1s|"
+                    r"OnBootSec=1s, OnUnitActiveSec=10s)\n", draft), draft)
+    tmpfiles = jobs.get("systemd-tmpfiles-clean", {})
+    check("discover: Debian's own unmarked monotonic timer, its role from the unit name",
+          tmpfiles.get("schedule") == "monotonic" and tmpfiles.get("spec_version") == "1",
+          sorted(jobs))
+    for name, why in (("sw-off", "timer disabled"), ("sw-masked", "timer masked")):
+        check(f"discover: {name} is a comment ({why})",
+              f"# not a job (box): {name}.timer: {why}" in draft and name not in jobs, draft)
+    check("discover: two timers with one role make one job",
+          "sw-dup" in jobs and "# not a job (box): sw-dup-b.timer: its marker claims role "
+          "sw-dup, as sw-dup-a.timer does" in draft, draft)
+    check("discover: the bad marker is a note, no job",
+          "sw-bad.timer" in found.stderr and not any("bad" in r for r in jobs), found.stderr)
+    check("discover: a drop-in's lines for a package's timer",
+          "systemd-tmpfiles-clean.timer: create the drop-in /etc/systemd/system/"
+          "systemd-tmpfiles-clean.timer.d/schedwatch.conf" in found.stderr and
+          "  [Unit]\n  X-Schedwatch-Role=systemd-tmpfiles-clean\n  X-Schedwatch-Spec-Version=1\n"
+          in found.stderr, found.stderr[-3000:])
+    check("discover: no marker asked for a marked timer", "sw-ok.timer:" not in found.stderr,
+          found.stderr[-3000:])
+    after = {name: open(container.path(f"{d}/{name}.timer")).read()
+             for name, (d, _, _) in UNITS.items()}
+    check("discover wrote nothing to the units",
+          before == after and not glob.glob(container.path(f"{ETC}/*.timer.d/schedwatch.conf")))
+    checked = run([args.exporter, "check", "--config.file", draft_path], 30)
+    check("check accepts the discovered draft", checked.returncode == 0,
+          checked.stdout[-500:] + checked.stderr)
 
 
 if __name__ == "__main__":

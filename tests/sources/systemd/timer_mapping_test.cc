@@ -4,40 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "tests/sources/systemd/systemd_fixtures.h"
 
 namespace schedwatch::systemd {
 namespace {
 
-const std::string kFixtures = std::string(SCHEDWATCH_TEST_DIR) + "/sources/systemd/fixtures/";
-
-nlohmann::json LoadJson() {
-  std::ifstream in(kFixtures + "manager.json");
-  return nlohmann::json::parse(in);
-}
-
-ManagerReading Load(const nlohmann::json& json) {
-  auto reading = ManagerReadingFromJson(json);
-  EXPECT_TRUE(reading) << reading.error();
-  return reading ? *reading : ManagerReading{};
-}
-
-// The markers of the fixture's timers, as their unit files (fixtures/units/) give them.
-std::map<std::string, UnitMarkers> Markers() {
-  std::map<std::string, UnitMarkers> markers;
-  for (const char* name : {"ok", "fail", "hung", "off", "masked", "mono"}) {
-    std::ifstream in(kFixtures + "units/" + name + ".timer");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_FALSE(text.empty()) << name;
-    ApplyUnitFile(text, name, markers[std::string(name) + ".timer"]);
-  }
-  ApplyUnitFile("[Unit]\nX-Schedwatch-Spec-Version=3\n", "override.conf", markers["ok.timer"]);
-  return markers;
-}
-
-// Where the fixture's monotonic clock was, in wall time: NextElapseUSecMonotonic + this.
-constexpr std::int64_t kMonotonicToWall = 1796180000000000;
+using fixtures::kMonotonicToWall;
+using fixtures::Load;
+using fixtures::LoadJson;
+using fixtures::Markers;
 
 std::map<std::string, LiveObject> ById(const TimerMapping& mapped) {
   std::map<std::string, LiveObject> out;
