@@ -47,7 +47,13 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
         job.stale_after_overridden ? " (set in the spec)" : "", FormatDuration(job.max_runtime));
     auto fires = NextFires(job, from, count);
     // With --count 0 nothing was asked for; only an expression that never fires has no next.
-    if (fires.empty() && count > 0) out += "  next         none (runs at boot only)\n";
+    if (fires.empty() && count > 0 && job.schedule.is_monotonic()) {
+      out +=
+          "  next         none (a monotonic timer has no fire times: the manager's next elapse "
+          "is watched)\n";
+    } else if (fires.empty() && count > 0) {
+      out += "  next         none (runs at boot only)\n";
+    }
     for (std::size_t i = 0; i < fires.size(); ++i) {
       out += fmt::format("  {}{}\n", i == 0 ? "next         " : "             ", fires[i]);
     }

@@ -30,13 +30,37 @@ struct Placed {
   bool in_spec = false;  // the spec has the role already: nothing to add
 };
 
+// Lines of text ("a\nb").
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// A schedule as YAML: one quoted value, or a flow list of a systemd timer's OnCalendar lines.
+std::string ScheduleYaml(const std::string& schedule) {
+  if (schedule == kMonotonicSchedule) return schedule;
+  if (schedule.find('\n') == std::string::npos) return QuotedScalar(schedule);
+  std::string list;
+  for (const auto& line : Lines(schedule)) list += (list.empty() ? "[" : ", ") + QuotedScalar(line);
+  return list + "]";
+}
+
+// The max_runtime a job gets: the suggested one, else the built-in default.
+constexpr std::int64_t kDefaultMaxRuntime = 30 * 60;
+
 JobText JobFor(const Placed& placed) {
   JobText job;
   job.comments.push_back(placed.object.id);
   job.fields = {{"role", YamlScalar(placed.role)},
                 {"source", YamlScalar(placed.source->name)},
-                {"schedule", QuotedScalar(placed.object.schedule)}};
-  job.field_comments = {"", "", ""};
+                {"schedule", ScheduleYaml(placed.object.schedule)}};
+  job.field_comments = {"", "", placed.object.repeat_from};
   if (!IsUtc(placed.object.timezone)) {
     job.fields.emplace_back("timezone", YamlScalar(placed.object.timezone));
     job.field_comments.emplace_back("the scheduler's zone");
@@ -47,19 +71,51 @@ JobText JobFor(const Placed& placed) {
     job.fields.emplace_back(key, YamlScalar(value));
     job.field_comments.emplace_back("");
   }
+  std::int64_t max_runtime = kDefaultMaxRuntime;
   if (placed.object.longest_run_seconds) {
-    job.fields.emplace_back(
-        "max_runtime", FormatDuration(SuggestedMaxRuntime(*placed.object.longest_run_seconds)));
+    max_runtime = SuggestedMaxRuntime(*placed.object.longest_run_seconds);
+    job.fields.emplace_back("max_runtime", FormatDuration(max_runtime));
     job.field_comments.push_back(
         fmt::format("twice the longest of {} run{} seen ({}), rounded up to a minute",
                     placed.object.finished_runs, placed.object.finished_runs == 1 ? "" : "s",
                     FormatDuration(*placed.object.longest_run_seconds)));
   }
+  if (placed.object.repeat_seconds) {
+    // What the spec derives from a period, from the scheduler's own repetition instead.
+    job.fields.emplace_back("stale_after",
+                            FormatDuration(2 * *placed.object.repeat_seconds + max_runtime));
+    job.field_comments.push_back(
+        fmt::format("twice how often it repeats ({}), plus max_runtime ({})",
+                    FormatDuration(*placed.object.repeat_seconds), FormatDuration(max_runtime)));
+  }
   return job;
+}
+
+// Why the spec could not hold a systemd job with these OnCalendar lines; "" when it can.
+std::string UnschedulableCalendar(const FoundObject& object) {
+  if (object.schedule == kMonotonicSchedule) {
+    if (object.repeat_seconds) return "";
+    return fmt::format("no repeating trigger ({}), and so no period to watch", object.repeat_from);
+  }
+  std::vector<CalendarSpec> calendars;
+  for (const auto& line : Lines(object.schedule)) {
+    auto calendar = CalendarSpec::Parse(line);
+    if (!calendar) {
+      return fmt::format("its OnCalendar=\"{}\" does not parse: {}", line, calendar.error());
+    }
+    calendars.push_back(std::move(*calendar));
+  }
+  const date::time_zone* zone = FindZone(object.timezone.empty() ? "UTC" : object.timezone);
+  if (zone == nullptr) return fmt::format("its time zone \"{}\" is unknown", object.timezone);
+  if (!Schedule(std::move(calendars), zone).Period(kPeriodReference)) {
+    return "its OnCalendar= lines fire fewer than twice a year: no period to watch";
+  }
+  return "";
 }
 
 // Why the spec could not hold a job with this object's schedule and zone; "" when it can.
 std::string Unschedulable(const FoundObject& object, const SourceDescriptor& descriptor) {
+  if (descriptor.dialect() == CronDialect::kSystemdCalendar) return UnschedulableCalendar(object);
   auto expression = CronExpression::Parse(object.schedule, descriptor.dialect());
   if (!expression) {
     return fmt::format("its schedule \"{}\" does not parse: {}", object.schedule,
@@ -153,12 +209,26 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
   }
 
   // Roles: a marker's role is kept; the others get their suggestion, made valid and unique.
-  std::set<std::string> taken;
-  for (auto& item : placed) {
-    if (item.object.role.empty()) continue;
-    item.role = item.object.role;
-    taken.insert(item.role);
+  // A second object claiming a role already claimed is no job: the role is duplicate.
+  std::map<std::string, std::string> taken_by;  // role -> id of the first claim
+  for (auto it = placed.begin(); it != placed.end();) {
+    if (it->object.role.empty()) {
+      ++it;
+      continue;
+    }
+    auto [first, inserted] = taken_by.emplace(it->object.role, it->object.id);
+    if (!inserted) {
+      not_jobs.push_back(fmt::format("not a job ({}): {}: its marker claims role {}, as {} does",
+                                     it->source->name, it->object.id, it->object.role,
+                                     first->second));
+      it = placed.erase(it);
+      continue;
+    }
+    it->role = it->object.role;
+    ++it;
   }
+  std::set<std::string> taken;
+  for (const auto& entry : taken_by) taken.insert(entry.first);
   for (auto& item : placed) {
     if (!item.object.role.empty()) continue;
     std::string base = RoleNameFrom(item.object.suggested_role);

@@ -103,7 +103,23 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
     add(Condition::kDrift, text.empty() ? "a live object differs from the spec" : text,
         "find who changed it and which version is right", "SchedwatchJobDrift");
   }
-  if (status.Has(Condition::kNotStarted)) {
+  if (status.Has(Condition::kNotStarted) && job.schedule.is_monotonic()) {
+    // Classify looked at the scheduler's own next start, having no fire times of its own.
+    std::optional<std::int64_t> due;
+    for (const LiveObject& object : objects) {
+      if (object.enabled && object.next_start && (!due || *object.next_start < *due)) {
+        due = object.next_start;
+      }
+    }
+    add(Condition::kNotStarted,
+        fmt::format("the timer's own next start {} passed, plus start_grace {} and its delay, "
+                    "with no start since; {}",
+                    due ? FormatRfc3339(*due, job.schedule.zone()) : "(unknown)",
+                    FormatDuration(job.start_grace),
+                    history.last_started ? "last start " + Ago(*history.last_started, now)
+                                         : "no start seen"),
+        "run history, scheduler health", "SchedwatchJobNotStarted");
+  } else if (status.Has(Condition::kNotStarted)) {
     // The fire times Classify looked at: the last `missed_starts`, each with its grace passed.
     std::vector<std::int64_t> fires;
     std::optional<std::int64_t> fire = job.schedule.Previous(now - job.start_grace);
@@ -193,7 +209,10 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
   auto duration = [&](const char* name, std::int64_t seconds, ValueOrigin origin) {
     out.push_back({name, FormatDuration(seconds), OriginText(origin), seconds});
   };
-  out.push_back({"period", job.period ? FormatDuration(*job.period) : "none (runs at boot)",
+  out.push_back({"period",
+                 job.period                    ? FormatDuration(*job.period)
+                 : job.schedule.is_monotonic() ? "none (a monotonic timer: no fire times)"
+                                               : "none (runs at boot)",
                  "computed from the schedule: the longest gap between fire times", job.period});
   duration("start_grace", job.start_grace, job.origins.start_grace);
   out.push_back({"missed_starts", std::to_string(job.missed_starts),

@@ -1,9 +1,11 @@
 // What the systemd source reads from outside, on the same bytes: a unit file's markers (as a
 // hostile user might write one), a manager reading as JSON (the shape of the D-Bus answers) put
-// through the mapping to live objects and runs, and journal entries' fields.
+// through the mapping to live objects and runs and through discover's reading of every timer
+// (monotonic triggers included), and journal entries' fields.
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_util.h"
+#include "sources/systemd/systemd_discoverer.h"
 #include "sources/systemd/timer_mapping.h"
 #include "sources/systemd/unit_journal.h"
 #include "sources/systemd/unit_markers.h"
@@ -24,6 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ProblemSink problems;
       MapTimers(*reading, marked, 0, problems);
       ToJson(*reading);
+      TimersRead read;
+      read.manager = std::move(*reading);  // unmarked: discover sees every timer
+      FindTimers(read);
     }
   }
 

@@ -1,6 +1,7 @@
 #include "sources/discoverer.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace schedwatch {
 
@@ -19,6 +20,17 @@ std::vector<LiveObject> SortedById(std::vector<LiveObject> objects) {
   std::sort(objects.begin(), objects.end(),
             [](const LiveObject& a, const LiveObject& b) { return a.id < b.id; });
   return objects;
+}
+
+std::string ShellWord(const std::string& text) {
+  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+           c == '/' || c == '=' || c == ':' || c == '~';
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 void AddLongestRun(const RunHistory& history, bool successes_only, FoundObject& object) {

@@ -28,8 +28,14 @@ struct FoundObject {
   // Words for a role when it has none (the file and the command, the object's name): readable
   // and the same on every machine holding the same object. Discover makes it valid and unique.
   std::string suggested_role;
-  std::string schedule;  // as the scheduler holds it
+  // As the scheduler holds it; systemd: OnCalendar lines joined with "\n", or "monotonic".
+  std::string schedule;
   std::string timezone;  // empty: the spec's default
+  // A schedule without fire times (a monotonic timer): how often the scheduler starts it again,
+  // from which discover derives stale_after as the spec does from a period (none: it never
+  // repeats), and its triggers as written ("OnBootSec=15m, OnUnitActiveSec=1d"), a comment.
+  std::optional<std::int64_t> repeat_seconds;
+  std::string repeat_from;
   // Not a job: why the scheduler would not run it (cron refuses the file, suspended, disabled).
   // Listed as a comment in the draft, never as a job.
   std::string not_run_because;
@@ -82,5 +88,7 @@ std::vector<LiveObject> SortedById(std::vector<LiveObject> objects);
 // Counts the finished runs of `history` (with `successes_only`, the successful ones) into
 // `object` and keeps the longest.
 void AddLongestRun(const RunHistory& history, bool successes_only, FoundObject& object);
+// `text` as one word for sh in printed commands: single-quoted unless it needs nothing.
+std::string ShellWord(const std::string& text);
 
 }  // namespace schedwatch

@@ -47,17 +47,19 @@ bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int
   std::int64_t delay = 0;
   for (const LiveObject& object : observation.objects) delay = std::max(delay, object.start_delay);
   grace += delay;
-  std::optional<std::int64_t> fire = job.schedule.Previous(now - grace);
-  for (int i = 1; fire && i < job.missed_starts; ++i) fire = job.schedule.Previous(*fire - 1);
-  if (!fire && !job.schedule.Next(now)) {
-    // No fire times of its own (a monotonic timer): the scheduler's next start, long past.
+  const auto& started = observation.history.last_started;
+  if (job.schedule.is_monotonic()) {
+    // No fire times of its own: the scheduler's own next start, passed by more than the grace
+    // with no start (trigger or run) at or after it.
     return std::any_of(
         observation.objects.begin(), observation.objects.end(), [&](const LiveObject& object) {
-          return object.enabled && object.next_start && now - *object.next_start > grace;
+          return object.enabled && object.next_start && now - *object.next_start > grace &&
+                 !(started && *started >= *object.next_start);
         });
   }
+  std::optional<std::int64_t> fire = job.schedule.Previous(now - grace);
+  for (int i = 1; fire && i < job.missed_starts; ++i) fire = job.schedule.Previous(*fire - 1);
   if (!fire) return false;
-  const auto& started = observation.history.last_started;
   if (!started) return *fire >= observation.desired_since;
   return *started < *fire;
 }
@@ -158,6 +160,12 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   status.desired_since = observation.desired_since;
   status.last_scheduled = job.schedule.Previous(now);
   status.next_scheduled = job.schedule.Next(now);
+  if (job.schedule.is_monotonic() && observation.source_up) {
+    // The scheduler's own next start: the earliest of the enabled objects'.
+    for (const LiveObject& object : observation.objects) {
+      if (object.enabled) KeepEarliest(status.next_scheduled, object.next_start);
+    }
+  }
   auto set = [&status](Condition condition) { status.conditions.set(static_cast<int>(condition)); };
   if (!observation.source_up) {
     set(Condition::kUnknown);

@@ -1026,11 +1026,20 @@ Schedule::Schedule(CronExpression expression, const date::time_zone* zone, DstPo
 Schedule::Schedule(std::vector<CalendarSpec> calendars, const date::time_zone* zone)
     : calendars_(std::move(calendars)), zone_(zone) {}
 
+Schedule Schedule::Monotonic(const date::time_zone* zone) {
+  Schedule schedule;
+  schedule.zone_ = zone;
+  schedule.monotonic_ = true;
+  return schedule;
+}
+
 std::string Schedule::text() const {
+  if (monotonic_) return std::string(kMonotonicSchedule);
   return is_calendar() ? CalendarText(calendars_) : expression_.text();
 }
 
 bool Schedule::SameAs(std::string_view live) const {
+  if (monotonic_) return live == kMonotonicSchedule;
   if (is_calendar()) return SameCalendars(calendars_, live);
   if (live == expression_.text()) return true;
   auto parsed = CronExpression::Parse(live, expression_.dialect());
@@ -1039,6 +1048,7 @@ bool Schedule::SameAs(std::string_view live) const {
 
 // A seconds field (kGitLab) moves each fire time that far into its minute.
 std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
+  if (monotonic_) return std::nullopt;
   if (is_calendar()) return CalendarNext(calendars_, zone_, after);
   const int second = expression_.second();
   auto next = Evaluator(expression_, zone_, policy_).Next(std::max(after, kMinTime) - second);
@@ -1046,6 +1056,7 @@ std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
 }
 
 std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
+  if (monotonic_) return std::nullopt;
   if (is_calendar()) return CalendarPrevious(calendars_, zone_, at_or_before);
   const int second = expression_.second();
   // Before year 1 there is nothing, and nothing to subtract from.
@@ -1055,6 +1066,7 @@ std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const 
 }
 
 std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {
+  if (monotonic_) return std::nullopt;
   if (is_calendar()) return CalendarPeriod(calendars_, zone_, from);
   return Evaluator(expression_, zone_, policy_).Period(from);
 }

@@ -255,10 +255,16 @@ class Decoder {
 
   // systemd OnCalendar= expressions: one, or a list of them (a timer may have several).
   Schedule CalendarSchedule(YamlNode node, const FieldPath& path, const std::string& timezone) {
+    if (node.IsScalar() && node.scalar() == kMonotonicSchedule) {
+      return Schedule::Monotonic(FindZone(timezone));
+    }
     std::vector<std::pair<YamlNode, FieldPath>> items;
     if (node.kind() == YamlNode::Kind::kSequence) {
-      if (node.size() == 0)
-        Fail(node, path, "an empty list: give at least one OnCalendar expression");
+      if (node.size() == 0) {
+        Fail(node, path,
+             "an empty list: give at least one OnCalendar expression, or \"monotonic\" for a "
+             "timer without OnCalendar=");
+      }
       for (std::size_t i = 0; i < node.size(); ++i) items.emplace_back(node.item(i), path.Index(i));
     } else {
       items.emplace_back(node, path);
@@ -708,8 +714,12 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
       job.schedule = CalendarSchedule(schedule_node, path.Key("schedule"), job.timezone);
       return;
     }
-    auto expression =
-        CronExpression::Parse(Scalar(schedule_node, path.Key("schedule")), descriptor.dialect());
+    std::string text = Scalar(schedule_node, path.Key("schedule"));
+    if (text == kMonotonicSchedule) {
+      Fail(schedule_node, path.Key("schedule"),
+           "\"monotonic\" (a timer without OnCalendar=) is only allowed for systemd sources");
+    }
+    auto expression = CronExpression::Parse(text, descriptor.dialect());
     if (!expression) Fail(schedule_node, path.Key("schedule"), expression.error());
     if (expression->is_reboot() && !descriptor.allows_reboot()) {
       Fail(schedule_node, path.Key("schedule"),
@@ -805,6 +815,14 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
     }
   }
   if (!scheduled) return false;
+  if (job.schedule.is_monotonic()) {
+    // No fire times to derive a period, and so stale_after, from: the spec says it.
+    if (!fields.Find("stale_after")) {
+      Fail(node, path.Key("stale_after"),
+           "missing required key (a monotonic schedule has no fire times to derive it from)");
+    }
+    return true;
+  }
   job.period = job.schedule.Period(kPeriodReference);
   if (!job.period && job.schedule.is_calendar()) {
     Fail(schedule_node, path.Key("schedule"),

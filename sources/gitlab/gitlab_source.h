@@ -56,11 +56,12 @@ class GitLabSource : public Source {
   gitlab::Api& api() { return *api_; }
   // Loads the token (a rotated file is re-read) and hands it to the API client.
   Result<bool> PrepareToken();
+  // The schedule's newest pipelines (for discover too).
+  Result<RunHistory> History(const ListContext& context, const gitlab::PipelineSchedule& schedule,
+                             std::vector<SourceProblem>& problems);
 
  private:
   GitLabSource() = default;
-  Result<RunHistory> History(const ListContext& context, const gitlab::PipelineSchedule& schedule,
-                             std::vector<SourceProblem>& problems);
 
   std::string project_;
   TokenSource token_source_{"", ""};

@@ -8,21 +8,6 @@
 #include "sources/kubernetes/kubernetes_descriptor.h"
 
 namespace schedwatch::kubernetes {
-namespace {
-
-// Single-quoted for sh, unless it needs nothing.
-std::string ShellWord(const std::string& text) {
-  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-           c == '/' || c == '=' || c == ':' || c == '~';
-  });
-  if (plain) return text;
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-}  // namespace
 
 KubernetesDiscoverer::KubernetesDiscoverer(Settings settings, Tuning tuning, bool kubeconfig_given)
     : settings_(std::move(settings)),

@@ -49,6 +49,7 @@ class SystemdRepairer : public Repairer {
       if (!object.schedule.empty()) object.schedule += '\n';
       object.schedule += line;
     }
+    if (markers.on_calendar.empty()) object.schedule = kMonotonicSchedule;  // as MapTimers says
     if (Drifted(job, object)) {
       return Error{fmt::format(
           "OnCalendar \"{}\" {}=\"{}\" differ from the spec's \"{}\" and \"{}\"", object.schedule,

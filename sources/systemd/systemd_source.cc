@@ -15,14 +15,6 @@
 namespace schedwatch::systemd {
 namespace {
 
-std::int64_t MonotonicToWallMicros() {
-  timespec wall{}, mono{};
-  clock_gettime(CLOCK_REALTIME, &wall);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  return (static_cast<std::int64_t>(wall.tv_sec) - mono.tv_sec) * 1000000 +
-         (wall.tv_nsec - mono.tv_nsec) / 1000;
-}
-
 std::string LoadState(const UnitReading& timer) {
   auto it = timer.unit.find("LoadState");
   return it == timer.unit.end() ? "" : it->second.text;
@@ -49,24 +41,43 @@ std::vector<std::string> MaskedUnitFiles(const std::string& root, const std::str
 
 }  // namespace
 
-Result<SourceSnapshot> SystemdSource::List(const ListContext& context) {
-  auto started = std::chrono::steady_clock::now();
-  BusOptions bus;
-  bus.address = options_.bus_address;
-  bus.timeout = options_.timeout;
-  bus.cancelled = context.cancelled;
-  auto reading = ReadManager(bus);
-  if (!reading) return Error{reading.error()};
+std::int64_t MonotonicToWallMicros() {
+  timespec wall{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  return (static_cast<std::int64_t>(wall.tv_sec) - mono.tv_sec) * 1000000 +
+         (wall.tv_nsec - mono.tv_nsec) / 1000;
+}
 
+std::map<std::string, UnitMarkers> ReadTimerMarkers(const ManagerReading& reading,
+                                                    const std::string& root,
+                                                    const std::atomic<bool>* cancelled) {
   std::map<std::string, UnitMarkers> markers;
-  for (const auto& timer : reading->timers) {
+  for (const auto& timer : reading.timers) {
     std::vector<std::string> files = UnitFiles(timer);
     std::string load = LoadState(timer);
     if (load == "masked" || (files.empty() && load != "not-found")) {
-      files = MaskedUnitFiles(options_.root, timer.name, reading->unit_path);
+      files = MaskedUnitFiles(root, timer.name, reading.unit_path);
     }
-    markers[timer.name] = ReadUnitMarkers(options_.root, files, context.cancelled);
+    markers[timer.name] = ReadUnitMarkers(root, files, cancelled);
   }
+  return markers;
+}
+
+Result<ManagerReading> ReadManagerOf(const SystemdSourceOptions& options,
+                                     const ListContext& context) {
+  BusOptions bus;
+  bus.address = options.bus_address;
+  bus.timeout = options.timeout;
+  bus.cancelled = context.cancelled;
+  return ReadManager(bus);
+}
+
+Result<SourceSnapshot> SystemdSource::List(const ListContext& context) {
+  auto started = std::chrono::steady_clock::now();
+  auto reading = ReadManagerOf(options_, context);
+  if (!reading) return Error{reading.error()};
+  auto markers = ReadTimerMarkers(*reading, options_.root, context.cancelled);
 
   ProblemSink problems;
   TimerMapping mapped = MapTimers(*reading, markers, MonotonicToWallMicros(), problems);
@@ -109,15 +120,21 @@ void SystemdSource::InheritCaches(Source& previous) {
   journal_.Swap(other->journal_);
 }
 
-Result<std::unique_ptr<Source>> MakeSystemdSource(const SourceOptions& options) {
-  const auto* settings = options.spec->SettingsAs<SystemdSettings>();
+Result<SystemdSourceOptions> SourceOptionsOf(const SourceSpec& spec) {
+  const auto* settings = spec.SettingsAs<SystemdSettings>();
   if (settings == nullptr) return Error{"the settings are not a systemd source's"};
   SystemdSourceOptions source;
   source.bus_address = settings->bus_address;
   source.journal_directory = settings->journal_directory;
   source.root = settings->root;
   if (settings->timeout) source.timeout = *settings->timeout;
-  return std::unique_ptr<Source>(std::make_unique<SystemdSource>(std::move(source)));
+  return source;
+}
+
+Result<std::unique_ptr<Source>> MakeSystemdSource(const SourceOptions& options) {
+  auto source = SourceOptionsOf(*options.spec);
+  if (!source) return Error{source.error()};
+  return std::unique_ptr<Source>(std::make_unique<SystemdSource>(std::move(*source)));
 }
 
 }  // namespace schedwatch::systemd

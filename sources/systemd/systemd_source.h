@@ -15,13 +15,18 @@
 // unknown, never missing).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "sources/source.h"
 #include "sources/systemd/systemd_descriptor.h"
 #include "sources/systemd/unit_journal.h"
+#include "sources/systemd/unit_markers.h"
+#include "sources/systemd/unit_properties.h"
 
 namespace schedwatch::systemd {
 
@@ -45,5 +50,18 @@ class SystemdSource : public Source {
 };
 
 Result<std::unique_ptr<Source>> MakeSystemdSource(const SourceOptions& options);
+// The options of a systemd source block.
+Result<SystemdSourceOptions> SourceOptionsOf(const SourceSpec& spec);
+
+// One read of the manager the options name (its bus, their timeout).
+Result<ManagerReading> ReadManagerOf(const SystemdSourceOptions& options,
+                                     const ListContext& context);
+// µs to add to this host's CLOCK_MONOTONIC to get wall time (MapTimers' monotonic_to_wall).
+std::int64_t MonotonicToWallMicros();
+// The markers of every timer of `reading`, from its unit files under `root` (a masked timer's
+// own file further down the manager's UnitPath).
+std::map<std::string, UnitMarkers> ReadTimerMarkers(const ManagerReading& reading,
+                                                    const std::string& root,
+                                                    const std::atomic<bool>* cancelled);
 
 }  // namespace schedwatch::systemd

@@ -144,21 +144,23 @@ std::optional<ServiceRun> NewestServiceRun(const UnitReading& service, ProblemSi
 
 TimerMapping MapTimers(const ManagerReading& reading,
                        const std::map<std::string, UnitMarkers>& markers,
-                       std::int64_t monotonic_to_wall, ProblemSink& problems) {
+                       std::int64_t monotonic_to_wall, ProblemSink& problems, bool every_timer) {
   TimerMapping out;
   for (const auto& refused : reading.refused) {
     problems.Add(Reason::kMalformedObject, [&] { return refused; });
   }
+  const UnitMarkers unmarked;
   for (const auto& timer : reading.timers) {
     auto marked = markers.find(timer.name);
-    if (marked == markers.end()) continue;
-    const UnitMarkers& marker = marked->second;
+    if (marked == markers.end() && !every_timer) continue;
+    const UnitMarkers& marker = marked == markers.end() ? unmarked : marked->second;
     if (!marker.error.empty()) {
       problems.Add(Reason::kMalformedMarker,
                    [&] { return fmt::format("timer {}: {}", timer.name, marker.error); });
       continue;
     }
-    if (marker.role.empty()) continue;
+    if (marker.role.empty() && !every_timer) continue;
+    const std::string& key = every_timer ? timer.name : marker.role;
     Props unit(timer, timer.unit, problems);
     Props kind(timer, timer.kind, problems);
     std::string load = unit.Text("LoadState");
@@ -176,7 +178,8 @@ TimerMapping MapTimers(const ManagerReading& reading,
     object.role = marker.role;
     object.spec_version = marker.spec_version;
     std::vector<std::string> calendar;
-    if (const auto* triggers = kind.Get("TimersCalendar", "a(sst)"); triggers != nullptr) {
+    const auto* triggers = kind.Get("TimersCalendar", "a(sst)");
+    if (triggers != nullptr) {
       for (const auto& trigger : triggers->triples) {
         if (trigger.base == "OnCalendar") calendar.push_back(trigger.text);
       }
@@ -187,6 +190,8 @@ TimerMapping MapTimers(const ManagerReading& reading,
       if (!object.schedule.empty()) object.schedule += '\n';
       object.schedule += line;
     }
+    // Read, and no OnCalendar= among them: monotonic triggers only.
+    if (calendar.empty() && (triggers != nullptr || !loaded)) object.schedule = kMonotonicSchedule;
 
     bool masked = load == "masked" || file_state == "masked" || file_state == "masked-runtime";
     bool disabled = file_state == "disabled";
@@ -220,10 +225,10 @@ TimerMapping MapTimers(const ManagerReading& reading,
       }
     }
 
-    RunHistory& history = out.history[marker.role];
+    RunHistory& history = out.history[key];
     std::string service = kind.Text("Unit");
     if (!service.empty()) {
-      out.services[marker.role].push_back(service);
+      out.services[key].push_back(service);
       auto found = reading.services.find(service);
       if (found != reading.services.end()) {
         if (auto run = NewestServiceRun(found->second, problems)) history.Add(run->run);

@@ -379,5 +379,114 @@ TEST_F(ClassifyTest, ClockStepHoldsNothingThatHeldBeforeIt) {
   EXPECT_TRUE(status.Has(Condition::kMissing));
 }
 
+// systemd timers with only monotonic triggers (`schedule: monotonic`): no fire times, stale_after
+// from the spec, not_started from the timer's own next elapse.
+class MonotonicClassifyTest : public ::testing::Test {
+ protected:
+  static Spec Load() {
+    auto spec = ParseSpec(R"(version: 1
+defaults: {start_grace: 1m, max_runtime: 10m}
+sources:
+  host: {type: systemd}
+jobs:
+  - {role: clean, source: host, schedule: monotonic, stale_after: 2h, spec_version: "1"}
+  - {role: nightly, source: host, schedule: "*-*-* 02:00:00", spec_version: "1"}
+)",
+                          "monotonic.yml", BuiltInCatalog());
+    EXPECT_TRUE(spec.ok()) << spec.error();
+    return *spec;
+  }
+
+  // One enabled monotonic timer due 10 minutes from now, a success 50 minutes ago.
+  RoleObservation Healthy() const {
+    RoleObservation observation;
+    observation.source_up = true;
+    LiveObject timer("clean.timer", "clean", "monotonic", "", "1");
+    timer.next_start = kNow + 10 * kMinute;
+    observation.objects.push_back(timer);
+    observation.history.Add({kNow - 50 * kMinute, kNow - 49 * kMinute, Run::Outcome::kSucceeded});
+    observation.desired_since = kNow - 30 * kDay;
+    return observation;
+  }
+
+  const JobSpec& clean() const { return *spec_.FindJob("clean"); }
+
+  Spec spec_ = Load();
+};
+
+TEST_F(MonotonicClassifyTest, NoFireTimesStaleAfterFromTheSpecNextStartFromTheTimer) {
+  EXPECT_TRUE(clean().schedule.is_monotonic());
+  EXPECT_EQ(clean().schedule.text(), "monotonic");
+  EXPECT_FALSE(clean().period);
+  EXPECT_EQ(clean().stale_after, 2 * kHour);
+  RoleStatus status = Classify(clean(), Healthy(), kNow);
+  EXPECT_EQ(status.ConditionList(), "ok");
+  EXPECT_FALSE(status.last_scheduled);
+  EXPECT_EQ(status.next_scheduled, kNow + 10 * kMinute);  // NextElapseUSec*, not the spec's
+
+  // A disabled timer's next elapse is no promise: the enabled one's counts.
+  RoleObservation two = Healthy();
+  two.objects.push_back(two.objects[0]);
+  two.objects[1].id = "clean-old.timer";
+  two.objects[1].enabled = false;
+  two.objects[1].next_start = kNow + kMinute;
+  EXPECT_EQ(Classify(clean(), two, kNow).next_scheduled, kNow + 10 * kMinute);
+
+  RoleObservation down;
+  RoleStatus unknown = Classify(clean(), down, kNow);
+  EXPECT_EQ(unknown.ConditionList(), "unknown");
+  EXPECT_FALSE(unknown.next_scheduled);
+}
+
+TEST_F(MonotonicClassifyTest, NotStartedWhenTheTimersOwnNextStartPassedWithoutAStart) {
+  RoleObservation observation = Healthy();
+  observation.objects[0].next_start = kNow - kMinute;  // exactly start_grace ago: not yet
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "ok");
+  observation.objects[0].next_start = kNow - kMinute - 1;
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "not_started");
+  // RandomizedDelaySec and AccuracySec widen the grace.
+  observation.objects[0].start_delay = 30;
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "ok");
+  observation.objects[0].start_delay = 0;
+  // A start (LastTriggerUSec) at or after the due time: it started.
+  observation.history.last_started = kNow - kMinute - 1;
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "ok");
+  observation.history.last_started = kNow - kMinute - 2;
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "not_started");
+  // No next elapse at all (OnBootSec= that fired): nothing is due.
+  observation.objects[0].next_start.reset();
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "ok");
+  // A stopped timer is inactive, not late.
+  observation.objects[0].next_start = kNow - kHour;
+  observation.objects[0].enabled = false;
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "inactive");
+}
+
+TEST_F(MonotonicClassifyTest, FailingStaleAndHungAsForEveryJob) {
+  RoleObservation observation = Healthy();
+  observation.history.Add({kNow - 5 * kMinute, kNow - 4 * kMinute, Run::Outcome::kFailed});
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "failing");
+  // Two hours after the last success and no later one: stale (stale_after 2h, from the spec).
+  RoleObservation later = Healthy();
+  later.objects[0].next_start = kNow + 3 * kHour;
+  EXPECT_EQ(Classify(clean(), later, kNow - 49 * kMinute + 2 * kHour).ConditionList(), "ok");
+  EXPECT_EQ(Classify(clean(), later, kNow - 49 * kMinute + 2 * kHour + 1).ConditionList(), "stale");
+  observation = Healthy();
+  observation.history.Add({kNow - 11 * kMinute, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "hung");
+}
+
+TEST_F(MonotonicClassifyTest, OnCalendarLinesOnAMonotonicJobAreDriftAndViceVersa) {
+  RoleObservation observation = Healthy();
+  observation.objects[0].schedule = "*-*-* 02:00:00";
+  EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "drift");
+  const JobSpec& nightly = *spec_.FindJob("nightly");
+  observation = Healthy();
+  observation.objects[0].role = "nightly";
+  EXPECT_TRUE(Drifted(nightly, observation.objects[0]));
+  observation.objects[0].schedule = "*-*-* 02:00:00";
+  EXPECT_FALSE(Drifted(nightly, observation.objects[0]));
+}
+
 }  // namespace
 }  // namespace schedwatch

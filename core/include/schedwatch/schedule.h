@@ -108,8 +108,14 @@ class CronExpression {
   std::uint8_t second_ = 0;  // the optional seconds field's first value
 };
 
+// What a systemd job's `schedule` says for a timer with only monotonic triggers (OnBootSec=,
+// OnUnitActiveSec=, ... and no OnCalendar=), and what the systemd source reports as such a
+// timer's live schedule.
+inline constexpr std::string_view kMonotonicSchedule = "monotonic";
+
 // A cron expression evaluated in a time zone under one scheduler's DST policy, or systemd
-// calendar expressions (a timer fires at the earliest next time of its OnCalendar= lines).
+// calendar expressions (a timer fires at the earliest next time of its OnCalendar= lines), or a
+// monotonic timer's, which has no fire times of its own.
 // All times are Unix seconds; calendar fire times within a second count as that second.
 class Schedule {
  public:
@@ -118,11 +124,16 @@ class Schedule {
   // `calendars` must not be empty; those that name no zone are evaluated in `zone`.
   Schedule(std::vector<CalendarSpec> calendars, const date::time_zone* zone);
 
+  // A systemd timer with only monotonic triggers: no fire times, no period; the scheduler
+  // says when it starts next (LiveObject::next_start).
+  static Schedule Monotonic(const date::time_zone* zone);
+
   bool is_calendar() const { return !calendars_.empty(); }
+  bool is_monotonic() const { return monotonic_; }
   // The cron expression (an empty one for calendar schedules).
   const CronExpression& expression() const { return expression_; }
   const std::vector<CalendarSpec>& calendars() const { return calendars_; }
-  // As written: the cron line, or the calendar expressions one per line.
+  // As written: the cron line, the calendar expressions one per line, or "monotonic".
   std::string text() const;
   bool is_reboot() const { return expression_.is_reboot(); }
   const date::time_zone* zone() const { return zone_; }
@@ -130,19 +141,20 @@ class Schedule {
 
   // Whether a scheduler's live schedule text means this schedule: for cron, the same text or an
   // equivalent expression of the dialect; for calendars, the same set of normalised
-  // expressions (systemd reports each OnCalendar= normalised, the lines joined with "\n").
+  // expressions (systemd reports each OnCalendar= normalised, the lines joined with "\n"); for
+  // a monotonic schedule, a live "monotonic".
   bool SameAs(std::string_view live) const;
 
-  // First fire time strictly after `after`; nullopt for @reboot or when it never fires
-  // (`0 0 30 2 *`).
+  // First fire time strictly after `after`; nullopt for @reboot, a monotonic schedule or when
+  // it never fires (`0 0 30 2 *`).
   std::optional<std::int64_t> Next(std::int64_t after) const;
   // Last fire time at or before `at_or_before`.
   std::optional<std::int64_t> Previous(std::int64_t at_or_before) const;
   // The longest gap between consecutive fire times over the year that starts at `from`
   // (the gap that crosses the year's end included), DST included. Schedules that fire
   // fewer than twice a year (`0 0 29 2 *`) look as many years ahead as they need.
-  // nullopt for @reboot or a schedule that never fires. Calendar schedules whose fire times
-  // are more than 200,000 a year are measured over their first 200,000.
+  // nullopt for @reboot, a monotonic schedule or a schedule that never fires. Calendar schedules
+  // whose fire times are more than 200,000 a year are measured over their first 200,000.
   std::optional<std::int64_t> Period(std::int64_t from) const;
 
  private:
@@ -150,6 +162,7 @@ class Schedule {
   std::vector<CalendarSpec> calendars_;
   const date::time_zone* zone_ = nullptr;
   DstPolicy policy_ = DstPolicy::kWallClock;
+  bool monotonic_ = false;
 };
 
 // Resolves an IANA zone name ("Asia/Seoul", "UTC") through the system tz database;

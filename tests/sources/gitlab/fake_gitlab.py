@@ -3,8 +3,8 @@
 
 Serves projects by numeric ID or URL-encoded path, their pipeline schedules (paginated with
 x-next-page / x-page / x-total headers, or with Link headers, per project), each schedule's
-pipelines (newest first with sort=desc), and POST /projects/:id/pipeline_schedules and
-.../variables (form-encoded, as GitLab takes them). Answers are shaped like GitLab's documented
+pipelines (newest first with sort=desc), POST /projects/:id/pipeline_schedules and
+.../variables, and PUT .../pipeline_schedules/:id (form-encoded, as GitLab takes them). Answers are shaped like GitLab's documented
 ones, errors too: 401 {"message":"401 Unauthorized"}, 403 insufficient_scope, 404 {"message":
 "404 Project Not Found"}, 429 "Retry later" with Retry-After and RateLimit-* headers, 500.
 Per-project failure modes and a delay for slow answers. Every request is logged.
@@ -143,6 +143,16 @@ class FakeGitLab:
                                         form.get("active", "true") == "true")
             entry["created"] = item["id"]
             return 201, quota, json.dumps(item).encode()
+        if len(parts) == 2 and parts[0] == "pipeline_schedules" and method == "PUT":
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            item = next((s for s in project.schedules if str(s["id"]) == parts[1]), None)
+            if item is None:
+                return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            for key in ("description", "ref", "cron", "cron_timezone"):
+                if key in form:
+                    item[key] = form[key]
+            entry["edited"] = item["id"]
+            return 200, quota, json.dumps(item).encode()
         if len(parts) == 3 and parts[0] == "pipeline_schedules" and parts[2] == "variables" and \
                 method == "POST":
             form = dict(urllib.parse.parse_qsl(body.decode()))
@@ -220,6 +230,9 @@ def make_server(state, tls_cert=None, tls_key=None):
 
         def do_POST(self):
             self.answer("POST")
+
+        def do_PUT(self):
+            self.answer("PUT")
 
         def log_message(self, *args):
             pass

@@ -4,6 +4,9 @@ schedwatch_gtests(LIBRARY schedwatch::sources LABELS unit SOURCES
   sources/gitlab/gitlab_source_test.cc)
 schedwatch_script_test(NAME gitlab_e2e LABELS integration TIMEOUT 120
   COMMAND ${TESTS}/sources/gitlab/gitlab_e2e_test.py --exporter ${EXPORTER})
+# discover: every pipeline schedule over TLS; the draft, the descriptions to set, merging.
+schedwatch_script_test(NAME gitlab_discover LABELS integration
+  COMMAND ${TESTS}/sources/gitlab/discover_gitlab_test.py --exporter ${EXPORTER})
 # GitLab's cron dialect, pure (core with the catalog, as the spec reads it).
 schedwatch_gtests(LIBRARY schedwatch::source_catalog LABELS unit SOURCES
   sources/gitlab/gitlab_cron_test.cc)

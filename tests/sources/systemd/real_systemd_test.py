@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from schedwatch_test import (Exporter, StartFailed, check, fail_setup, failed,  # noqa: E402
@@ -187,6 +189,14 @@ def timer(role, calendar="*-*-* *:*:00/10", spec_version="1", extra=""):
             f"{extra}\n[Install]\nWantedBy=timers.target\n")
 
 
+def monotonic_timer(role):
+    """Monotonic triggers only: at once after boot (long past: elapses when started), then 10 s
+    after each activation."""
+    return (f"[Unit]\nDescription=schedwatch test {role}\nX-Schedwatch-Role={role}\n"
+            f"X-Schedwatch-Spec-Version=1\n\n[Timer]\nOnBootSec=1s\nOnUnitActiveSec=10s\n"
+            f"AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n")
+
+
 def service(command):
     return f"[Service]\nType=oneshot\nExecStart={command}\n"
 
@@ -207,6 +217,9 @@ UNITS = {
     "sw-drift": (ETC, timer("sw-drift", "*-*-* *:*:00/20"), "/bin/true"),
     "sw-version": (ETC, timer("sw-version", spec_version="1"), "/bin/true"),
     "sw-unowned": (ETC, timer("sw-unowned"), "/bin/true"),
+    "sw-mono": (ETC, monotonic_timer("sw-mono"), "/bin/true"),
+    "sw-mono-fail": (ETC, monotonic_timer("sw-mono-fail"), "/bin/sh -c 'exit 3'"),
+    "sw-mono-drift": (ETC, timer("sw-mono-drift"), "/bin/true"),
     "sw-bad": (ETC, timer("sw-bad").replace("X-Schedwatch-Role=sw-bad",
                                             "X-Schedwatch-Role=sw bad!"), "/bin/true"),
 }
@@ -236,6 +249,9 @@ jobs:
   - {{role: sw-drift, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
   - {{role: sw-version, source: box, schedule: "*-*-* *:*:00/10", spec_version: "2"}}
   - {{role: sw-never, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-mono, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
+  - {{role: sw-mono-fail, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
+  - {{role: sw-mono-drift, source: box, schedule: monotonic, stale_after: 1m, spec_version: "1"}}
 """
 
 
@@ -322,7 +338,8 @@ def checks(args, workdir, container):
         "sw-ok": ["ok"], "sw-fail": ["failing"], "sw-signal": ["failing"],
         "sw-off": ["inactive"], "sw-masked": ["inactive"], "sw-hung": ["hung"],
         "sw-dup": ["duplicate"], "sw-drift": ["drift"], "sw-version": ["drift"],
-        "sw-never": ["missing"],
+        "sw-never": ["missing"], "sw-mono": ["ok"], "sw-mono-fail": ["failing"],
+        "sw-mono-drift": ["drift"],
     }
 
     def all_seen():
@@ -338,6 +355,17 @@ def checks(args, workdir, container):
     check("sw-ok: exactly ok, with a start and a success",
           ok.get("conditions") == ["ok"] and ok.get("last_success") and ok.get("last_started"),
           ok)
+    mono = by_role.get("sw-mono", {})
+    check("sw-mono (monotonic triggers only): exactly ok, after a run that succeeded",
+          mono.get("conditions") == ["ok"] and mono.get("last_success"), mono)
+    check("sw-mono: the next fire time is the timer's own next elapse, within 10 s",
+          mono.get("next_scheduled") and time.time() - 2 < mono["next_scheduled"] < time.time() + 12
+          and not mono.get("last_scheduled"), mono)
+    check("sw-mono: the live schedule is monotonic, like the spec's",
+          [o.get("schedule") for o in mono.get("objects", [])] == ["monotonic"], mono)
+    check("sw-mono-fail: exactly failing (its service exits 3)",
+          by_role.get("sw-mono-fail", {}).get("conditions") == ["failing"],
+          by_role.get("sw-mono-fail"))
     check("sw-dup: two timers", by_role.get("sw-dup", {}).get("registered_objects") == 2,
           by_role.get("sw-dup"))
     objects = {o["id"]: o for r in by_role.values() for o in r.get("objects", [])}
@@ -376,9 +404,23 @@ def checks(args, workdir, container):
     check("/metrics: the unowned marked timer counted",
           re.search(r'schedwatch_source_unowned_objects\{source="box"\} 1\b', metrics),
           [l for l in metrics.splitlines() if "unowned" in l])
+    check("/metrics: sw-mono's next fire time from the timer, no period",
+          re.search(r'^schedwatch_job_next_scheduled_timestamp_seconds\{role="sw-mono",'
+                    r'source="box"\} \d', metrics, re.M) and
+          not re.search(r'^schedwatch_job_period_seconds\{role="sw-mono",', metrics, re.M),
+          [l for l in metrics.splitlines() if 'role="sw-mono"' in l and "sched" in l])
+    checked = run([args.exporter, "check", "--config.file", spec, "--count", "2"], 30)
+    check("check: a monotonic job has no fire times, and says so",
+          checked.returncode == 0 and re.search(
+              r"^sw-mono \(source box, systemd\)\n  schedule     monotonic in UTC\n"
+              r"  period       none\n  stale_after  1m \(set in the spec\)\n.*\n"
+              r"  next         none \(a monotonic timer", checked.stdout, re.M),
+          checked.stdout[-1500:] + checked.stderr)
     check("/metrics: the bad marker counted",
           'schedwatch_source_errors_total{reason="malformed_marker",source="box"}' in metrics,
           [l for l in metrics.splitlines() if "errors_total" in l])
+
+    discover_checks(args, workdir, container)
 
     # A deleted timer: missing after the re-read; reconcile --apply re-creates it from its
     # template, and it runs again.
@@ -426,6 +468,56 @@ def checks(args, workdir, container):
     check("no bus: unknown, not missing", unknown and "missing" not in conditions("sw-never"),
           roles()[0].get("sw-ok"))
     return exporter
+
+
+def discover_checks(args, workdir, container):
+    """discover on the container: Debian's own timers and the test's, a draft check accepts."""
+    draft_path = os.path.join(workdir, "draft.yaml")
+    before = {name: open(container.path(f"{d}/{name}.timer")).read()
+              for name, (d, _, _) in UNITS.items()}
+    found = run([args.exporter, "discover", "--type", "systemd", "--source", "box",
+                 "--bus-address", container.bus, "--journal-directory", container.journal,
+                 "--root", container.root, "--output", draft_path], 60)
+    check("discover --type systemd exits 0", found.returncode == 0, found.stderr[-3000:])
+    draft = open(draft_path).read() if os.path.exists(draft_path) else ""
+    jobs = {j["role"]: j for j in (yaml.safe_load(draft) or {}).get("jobs") or []}
+    ok = jobs.get("sw-ok", {})
+    check("discover: a marked timer keeps its role and version, its OnCalendar as the schedule",
+          ok.get("schedule") == "*-*-* *:*:00/10" and ok.get("spec_version") == "1", draft)
+    check("discover: max_runtime from the service's runs in the journal",
+          ok.get("max_runtime") == "1m" and re.search(r"max_runtime: 1m +# twice the longest of "
+                                                      r"\d+ runs seen", draft), draft)
+    mono = jobs.get("sw-mono", {})
+    check("discover: a monotonic timer is `monotonic` with a stale_after from OnUnitActiveSec=",
+          mono.get("schedule") == "monotonic" and mono.get("stale_after") == "1m20s" and
+          re.search(r"schedule: monotonic +# (OnUnitActiveSec=10s, OnBootSec=1s|"
+                    r"OnBootSec=1s, OnUnitActiveSec=10s)\n", draft), draft)
+    tmpfiles = jobs.get("systemd-tmpfiles-clean", {})
+    check("discover: Debian's own unmarked monotonic timer, its role from the unit name",
+          tmpfiles.get("schedule") == "monotonic" and tmpfiles.get("spec_version") == "1",
+          sorted(jobs))
+    for name, why in (("sw-off", "timer disabled"), ("sw-masked", "timer masked")):
+        check(f"discover: {name} is a comment ({why})",
+              f"# not a job (box): {name}.timer: {why}" in draft and name not in jobs, draft)
+    check("discover: two timers with one role make one job",
+          "sw-dup" in jobs and "# not a job (box): sw-dup-b.timer: its marker claims role "
+          "sw-dup, as sw-dup-a.timer does" in draft, draft)
+    check("discover: the bad marker is a note, no job",
+          "sw-bad.timer" in found.stderr and not any("bad" in r for r in jobs), found.stderr)
+    check("discover: a drop-in's lines for a package's timer",
+          "systemd-tmpfiles-clean.timer: create the drop-in /etc/systemd/system/"
+          "systemd-tmpfiles-clean.timer.d/schedwatch.conf" in found.stderr and
+          "  [Unit]\n  X-Schedwatch-Role=systemd-tmpfiles-clean\n  X-Schedwatch-Spec-Version=1\n"
+          in found.stderr, found.stderr[-3000:])
+    check("discover: no marker asked for a marked timer", "sw-ok.timer:" not in found.stderr,
+          found.stderr[-3000:])
+    after = {name: open(container.path(f"{d}/{name}.timer")).read()
+             for name, (d, _, _) in UNITS.items()}
+    check("discover wrote nothing to the units",
+          before == after and not glob.glob(container.path(f"{ETC}/*.timer.d/schedwatch.conf")))
+    checked = run([args.exporter, "check", "--config.file", draft_path], 30)
+    check("check accepts the discovered draft", checked.returncode == 0,
+          checked.stdout[-500:] + checked.stderr)
 
 
 if __name__ == "__main__":

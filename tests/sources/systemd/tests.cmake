@@ -13,3 +13,7 @@ target_link_libraries(systemd_capture PRIVATE schedwatch::sources)
 schedwatch_script_test(NAME systemd_real_systemd LABELS needs-root peer TIMEOUT 600 SERIAL
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/real_systemd_test.py --exporter ${EXPORTER}
           --capture $<TARGET_FILE:systemd_capture>)
+
+# discover on the captured timers: the draft and report (golden), as the exporter prints them.
+schedwatch_gtests(LIBRARY schedwatch::exporter LABELS unit SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/systemd_discover_test.cc)

@@ -4,40 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "tests/sources/systemd/systemd_fixtures.h"
 
 namespace schedwatch::systemd {
 namespace {
 
-const std::string kFixtures = std::string(SCHEDWATCH_TEST_DIR) + "/sources/systemd/fixtures/";
-
-nlohmann::json LoadJson() {
-  std::ifstream in(kFixtures + "manager.json");
-  return nlohmann::json::parse(in);
-}
-
-ManagerReading Load(const nlohmann::json& json) {
-  auto reading = ManagerReadingFromJson(json);
-  EXPECT_TRUE(reading) << reading.error();
-  return reading ? *reading : ManagerReading{};
-}
-
-// The markers of the fixture's timers, as their unit files (fixtures/units/) give them.
-std::map<std::string, UnitMarkers> Markers() {
-  std::map<std::string, UnitMarkers> markers;
-  for (const char* name : {"ok", "fail", "hung", "off", "masked", "mono"}) {
-    std::ifstream in(kFixtures + "units/" + name + ".timer");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_FALSE(text.empty()) << name;
-    ApplyUnitFile(text, name, markers[std::string(name) + ".timer"]);
-  }
-  ApplyUnitFile("[Unit]\nX-Schedwatch-Spec-Version=3\n", "override.conf", markers["ok.timer"]);
-  return markers;
-}
-
-// Where the fixture's monotonic clock was, in wall time: NextElapseUSecMonotonic + this.
-constexpr std::int64_t kMonotonicToWall = 1796180000000000;
+using fixtures::kMonotonicToWall;
+using fixtures::Load;
+using fixtures::LoadJson;
+using fixtures::Markers;
 
 std::map<std::string, LiveObject> ById(const TimerMapping& mapped) {
   std::map<std::string, LiveObject> out;
@@ -96,7 +73,7 @@ TEST(TimerMapping, RealManagersTimersAndServices) {
   EXPECT_EQ(masked.spec_version, "1");
 
   const LiveObject& mono = objects["mono.timer"];
-  EXPECT_EQ(mono.schedule, "");
+  EXPECT_EQ(mono.schedule, "monotonic");  // OnUnitActiveSec= and OnActiveSec= only
   EXPECT_TRUE(mono.enabled);
   const RunHistory& mono_history = mapped.history["mono"];
   ASSERT_FALSE(mono_history.runs.empty());
@@ -146,8 +123,8 @@ TEST(TimerMapping, SurprisingValuesAreCountedProblemsAndTheRestIsRead) {
   EXPECT_NE(all.find("timer fail.timer: no ActiveState"), std::string::npos) << all;
   EXPECT_NE(all.find("Result \"exploded\""), std::string::npos) << all;
   auto objects = ById(mapped);
-  EXPECT_EQ(objects.size(), 5u);  // fail.timer is no object
-  EXPECT_EQ(objects["ok.timer"].schedule, "");
+  EXPECT_EQ(objects.size(), 5u);                // fail.timer is no object
+  EXPECT_EQ(objects["ok.timer"].schedule, "");  // unknown, not "monotonic"
   EXPECT_TRUE(objects["hung.timer"].enabled);
 }
 

@@ -3,48 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include "tests/sources/systemd/systemd_fixtures.h"
 
 namespace schedwatch::systemd {
 namespace {
 
-// Entries of `journalctl -o export` text (text fields only), in order.
-std::vector<JournalEntry> ReadExport(const std::string& path, std::size_t* skipped = nullptr) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  std::vector<JournalEntry> out;
-  std::vector<std::string> lines;
-  auto flush = [&] {
-    if (lines.empty()) return;
-    std::vector<std::string_view> fields;
-    std::uint64_t realtime = 0;
-    for (const auto& line : lines) {
-      if (line.rfind("__REALTIME_TIMESTAMP=", 0) == 0) realtime = std::stoull(line.substr(21));
-      fields.emplace_back(line);
-    }
-    std::string why;
-    if (auto entry = EntryFromFields(fields, realtime, &why)) {
-      out.push_back(*entry);
-    } else if (skipped != nullptr) {
-      ++*skipped;
-    }
-    lines.clear();
-  };
-  std::istringstream stream(text);
-  std::string line;
-  while (std::getline(stream, line)) {
-    if (line.empty()) {
-      flush();
-    } else if (line[0] != '#') {
-      lines.push_back(line);
-    }
-  }
-  flush();
-  return out;
-}
+using fixtures::ReadExport;
 
 std::string fmt_id(int i) {
   std::string id(32, '0');
