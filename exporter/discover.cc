@@ -316,9 +316,11 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
   std::map<Discoverer*, std::vector<MarkerToWrite>> to_write;
   std::string instructions;
   std::size_t unmarked = 0;
+  bool writable = false;  // some of them --write-markers could write (crontab files)
   for (const auto& item : placed) {
     if (item.object.marked) continue;
     ++unmarked;
+    writable = writable || item.discoverer->CanWriteMarkers();
     if (request.write_markers && item.discoverer->CanWriteMarkers()) {
       to_write[item.discoverer].push_back({item.object, item.role, item.spec_version});
       continue;
@@ -329,7 +331,9 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
     report += "markers: every object has one\n";
   } else if (!instructions.empty()) {
     report += fmt::format("markers to add{}:\n{}",
-                          request.write_markers ? " by hand" : " (or --write-markers for files)",
+                          request.write_markers ? " by hand"
+                          : writable            ? " (or --write-markers for files)"
+                                                : "",
                           instructions);
   }
   for (auto& [discoverer, markers] : to_write) {
