@@ -38,8 +38,9 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
 // the source is unknown.
 std::optional<FailingJudgement> FailingJudgementOf(const RoleResult& role);
 
-// "the last 2 finished runs (fewer than failure_threshold 3: judged from those)": how many runs
-// failing was judged from, for people. Empty without thresholds.
+// "failure_threshold 3, recovery_threshold 2, judged from 2 finished runs: fewer than
+// failure_threshold, ...": how many runs failing was judged from, for people. Empty without
+// thresholds.
 std::string FailingHistoryText(const RoleResult& role);
 
 // "<base>#<alert in lower case>", as rulegen writes runbook_url.

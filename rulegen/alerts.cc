@@ -201,11 +201,6 @@ LabelShape ShapeOf(Alert alert, const JobSpec& job) {
   return UsesPushedSuccess(alert, job) ? LabelShape::kPushed : LabelShape::kIdentity;
 }
 
-bool FollowsCondition(Alert alert, const JobSpec& job) {
-  return alert == Alert::kJobNotStarted || alert == Alert::kJobTooShort ||
-         (alert == Alert::kJobFailing && job.Alerting().Thresholds());
-}
-
 std::string IdentityList(const Options& options, std::initializer_list<std::string_view> extra) {
   std::string out = "job";
   for (const auto& label : options.identity_labels) out += ", " + label;

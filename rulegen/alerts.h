@@ -92,10 +92,6 @@ enum class LabelShape {
   kPushed,    // job, role, source: a pushed success series knows no exporter or identity
 };
 LabelShape ShapeOf(Alert alert, const JobSpec& job);
-// Whether the alert follows the exporter's schedwatch_job_condition (which carries a
-// `condition` label) rather than series PromQL compares: NotStarted, TooShort, and Failing for
-// a job with failure_threshold or recovery_threshold.
-bool FollowsCondition(Alert alert, const JobSpec& job);
 
 // "job, cluster, region" plus `extra`: the `by`/`on` list of one watcher's identity.
 std::string IdentityList(const Options& options, std::initializer_list<std::string_view> extra);
