@@ -51,6 +51,30 @@ std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& objec
   return fields;
 }
 
+std::optional<FailingJudgement> FailingJudgementOf(const RoleResult& role) {
+  const JobAlerting& alerting = role.job->Alerting();
+  if (!alerting.Thresholds() || role.status.Has(Condition::kUnknown)) return std::nullopt;
+  std::vector<Run::Outcome> outcomes;
+  if (role.runs) {
+    for (const RecordedRun& run : *role.runs) outcomes.push_back(run.outcome);
+  }
+  return JudgeFailing(alerting, outcomes);
+}
+
+std::string FailingHistoryText(const RoleResult& role) {
+  auto judgement = FailingJudgementOf(role);
+  if (!judgement) return "";
+  const JobAlerting& alerting = role.job->Alerting();
+  std::string counted =
+      fmt::format("failure_threshold {}, recovery_threshold {}, judged from {}",
+                  alerting.failure_threshold, alerting.recovery_threshold,
+                  Plural(judgement->finished_runs, "finished run", "finished runs"));
+  if (!judgement->short_history) return counted;
+  return counted +
+         ": fewer than failure_threshold, so from those there are (failing when they all "
+         "failed); the source may keep fewer runs";
+}
+
 std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
                                                std::int64_t now) {
   const JobSpec& job = *role.job;
@@ -150,12 +174,39 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                     FormatDuration(now - *history.running_since), FormatDuration(job.max_runtime)),
         "logs, timeouts", "SchedwatchJobHung");
   }
-  if (status.Has(Condition::kFailing) && history.last_failure) {
+  std::string counted = FailingHistoryText(role);
+  if (status.Has(Condition::kFailing) && !counted.empty()) {
+    const JobAlerting& alerting = job.Alerting();
+    add(Condition::kFailing,
+        fmt::format("{} failed runs in a row make it failing, {} successful ones end it; last "
+                    "failure {}, last success {} ({})",
+                    alerting.failure_threshold, alerting.recovery_threshold,
+                    history.last_failure ? Ago(*history.last_failure, now) : "not seen",
+                    history.last_success ? Ago(*history.last_success, now) : "never seen", counted),
+        "job logs", "SchedwatchJobFailing");
+  } else if (status.Has(Condition::kFailing) && history.last_failure) {
     add(Condition::kFailing,
         fmt::format("the latest finished run failed {}; last success {}",
                     Ago(*history.last_failure, now),
                     history.last_success ? Ago(*history.last_success, now) : "never seen"),
         "job logs", "SchedwatchJobFailing");
+  }
+  if (status.Has(Condition::kTooShort)) {
+    const RecordedRun* latest = nullptr;
+    if (role.runs) {
+      for (auto run = role.runs->rbegin(); run != role.runs->rend() && !latest; ++run) {
+        if (run->outcome != Run::Outcome::kRunning) latest = &*run;
+      }
+    }
+    add(Condition::kTooShort,
+        latest && latest->duration >= 0
+            ? fmt::format("the latest finished run (started {}) succeeded in {}, less than "
+                          "min_runtime {}",
+                          Ago(latest->started, now), FormatDuration(latest->duration),
+                          FormatDuration(job.Alerting().min_runtime))
+            : fmt::format("the latest finished run succeeded in less than min_runtime {}",
+                          FormatDuration(job.Alerting().min_runtime)),
+        "that run's logs and inputs", "SchedwatchJobTooShort");
   }
   if (status.Has(Condition::kStale) && job.stale_after) {
     add(Condition::kStale,
@@ -233,6 +284,18 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
     duration("progress.stale_after", job.progress()->stale_after, ValueOrigin::kJob);
   }
   duration("alert_for", job.alert_for, job.origins.alert_for);
+  // Rarely set: listed only when they are (their origin is not recorded).
+  const JobAlerting& alerting = job.Alerting();
+  if (alerting.Thresholds()) {
+    for (auto [name, value] : {std::pair{"failure_threshold", alerting.failure_threshold},
+                               std::pair{"recovery_threshold", alerting.recovery_threshold}}) {
+      out.push_back({name, std::to_string(value), "the spec (job or defaults)", std::nullopt});
+    }
+  }
+  if (alerting.min_runtime > 0) {
+    out.push_back({"min_runtime", FormatDuration(alerting.min_runtime),
+                   "the spec (job or defaults)", alerting.min_runtime});
+  }
   return out;
 }
 

@@ -33,6 +33,16 @@ struct ConditionReason {
 std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const SourceStatus* source,
                                                std::int64_t now);
 
+// How `failing` was judged for a role whose job sets failure_threshold or recovery_threshold,
+// from the runs the exporter keeps for it (what Classify saw); nullopt for other roles and while
+// the source is unknown.
+std::optional<FailingJudgement> FailingJudgementOf(const RoleResult& role);
+
+// "failure_threshold 3, recovery_threshold 2, judged from 2 finished runs: fewer than
+// failure_threshold, ...": how many runs failing was judged from, for people. Empty without
+// thresholds.
+std::string FailingHistoryText(const RoleResult& role);
+
 // "<base>#<alert in lower case>", as rulegen writes runbook_url.
 std::string RunbookLink(const std::string& base, const std::string& alert);
 

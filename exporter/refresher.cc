@@ -144,14 +144,17 @@ void Refresher::RefreshOnce() {
   Observed observed = observer_.Observe(
       *config->spec, reads, desired_since_, now,
       [&](RoleObservation& observation, RoleResult& role) {
-        role.status = Classify(*role.job, observation, now, recent_step);
-        role.objects = std::move(observation.objects);
         auto previous = std::lower_bound(
             before.begin(), before.end(), role.job->role,
             [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
-        if (previous != before.end() && previous->job->role == role.job->role) {
-          role.objects.ShareIfEqual(previous->objects);
+        bool known = previous != before.end() && previous->job->role == role.job->role;
+        if (known && previous->runs && previous->job->source == role.job->source &&
+            observation.source_up && JudgedFromKeptRuns(*role.job)) {
+          AddKeptRuns(*previous->runs, observation.history);
         }
+        role.status = Classify(*role.job, observation, now, recent_step);
+        role.objects = std::move(observation.objects);
+        if (known) role.objects.ShareIfEqual(previous->objects);
       });
   last.reset();
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired

@@ -59,6 +59,24 @@ RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool comp
   return out;
 }
 
+void AddKeptRuns(const RoleRuns& kept, RunHistory& history) {
+  RunHistory older;  // runs only: the summaries stay the source's
+  for (const RecordedRun& run : kept) {
+    if (run.outcome == Run::Outcome::kRunning) continue;
+    bool read = std::any_of(history.runs.begin(), history.runs.end(),
+                            [&](const Run& held) { return held.started == run.started; });
+    if (!read) older.runs.push_back({run.started, run.finished(), run.outcome});
+  }
+  if (!older.runs.empty()) history.Merge(older);
+}
+
+bool JudgedFromKeptRuns(const JobSpec& job) {
+  const JobAlerting& alerting = job.Alerting();
+  if (!alerting.Thresholds() && alerting.min_runtime == 0) return false;
+  const SourceDescriptor* type = BuiltInCatalog().Find(job.source_type);
+  return type == nullptr || !type->reports_complete_history();
+}
+
 void RunHistoryStore::Update(RefreshResult& result) {
   auto by_role = [](const Kept& kept, std::string_view role) { return kept.job->role < role; };
   std::vector<Kept> kept;

@@ -20,6 +20,15 @@ namespace schedwatch {
 RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool complete,
                    RunOrigin origin = RunOrigin::kSource);
 
+// Adds to `history` the finished runs of `kept` it does not hold (by start), without touching
+// its summaries: what a role's thresholds (failure_threshold, recovery_threshold, min_runtime)
+// are judged from, so that runs the scheduler has since forgotten still count.
+void AddKeptRuns(const RoleRuns& kept, RunHistory& history);
+
+// Whether Classify needs the kept runs of `job`: it sets a threshold judged from runs, and its
+// source's reads are not its whole history (a complete read replaces what was kept).
+bool JudgedFromKeptRuns(const JobSpec& job);
+
 class RunHistoryStore {
  public:
   // Merges the runs of every role whose source was read into the store, moves them from

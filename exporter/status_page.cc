@@ -209,6 +209,13 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
       {"reasons", reasons},
       {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
                         detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
+  if (auto judgement = FailingJudgementOf(role)) {
+    const JobAlerting& alerting = job.Alerting();
+    out["failing_judged_from"] = {{"failure_threshold", alerting.failure_threshold},
+                                  {"recovery_threshold", alerting.recovery_threshold},
+                                  {"finished_runs", judgement->finished_runs},
+                                  {"short_history", judgement->short_history}};
+  }
   if (!status.in_future.empty()) {
     nlohmann::json in_future = nlohmann::json::array();
     for (const auto& time : status.in_future) {
@@ -583,6 +590,10 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
           EscapeHtml(RunOriginText(source_spec, it->origin)));
     }
     out += "</tbody></table></div>\n";
+  }
+  if (std::string counted = FailingHistoryText(role); !counted.empty()) {
+    fmt::format_to(std::back_inserter(out), "<p id=\"failing-history\">failing: {}.</p>\n",
+                   EscapeHtml(counted));
   }
   fmt::format_to(std::back_inserter(out),
                  "<h3>4. Succeeded</h3>\n<dl><dt>last success</dt><dd>{}</dd><dt>last failure</dt>"

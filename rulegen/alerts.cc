@@ -11,7 +11,7 @@ namespace schedwatch::rulegen {
 namespace {
 
 // Descriptions say what was seen and the safe first action to take.
-constexpr std::array<AlertText, 18> kAlerts = {{
+constexpr std::array<AlertText, 19> kAlerts = {{
     {"SchedwatchJobMissing", "critical",
      "{{ $labels.role }}: no object on source {{ $labels.source }}",
      "The scheduler behind source {{ $labels.source }} holds no object for role {{ $labels.role }} "
@@ -55,7 +55,12 @@ constexpr std::array<AlertText, 18> kAlerts = {{
      "first action: read its logs and check its timeouts."},
     {"SchedwatchJobFailing", "warning", "{{ $labels.role }}: the latest run failed",
      "The latest finished run of role {{ $labels.role }} on source {{ $labels.source }} failed "
-     "and no success came after it. Safe first action: read the job logs."},
+     "and no success came after it (with failure_threshold or recovery_threshold: the exporter "
+     "counts failures and successes in a row). Safe first action: read the job logs."},
+    {"SchedwatchJobTooShort", "warning", "{{ $labels.role }}: the latest run succeeded too quickly",
+     "The latest finished run of role {{ $labels.role }} on source {{ $labels.source }} "
+     "succeeded in less than its min_runtime: it probably did no work. Safe first action: read "
+     "that run's logs and check its inputs."},
     {"SchedwatchJobProgressStalled", "warning",
      "{{ $labels.role }}: checkpoint has not moved for {{ $value | humanizeDuration }}",
      "Role {{ $labels.role }} on source {{ $labels.source }} succeeds, but its business checkpoint "
@@ -110,9 +115,11 @@ const AlertText& TextOf(Alert alert) { return kAlerts.at(static_cast<std::size_t
 
 const std::vector<Alert>& RoleAlerts() {
   static const std::vector<Alert> kRoleAlerts = {
-      Alert::kJobMissing,         Alert::kJobSuccessAbsent, Alert::kJobSuccessStale,
-      Alert::kJobInactive,        Alert::kJobDuplicate,     Alert::kJobDrift,
-      Alert::kJobNotStarted,      Alert::kJobHung,          Alert::kJobFailing,
+      Alert::kJobMissing,         Alert::kJobSuccessAbsent,
+      Alert::kJobSuccessStale,    Alert::kJobInactive,
+      Alert::kJobDuplicate,       Alert::kJobDrift,
+      Alert::kJobNotStarted,      Alert::kJobHung,
+      Alert::kJobFailing,         Alert::kJobTooShort,
       Alert::kJobProgressStalled, Alert::kJobLedgerMismatch};
   return kRoleAlerts;
 }
@@ -144,6 +151,8 @@ std::string_view KindOf(Alert alert) {
       return "hung";
     case Alert::kJobFailing:
       return "failing";
+    case Alert::kJobTooShort:
+      return "too_short";
     case Alert::kJobProgressStalled:
       return "stalled";
     case Alert::kJobLedgerMismatch:
@@ -171,6 +180,7 @@ std::vector<std::string> SpecLabelNames(const Spec& spec) {
 bool Applies(Alert alert, const JobSpec& job) {
   if (alert == Alert::kJobSuccessStale) return job.stale_after.has_value();
   if (alert == Alert::kJobProgressStalled) return job.progress().has_value();
+  if (alert == Alert::kJobTooShort) return job.Alerting().min_runtime > 0;
   return true;
 }
 

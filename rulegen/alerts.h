@@ -26,6 +26,7 @@ enum class Alert {
   kJobNotStarted,
   kJobHung,
   kJobFailing,
+  kJobTooShort,
   kJobProgressStalled,
   kJobLedgerMismatch,
   // About the exporter and its sources. The first three are critical: no replica of a watcher
@@ -62,7 +63,7 @@ std::string_view SeverityOf(Alert alert, const JobSpec& job);
 std::vector<std::string> SpecLabelNames(const Spec& spec);
 
 // Whether the spec gives `job` this alert at all: SuccessStale needs a stale_after (none for
-// @reboot jobs), ProgressStalled needs a progress block.
+// @reboot jobs), ProgressStalled needs a progress block, TooShort a min_runtime.
 bool Applies(Alert alert, const JobSpec& job);
 // Whether the alert reads the job's own pushed success series (success_metric) instead of
 // the exporter's schedwatch_job_last_success_timestamp_seconds.

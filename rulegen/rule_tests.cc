@@ -43,9 +43,11 @@ struct Values {
     kRamp,            // 0, 60, 120, ...: a timestamp that keeps up with the clock
     kRampThenStale,   // 0, 60, then a staleness marker at 2m: the series disappears
     kConstThenStale,  // a at 0m and 1m, then gone
+    kStepAt,          // a before `at`, b from `at` on
   };
   Kind kind;
   std::int64_t a = 0, b = 0;
+  std::int64_t at = 0;  // kStepAt: a whole minute
 
   std::string Render(std::int64_t samples) const {
     switch (kind) {
@@ -59,6 +61,8 @@ struct Values {
         return "0+60x1 stale";
       case Kind::kConstThenStale:
         return fmt::format("{}x1 stale", a);
+      case Kind::kStepAt:
+        return fmt::format("{}x{} {}x{}", a, at / 60 - 1, b, samples - at / 60 - 1);
     }
     return "";
   }
@@ -68,12 +72,17 @@ Values Step(std::int64_t a, std::int64_t b) { return {Values::Kind::kStep, a, b}
 Values Ramp() { return {Values::Kind::kRamp}; }
 Values RampThenStale() { return {Values::Kind::kRampThenStale}; }
 Values ConstThenStale(std::int64_t a) { return {Values::Kind::kConstThenStale, a}; }
+Values StepAt(std::int64_t a, std::int64_t b, std::int64_t at) {
+  return {Values::Kind::kStepAt, a, b, at};
+}
 
 struct Expected {
   Alert alert;
   Labels labels;  // all but alertname
   std::int64_t onset, fires_at;
   std::int64_t value_at_zero, value_slope;  // $value = value_at_zero + value_slope * t
+  std::optional<std::int64_t> resolves_at;  // gone from then on
+  bool ActiveAt(std::int64_t t) const { return !resolves_at || t < *resolves_at; }
 };
 
 struct TestCase {
@@ -148,6 +157,12 @@ class TestWriter {
         "rule_files:\n  - schedwatch.rules.yml\n  - schedwatch-global.rules.yml\n"
         "evaluation_interval: 1m\ntests:\n";
     for (const auto& role_case : RoleCases()) {
+      if (role_case.only &&
+          std::none_of(spec_.jobs.begin(), spec_.jobs.end(), [&](const auto& job) {
+            return Applies(role_case.alert, job) && role_case.only(job);
+          })) {
+        continue;
+      }
       for (bool annotations : {false, true}) {
         Write(Build(role_case, annotations), out);
         if (out.size() >= kSinkChunk) {
@@ -181,6 +196,9 @@ class TestWriter {
     Alert alert;
     std::string what;
     std::function<void(TestCase&, const JobSpec&)> build;
+    // The roles the case is about, of those the alert applies to; null: all. A case with a
+    // filter and no role it takes is left out.
+    std::function<bool(const JobSpec&)> only = nullptr;
   };
 
   // job and the identity labels of watcher `w`.
@@ -237,6 +255,13 @@ class TestWriter {
     std::string text = SeriesText(metrics::kJobInfo.name, labels);
     if (test.infos.insert(text).second) test.series.emplace_back(text, values);
   }
+  // The exporter's schedwatch_job_condition for `condition`.
+  void AddCondition(TestCase& test, const JobSpec& job, std::string_view condition,
+                    Values values) const {
+    Add(test, metrics::kJobCondition.name,
+        With(RoleLabels(job), "condition", std::string(condition)), values);
+    if (every_role_has_info_) AddInfo(test, job, Const(1));
+  }
   const std::string* PushedSeries(const JobSpec& job) const {
     auto it = pushed_series_.find(job.role);
     return it == pushed_series_.end() ? nullptr : &it->second;
@@ -285,7 +310,7 @@ class TestWriter {
                      std::string_view severity = "") {
     labels["severity"] = std::string(severity.empty() ? TextOf(alert).severity : severity);
     test.expected.push_back({alert, std::move(labels), onset, onset + CeilMinute(for_seconds),
-                             value_at_zero, value_slope});
+                             value_at_zero, value_slope, std::nullopt});
   }
 
   // Every role the alert applies to; or, for the annotations, the first of them whose success
@@ -297,7 +322,7 @@ class TestWriter {
     std::vector<std::string> shown;
     bool seen[2] = {false, false};
     for (const auto& job : spec_.jobs) {
-      if (!Applies(role_case.alert, job)) continue;
+      if (!Applies(role_case.alert, job) || (role_case.only && !role_case.only(job))) continue;
       bool pushed = !job.success_metric().empty();
       if (annotations && seen[pushed]) {
         // Per-role absent() rules fire for any role without a success series: give the other
@@ -368,10 +393,7 @@ class TestWriter {
          }},
         {Alert::kJobNotStarted, "the exporter classifies the role not_started at 2m",
          [&](TestCase& t, const JobSpec& job) {
-           Labels labels = RoleLabels(job);
-           labels["condition"] = "not_started";
-           Add(t, metrics::kJobCondition.name, labels, Step(0, 1));
-           if (every_role_has_info_) AddInfo(t, job, Const(1));
+           AddCondition(t, job, "not_started", Step(0, 1));
            ExpectRole(t, Alert::kJobNotStarted, job, kOnset, 1);
          }},
         {Alert::kJobHung, "a run exactly max_runtime old at 1m (quiet), older from 2m on",
@@ -386,6 +408,37 @@ class TestWriter {
            AddRole(t, metrics::kJobLastSuccess.name, job, Const(-600));
            AddRole(t, metrics::kJobLastFailure.name, job, Step(-700, 100));
            ExpectRole(t, Alert::kJobFailing, job, kOnset, 100);
+         },
+         [](const JobSpec& job) { return !job.Alerting().Thresholds(); }},
+        {Alert::kJobFailing,
+         "failure_threshold N: from 0m the latest failure is newer than the latest success, but "
+         "with N-1 failures in a row the exporter's condition failing stays 0 (quiet); the Nth "
+         "sets it at 2m",
+         [&](TestCase& t, const JobSpec& job) {
+           AddRole(t, metrics::kJobLastSuccess.name, job, Const(-600));
+           AddRole(t, metrics::kJobLastFailure.name, job, Const(-60));
+           AddCondition(t, job, "failing", Step(0, 1));
+           ExpectRole(t, Alert::kJobFailing, job, kOnset, 1);
+         },
+         [](const JobSpec& job) { return job.Alerting().Thresholds(); }},
+        {Alert::kJobFailing,
+         "recovery_threshold M: failing from 0m; successes newer than the latest failure from 1m "
+         "leave it failing while fewer than M are in a row (still firing), the Mth clears it",
+         [&](TestCase& t, const JobSpec& job) {
+           std::int64_t fires_at = CeilMinute(for_policy_.Of(&job));
+           AddRole(t, metrics::kJobLastFailure.name, job, Const(-600));
+           AddRole(t, metrics::kJobLastSuccess.name, job, StepAt(-700, 30, 60));
+           AddCondition(t, job, "failing", StepAt(1, 0, fires_at + 60));
+           ExpectRole(t, Alert::kJobFailing, job, 0, 1);
+           t.expected.back().resolves_at = fires_at + 60;
+         },
+         [](const JobSpec& job) { return job.Alerting().Thresholds(); }},
+        {Alert::kJobTooShort,
+         "min_runtime: a run of min_runtime + 1s at 0m is no condition (quiet); one of "
+         "min_runtime - 1s at 2m is too_short to the exporter",
+         [&](TestCase& t, const JobSpec& job) {
+           AddCondition(t, job, "too_short", Step(0, 1));
+           ExpectRole(t, Alert::kJobTooShort, job, kOnset, 1);
          }},
         {Alert::kJobProgressStalled,
          "success stays fresh; the checkpoint is exactly progress stale_after old at 1m (quiet), "
@@ -672,6 +725,7 @@ class TestWriter {
     for (const auto& e : test.expected) {
       if (e.fires_at >= 60) times.insert(e.fires_at - 60);
       times.insert(e.fires_at);
+      if (e.resolves_at) times.insert(*e.resolves_at);
     }
     std::int64_t samples =
         std::max<std::int64_t>((times.empty() ? 0 : *times.rbegin()) / 60 + 2, 4);
@@ -730,7 +784,7 @@ class TestWriter {
     int pending = 0;
     bool any = false;
     for (const auto& e : test.expected) {
-      if (TextOf(e.alert).name != name || e.onset > t) continue;
+      if (TextOf(e.alert).name != name || e.onset > t || !e.ActiveAt(t)) continue;
       if (e.fires_at > t) {
         ++pending;
         continue;
@@ -763,7 +817,7 @@ class TestWriter {
     AppendFormat(out, "      - eval_time: {}\n        alertname: {}\n", FormatDuration(t), name);
     std::vector<const Expected*> firing;
     for (const auto& e : test.expected) {
-      if (TextOf(e.alert).name == name && e.fires_at <= t) firing.push_back(&e);
+      if (TextOf(e.alert).name == name && e.fires_at <= t && e.ActiveAt(t)) firing.push_back(&e);
     }
     if (firing.empty()) {
       out += "        exp_alerts: []\n";

@@ -36,9 +36,12 @@ class Exprs {
   // comes from their own success_metric: the constant rules leave them to per-job rules.
   // `roles` (joined mode) narrows every selector to some roles, e.g. `,role=~"a|b"`: the roles of
   // one severity level when the spec grades an alert differently for some roles.
+  // `counted_roles` (joined mode): of the roles in scope, those whose Failing follows the
+  // exporter's condition (they set failure_threshold or recovery_threshold), as a regex; empty
+  // when none does, "all" when every one does.
   Exprs(const Options& options, const JobSpec* job, const std::vector<std::string>& pushed_roles,
-        std::string_view roles = "")
-      : job_(job) {
+        std::string_view roles = "", std::string counted_roles = "")
+      : job_(job), counted_roles_(std::move(counted_roles)) {
     job_matcher_ = "job=" + PromString(options.exporter_job);
     scope_ = job ? fmt::format("{},role={},source={}", job_matcher_, PromString(job->role),
                                PromString(job->source))
@@ -56,6 +59,7 @@ class Exprs {
     reader_on_ = IdentityList(options, {"instance", "source"});
   }
   bool joined() const { return job_ == nullptr; }
+  const std::string& counted_roles() const { return counted_roles_; }
   const std::string& key() const { return key_; }
   // (source_up == 1 and up == 1) per replica and source: the replicas that read the source now.
   const std::string& Readable() const { return readable_; }
@@ -83,10 +87,28 @@ class Exprs {
 
  private:
   const JobSpec* job_;
+  std::string counted_roles_;
   std::string job_matcher_, scope_, excluded_, key_, readable_, reader_on_;
 };
 
 std::string PushedSuccess(const JobSpec& job) { return "max(" + job.success_metric() + ")"; }
+
+// The exporter's own classification, where PromQL cannot redo it: it knows the calendar
+// (missed_starts fire times, each plus start_grace, DST, irregular schedules) and the runs
+// (failures and successes in a row, how long each took). `extra` narrows the roles.
+std::string InCondition(const Exprs& e, std::string_view condition, std::string_view extra = "",
+                        std::string_view by_extra = "") {
+  return e.Merged("min", metrics::kJobCondition.name,
+                  fmt::format(",condition=\"{}\"{}", condition, extra), by_extra) +
+         " == 1";
+}
+
+// The latest failure is newer than the latest success.
+std::string FailureNewest(const Exprs& e, std::string_view extra = "") {
+  std::string failure = e.Merged("max", metrics::kJobLastFailure.name, extra);
+  return fmt::format("{} unless ({} >= {})", failure, e.Merged("max", kLastSuccess, extra),
+                     failure);
+}
 
 // The condition of `alert`. `job` is null in joined mode.
 std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
@@ -122,17 +144,20 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
     case Alert::kJobDrift:
       return e.Merged("min", metrics::kJobDriftedObjects.name) + " > 0";
     case Alert::kJobNotStarted:
-      // The exporter's own classification: it knows the calendar (missed_starts fire times,
-      // each plus start_grace, DST, irregular schedules), which PromQL cannot redo.
-      return e.Merged("min", metrics::kJobCondition.name, ",condition=\"not_started\"",
-                      ", condition") +
-             " == 1";
+      return InCondition(e, "not_started", "", ", condition");
+    case Alert::kJobTooShort:
+      return InCondition(e, "too_short");
     case Alert::kJobHung:
       return fmt::format("time() - {} > {}", e.Merged("max", metrics::kJobRunningSince.name),
                          e.Threshold(metrics::kJobMaxRuntime.name, job ? job->max_runtime : 0));
     case Alert::kJobFailing: {
-      std::string failure = e.Merged("max", metrics::kJobLastFailure.name);
-      return fmt::format("{} unless ({} >= {})", failure, e.Merged("max", kLastSuccess), failure);
+      // With failure_threshold or recovery_threshold, failures and successes in a row count,
+      // which only the exporter sees.
+      if (job) return job->Alerting().Thresholds() ? InCondition(e, "failing") : FailureNewest(e);
+      if (e.counted_roles().empty()) return FailureNewest(e);
+      if (e.counted_roles() == "all") return InCondition(e, "failing");
+      return fmt::format("({}) or ({})", FailureNewest(e, ",role!~" + e.counted_roles()),
+                         InCondition(e, "failing", ",role=~" + e.counted_roles()));
     }
     case Alert::kJobProgressStalled: {
       // Stalled means success is fresh but the checkpoint is not; stale success is its own alert.
@@ -296,6 +321,19 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   for (const auto& job : spec.jobs) {
     if (!job.success_metric().empty()) pushed_roles.push_back(job.role);
   }
+  std::set<std::string> counted;
+  for (const auto& job : spec.jobs) {
+    if (job.Alerting().Thresholds()) counted.insert(job.role);
+  }
+  // Of `roles`, those whose Failing follows the exporter's condition (Exprs' counted_roles).
+  auto counted_of = [&counted](const std::vector<std::string>& roles) -> std::string {
+    std::vector<std::string> in;
+    for (const auto& role : roles) {
+      if (counted.count(role)) in.push_back(role);
+    }
+    if (in.empty()) return "";
+    return in.size() == roles.size() ? "all" : RoleRegex(in);
+  };
   RuleGroup jobs{"schedwatch-jobs", {}};
   const std::vector<std::string> label_names = SpecLabelNames(spec);
   for (Alert alert : RoleAlerts()) {
@@ -310,7 +348,8 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
       std::string roles = levels.size() == 1 ? ""
                           : i == 0           ? ",role!~" + RoleRegex(others)
                                              : ",role=~" + RoleRegex(levels[i].second);
-      Exprs exprs(options, nullptr, pushed_roles, roles);
+      Exprs exprs(options, nullptr, pushed_roles, roles,
+                  alert == Alert::kJobFailing ? counted_of(levels[i].second) : "");
       jobs.rules.push_back(
           MakeRule(alert, WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names),
                    for_policy.Of(nullptr), levels[i].first));

@@ -74,8 +74,8 @@ bool OlderThan(std::optional<std::int64_t> last, std::int64_t desired_since, std
 
 const std::array<std::string_view, kConditionCount>& ConditionNames() {
   static constexpr std::array<std::string_view, kConditionCount> kNames = {
-      "unknown", "missing", "inactive", "duplicate", "drift", "not_started",
-      "hung",    "failing", "stale",    "stalled",   "ok"};
+      "unknown", "missing", "inactive",  "duplicate", "drift",   "not_started",
+      "hung",    "failing", "too_short", "stale",     "stalled", "ok"};
   return kNames;
 }
 
@@ -124,7 +124,45 @@ bool Drifted(const JobSpec& job, const LiveObject& object) {
   return !job.schedule.SameAs(object.schedule);
 }
 
+FailingJudgement JudgeFailing(const JobAlerting& alerting,
+                              const std::vector<Run::Outcome>& outcomes) {
+  FailingJudgement judgement;
+  for (Run::Outcome outcome : outcomes)
+    judgement.finished_runs += outcome != Run::Outcome::kRunning;
+  judgement.short_history = judgement.finished_runs < alerting.failure_threshold;
+  const int needed = std::min(alerting.failure_threshold, judgement.finished_runs);
+  int failures = 0, successes = 0;
+  for (Run::Outcome outcome : outcomes) {
+    if (outcome == Run::Outcome::kFailed) {
+      successes = 0;
+      if (++failures >= needed) judgement.failing = true;
+    } else if (outcome == Run::Outcome::kSucceeded) {
+      failures = 0;
+      if (++successes >= alerting.recovery_threshold) judgement.failing = false;
+    }
+  }
+  return judgement;
+}
+
+FailingJudgement JudgeFailing(const JobAlerting& alerting, const std::vector<Run>& runs) {
+  std::vector<Run::Outcome> outcomes;
+  outcomes.reserve(runs.size());
+  for (const Run& run : runs) outcomes.push_back(run.outcome);
+  return JudgeFailing(alerting, outcomes);
+}
+
 namespace {
+
+// The latest finished run (by start) succeeded in less than min_runtime.
+bool TooShort(const JobAlerting& alerting, const RunHistory& history) {
+  if (alerting.min_runtime <= 0) return false;
+  for (auto run = history.runs.rbegin(); run != history.runs.rend(); ++run) {
+    if (run->outcome == Run::Outcome::kRunning) continue;
+    return run->outcome == Run::Outcome::kSucceeded && run->finished &&
+           *run->finished - run->started < alerting.min_runtime;
+  }
+  return false;
+}
 
 constexpr Condition kTimeBased[] = {Condition::kNotStarted, Condition::kHung, Condition::kStale,
                                     Condition::kStalled};
@@ -199,10 +237,15 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   if (history.running_since && now - *history.running_since > job.max_runtime) {
     set(Condition::kHung);
   }
-  if (history.last_failure &&
-      (!history.last_success || *history.last_failure > *history.last_success)) {
+  const JobAlerting& alerting = job.Alerting();
+  if (alerting.Thresholds() && !history.runs.empty()) {
+    if (JudgeFailing(alerting, history.runs).failing) set(Condition::kFailing);
+  } else if (history.last_failure &&
+             (!history.last_success || *history.last_failure > *history.last_success)) {
+    // Without runs (a source that reports only the latest times) that is the latest run.
     set(Condition::kFailing);
   }
+  if (TooShort(alerting, history)) set(Condition::kTooShort);
   bool stale = job.stale_after &&
                OlderThan(history.last_success, observation.desired_since, *job.stale_after, now);
   if (stale) set(Condition::kStale);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "schedwatch/classify.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/selector.h"
 #include "schedwatch/timefmt.h"
@@ -34,9 +35,10 @@ struct Defaults {
 // The keys every job may have; the source types add their own.
 const std::vector<std::string>& CommonJobKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "role",           "source",        "schedule",  "timezone",    "spec_version", "start_grace",
-      "max_runtime",    "missed_starts", "alert_for", "stale_after", "progress",     "template",
-      "success_metric", "runs_dir",      "labels",    "severity"};
+      "role",        "source",      "schedule",          "timezone",          "spec_version",
+      "start_grace", "max_runtime", "missed_starts",     "alert_for",         "stale_after",
+      "progress",    "template",    "success_metric",    "runs_dir",          "labels",
+      "severity",    "min_runtime", "failure_threshold", "recovery_threshold"};
   return *keys;
 }
 
@@ -422,6 +424,18 @@ class Decoder {
     return base;
   }
 
+  // failure_threshold, recovery_threshold and min_runtime, into `alerting`. A threshold counts
+  // runs of the history a role keeps, so it is at most that long.
+  void Tuning(std::string_view key, YamlNode value, const FieldPath& field, JobAlerting& alerting) {
+    constexpr int kMaxThreshold = static_cast<int>(kRunHistoryKept);
+    if (key == "failure_threshold")
+      alerting.failure_threshold = PositiveInt(value, field, kMaxThreshold);
+    if (key == "recovery_threshold") {
+      alerting.recovery_threshold = PositiveInt(value, field, kMaxThreshold);
+    }
+    if (key == "min_runtime") alerting.min_runtime = PositiveDuration(value, field);
+  }
+
   // Jobs with equal labels and severity share one JobAlerting; none at all shares null.
   std::shared_ptr<const JobAlerting> Intern(JobAlerting alerting) {
     if (alerting.empty()) return nullptr;
@@ -436,10 +450,11 @@ class Decoder {
 
   Defaults DecodeDefaults(YamlNode node, const FieldPath& path) {
     Defaults defaults;
-    Fields fields = Check(node, path,
-                          {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for",
-                           "labels", "severity"},
-                          {});
+    Fields fields =
+        Check(node, path,
+              {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for", "labels",
+               "severity", "failure_threshold", "recovery_threshold", "min_runtime"},
+              {});
     for (const auto& [key, value] : fields.entries()) {
       FieldPath field = path.Key(key);
       defaults.set.insert(std::string(key));
@@ -451,6 +466,7 @@ class Decoder {
         if (key == "alert_for") defaults.alert_for = Duration(value, field);
         if (key == "labels") defaults.alerting.labels = Labels(value, field, {});
         if (key == "severity") defaults.alerting.severity = Severity(value, field, {});
+        Tuning(key, value, field, defaults.alerting);
       });
     }
     return defaults;
@@ -773,6 +789,7 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
       }
       if (key == "labels") alerting.labels = Labels(value, field, alerting.labels);
       if (key == "severity") alerting.severity = Severity(value, field, alerting.severity);
+      Tuning(key, value, field, alerting);
       if (key == "template") job.MutableExtras().template_path = ResolvePath(Scalar(value, field));
       if (key == "success_metric") {
         std::string metric = Scalar(value, field);
@@ -801,6 +818,14 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
     });
   }
   if (!runs_dir.empty()) job.MutableExtras().runs_dir = runs_dir + "/" + job.role;
+  if (alerting.min_runtime >= job.max_runtime) {
+    // Reported where the job sets one of the two, else on the job (both from the defaults).
+    auto at = fields.Find("min_runtime");
+    if (!at) at = fields.Find("max_runtime");
+    Report(at ? *at : node, path.Key("min_runtime"),
+           fmt::format("min_runtime {} is not shorter than max_runtime {}: no run could succeed",
+                       FormatDuration(alerting.min_runtime), FormatDuration(job.max_runtime)));
+  }
   job.alerting = Intern(std::move(alerting));
   FieldsReader reader(*this, fields, path);
   descriptor.DecodeJob(reader, job);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "exporter/explain.h"
 #include "sources/catalog.h"
 
 namespace schedwatch {
@@ -108,6 +109,72 @@ jobs:
   store.Update(fewer);
   EXPECT_EQ(store.roles(), 1u);
   EXPECT_EQ(fewer.roles[0].runs->size(), 2u);
+}
+
+TEST(AddKeptRunsTest, AddsTheFinishedRunsTheReadNoLongerShowsButNotTheirSummaries) {
+  RoleRuns kept =
+      MergeRuns({}, {Finished(100, 110, false), Finished(200, 210), Running(300)}, false);
+  RunHistory history;
+  history.Add(Finished(200, 210));
+  history.last_failure = std::nullopt;  // what the source says stands
+  AddKeptRuns(kept, history);
+  ASSERT_EQ(history.runs.size(), 2u);  // the running one is the read's to report
+  EXPECT_EQ(history.runs[0].started, 100);
+  EXPECT_EQ(history.runs[0].finished, 110);
+  EXPECT_EQ(history.runs[0].outcome, Run::Outcome::kFailed);
+  EXPECT_EQ(history.last_failure, std::nullopt);
+  EXPECT_EQ(history.last_success, 210);
+}
+
+// A CronJob keeps one failed Job (failedJobsHistoryLimit 1): each read shows the newest failure
+// only. With the runs the exporter kept, three failures in a row are still three.
+TEST(AddKeptRunsTest, FailuresASourceForgotCountTowardsFailureThreshold) {
+  auto spec = ParseSpec(R"(version: 1
+sources: {k: {type: kubernetes}, f: {type: file, path: x.yaml}}
+jobs:
+  - {role: a, source: k, schedule: "*/10 * * * *", spec_version: "1", failure_threshold: 3}
+  - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
+  - {role: c, source: f, schedule: "*/10 * * * *", spec_version: "1", min_runtime: 1m}
+)",
+                        "spec.yaml", BuiltInCatalog());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  auto shared = std::make_shared<const Spec>(std::move(*spec));
+  const JobSpec& job = shared->jobs[0];
+  EXPECT_TRUE(JudgedFromKeptRuns(job));
+  EXPECT_FALSE(JudgedFromKeptRuns(shared->jobs[1]));  // no threshold
+  EXPECT_FALSE(JudgedFromKeptRuns(shared->jobs[2]));  // a snapshot is the whole history
+
+  constexpr std::int64_t kNow = 1796040000;
+  RunHistoryStore store;
+  std::shared_ptr<const RoleRuns> kept;
+  std::vector<std::string> seen;
+  for (int failure = 1; failure <= 3; ++failure) {
+    RoleObservation observation;
+    observation.source_up = true;
+    observation.objects.push_back({"batch/a", "a", "*/10 * * * *", "", "1", true});
+    observation.desired_since = kNow - 3600;
+    observation.history.Add(Finished(kNow - 600, kNow - 590));
+    std::int64_t start = kNow + 600 * (failure - 1);
+    observation.history.Add(Finished(start, start + 10, false));
+    if (kept) AddKeptRuns(*kept, observation.history);
+    RefreshResult result;
+    result.spec = shared;
+    RoleResult role;
+    role.job = &job;
+    role.status = Classify(job, observation, start + 60);
+    result.roles.push_back(std::move(role));
+    store.Update(result);
+    kept = result.roles[0].runs;
+    seen.push_back(result.roles[0].status.ConditionList() + " / " +
+                   FailingHistoryText(result.roles[0]));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "ok / failure_threshold 3, recovery_threshold 1, judged from 2 finished "
+                      "runs: fewer than failure_threshold, so from those there are (failing when "
+                      "they all failed); the source may keep fewer runs",
+                      "ok / failure_threshold 3, recovery_threshold 1, judged from 3 finished runs",
+                      "failing / failure_threshold 3, recovery_threshold 1, judged from 4 finished "
+                      "runs"}));
 }
 
 }  // namespace

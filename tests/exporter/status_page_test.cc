@@ -420,6 +420,32 @@ TEST(StatusPageTest, JsonShowsAndFiltersByTheSpecsLabels) {
   EXPECT_EQ(RenderRoleHtml(fixture.result, "gate")->find("<dt>labels</dt>"), std::string::npos);
 }
 
+// sync's runs: a success, then a failure. With failure_threshold 3 the page and the JSON say that
+// failing was judged from fewer runs than that.
+TEST(StatusPageTest, RolePageAndJsonSayHowManyRunsFailingWasJudgedFrom) {
+  Fixture fixture;
+  JobAlerting alerting;
+  alerting.failure_threshold = 3;
+  alerting.recovery_threshold = 2;
+  for (auto& job : fixture.spec->jobs) {
+    if (job.role == "sync") job.alerting = std::make_shared<const JobAlerting>(alerting);
+  }
+  std::string page = *RenderRoleHtml(fixture.result, "sync");
+  EXPECT_NE(page.find("<p id=\"failing-history\">failing: failure_threshold 3, "
+                      "recovery_threshold 2, judged from 2 finished runs: fewer than "
+                      "failure_threshold"),
+            std::string::npos);
+  auto json = nlohmann::json::parse(*RenderRoleJson(fixture.result, "sync"));
+  EXPECT_EQ(json["failing_judged_from"], (nlohmann::json{{"failure_threshold", 3},
+                                                         {"recovery_threshold", 2},
+                                                         {"finished_runs", 2},
+                                                         {"short_history", true}}));
+  // Roles without thresholds carry neither.
+  EXPECT_EQ(RenderRoleHtml(fixture.result, "gate")->find("failing-history"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(*RenderRoleJson(fixture.result, "gate"))
+                   .contains("failing_judged_from"));
+}
+
 TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {
   Fixture fixture;
   auto json = nlohmann::json::parse(RenderStatusJson(fixture.result));

@@ -153,13 +153,14 @@ TEST(Alerts, NamesAreTheDesignContract) {
       EXPECT_NE(text.description.find("Safe first action"), std::string_view::npos) << text.name;
     }
   }
-  EXPECT_EQ(names, (std::set<std::string_view>{
-                       "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent",
-                       "SchedwatchJobSuccessStale", "SchedwatchJobInactive",
-                       "SchedwatchJobDuplicate", "SchedwatchJobDrift", "SchedwatchJobNotStarted",
-                       "SchedwatchJobHung", "SchedwatchJobFailing", "SchedwatchJobProgressStalled",
-                       "SchedwatchJobLedgerMismatch", "SchedwatchSourceDown",
-                       "SchedwatchExporterDown", "SchedwatchWatcherStale", "Watchdog"}));
+  EXPECT_EQ(
+      names,
+      (std::set<std::string_view>{
+          "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent", "SchedwatchJobSuccessStale",
+          "SchedwatchJobInactive", "SchedwatchJobDuplicate", "SchedwatchJobDrift",
+          "SchedwatchJobNotStarted", "SchedwatchJobHung", "SchedwatchJobFailing",
+          "SchedwatchJobTooShort", "SchedwatchJobProgressStalled", "SchedwatchJobLedgerMismatch",
+          "SchedwatchSourceDown", "SchedwatchExporterDown", "SchedwatchWatcherStale", "Watchdog"}));
   Options options;
   options.runbook_base_url = "https://example.org/README.md";
   EXPECT_EQ(RunbookUrl(options, Alert::kJobMissing),
@@ -170,8 +171,8 @@ TEST(BuildRules, JoinedModeHasAConstantNumberOfRules) {
   EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), CountRules(MakeSpec(300), Mode::kJoined));
   // One rule per alert; the exporter alerts and the Watchdog are in the global file.
   EXPECT_EQ(CountRules(MakeSpec(1), Mode::kJoined), RoleAlerts().size());
-  // Per-role: every alert that applies to each role (no progress here).
-  EXPECT_EQ(CountRules(MakeSpec(300), Mode::kPerRole), 300 * (RoleAlerts().size() - 1));
+  // Per-role: every alert that applies to each role (no progress, no min_runtime here).
+  EXPECT_EQ(CountRules(MakeSpec(300), Mode::kPerRole), 300 * (RoleAlerts().size() - 2));
   // A pushed success adds its own rules in joined mode, nothing else does.
   std::string pushed =
       "  - {role: report, source: demo, schedule: '0 3 * * *', spec_version: '1', "
@@ -389,10 +390,10 @@ TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
   for (const auto& group : YAML::Load(output.rules)["groups"]) rules += group["rules"].size();
   EXPECT_EQ(rules, CountRules(spec, Mode::kPerRole));
   YAML::Node tests = YAML::Load(output.rule_tests);
-  // Two groups (every role, then exact annotations) for each of the 12 role cases (two for
-  // SuccessAbsent), five exporter cases and seven replica cases (no identity labels: no cases
-  // of two watchers).
-  EXPECT_EQ(tests["tests"].size(), 2 * 12 + 5u + 7u);
+  // Two groups (every role, then exact annotations) for each of the 13 role cases (two for
+  // SuccessAbsent; Failing's two for thresholds left out: no job sets one), five exporter cases
+  // and seven replica cases (no identity labels: no cases of two watchers).
+  EXPECT_EQ(tests["tests"].size(), 2 * 13 + 5u + 7u);
   EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
 }
 

@@ -31,6 +31,13 @@ jobs:
     schedule: "0 * * * *"
     spec_version: "1"
     progress: {file: /var/lib/app/checkpoint, stale_after: 2h}
+  - role: flaky
+    source: host
+    schedule: "*/10 * * * *"
+    spec_version: "1"
+    failure_threshold: 3
+    recovery_threshold: 2
+    min_runtime: 2m
 )",
                         "classify.yml", BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
@@ -184,6 +191,93 @@ TEST_F(ClassifyTest, LatestFailureAfterSuccessIsFailingAndALaterSuccessClearsIt)
   RoleStatus status = Classify(Job("retry"), observation, kNow + 700);
   EXPECT_EQ(status.ConditionList(), "ok");
   EXPECT_EQ(status.history.last_failure, kNow + 90);
+}
+
+// `flaky` (failure_threshold 3, recovery_threshold 2) after `outcomes`, one run every 10
+// minutes up to kNow, each taking 5 minutes (longer than its min_runtime).
+RoleObservation Runs(const std::string& outcomes) {
+  RoleObservation observation;
+  observation.source_up = true;
+  observation.objects.push_back({"/etc/cron.d/app:9", "flaky", "*/10 * * * *", "", "1", true});
+  observation.desired_since = kNow - 30 * kMinute;  // never stale for want of a success
+  std::int64_t start = kNow - static_cast<std::int64_t>(outcomes.size()) * 10 * kMinute;
+  for (char outcome : outcomes) {
+    start += 10 * kMinute;
+    if (outcome == 'r') {
+      observation.history.Add({start, std::nullopt, Run::Outcome::kRunning});
+    } else {
+      observation.history.Add({start, start + 5 * kMinute,
+                               outcome == 's' ? Run::Outcome::kSucceeded : Run::Outcome::kFailed});
+    }
+  }
+  return observation;
+}
+
+TEST_F(ClassifyTest, FailureThresholdNeedsThatManyFailuresInARow) {
+  EXPECT_EQ(Conditions("flaky", Runs("sff"), kNow + kMinute), "ok");        // N-1
+  EXPECT_EQ(Conditions("flaky", Runs("sfff"), kNow + kMinute), "failing");  // N
+  EXPECT_EQ(Conditions("flaky", Runs("sffsff"), kNow + kMinute), "ok");     // never N in a row
+  FailingJudgement judgement = JudgeFailing(Job("flaky").Alerting(), Runs("sff").history.runs);
+  EXPECT_FALSE(judgement.failing);
+  EXPECT_EQ(judgement.finished_runs, 3);
+  EXPECT_FALSE(judgement.short_history);
+}
+
+TEST_F(ClassifyTest, FewerFinishedRunsThanTheThresholdAreJudgedFromThoseThereAre) {
+  // A CronJob keeps one failed Job by default: two failures are all there is.
+  EXPECT_EQ(Conditions("flaky", Runs("ff"), kNow + kMinute), "failing");
+  EXPECT_EQ(Conditions("flaky", Runs("f"), kNow + kMinute), "failing");
+  EXPECT_EQ(Conditions("flaky", Runs("sf"), kNow + kMinute), "ok");
+  FailingJudgement judgement = JudgeFailing(Job("flaky").Alerting(), Runs("ff").history.runs);
+  EXPECT_TRUE(judgement.failing);
+  EXPECT_EQ(judgement.finished_runs, 2);
+  EXPECT_TRUE(judgement.short_history);
+  // No finished run at all: nothing to judge.
+  EXPECT_FALSE(JudgeFailing(Job("flaky").Alerting(), Runs("r").history.runs).failing);
+}
+
+TEST_F(ClassifyTest, RecoveryThresholdNeedsThatManySuccessesInARow) {
+  // The latest failure is older than the latest success, yet one success is M-1.
+  EXPECT_EQ(Conditions("flaky", Runs("fffs"), kNow + kMinute), "failing");
+  EXPECT_EQ(Conditions("flaky", Runs("fffss"), kNow + kMinute), "ok");        // M
+  EXPECT_EQ(Conditions("flaky", Runs("fffsfs"), kNow + kMinute), "failing");  // not in a row
+  // Recovered, then failures again: N more are needed.
+  EXPECT_EQ(Conditions("flaky", Runs("fffssff"), kNow + kMinute), "ok");
+}
+
+TEST_F(ClassifyTest, RunningRunsNeitherCountNorBreakARow) {
+  EXPECT_EQ(Conditions("flaky", Runs("sffrf"), kNow + kMinute), "failing");
+  EXPECT_EQ(Conditions("flaky", Runs("fffsrs"), kNow + kMinute), "ok");
+  EXPECT_EQ(Conditions("flaky", Runs("fffr"), kNow + kMinute), "failing");
+}
+
+TEST_F(ClassifyTest, WithoutRunsThresholdsFallBackToTheLatestTimes) {
+  // A source that reports only its latest success and failure times.
+  RoleObservation observation = Runs("");
+  observation.history.last_success = kNow - 20 * kMinute;
+  observation.history.last_failure = kNow - 10 * kMinute;
+  observation.history.last_started = kNow - 11 * kMinute;
+  EXPECT_EQ(Conditions("flaky", observation), "failing");
+}
+
+TEST_F(ClassifyTest, SuccessShorterThanMinRuntimeIsTooShort) {
+  // min_runtime 2m: one second less is too short, one second more and exactly 2m are not.
+  for (auto [seconds, expected] : {std::pair{119, "too_short"}, {121, "ok"}, {120, "ok"}}) {
+    RoleObservation observation = Runs("s");
+    observation.history.Add({kNow + 10, kNow + 10 + seconds, Run::Outcome::kSucceeded});
+    EXPECT_EQ(Conditions("flaky", observation, kNow + 5 * kMinute), expected) << seconds;
+  }
+  // Only the latest finished run counts: a run still going leaves it, a later one clears it.
+  RoleObservation observation = Runs("s");
+  observation.history.Add({kNow + 10, kNow + 20, Run::Outcome::kSucceeded});
+  observation.history.Add({kNow + 600, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Conditions("flaky", observation, kNow + 11 * kMinute), "too_short");
+  observation.history.Add({kNow + 600, kNow + 900, Run::Outcome::kSucceeded});
+  EXPECT_EQ(Conditions("flaky", observation, kNow + 16 * kMinute), "ok");
+  // A short failure is a failure, not a short success; a job without min_runtime is never short.
+  EXPECT_EQ(Conditions("flaky", Runs("sss"), kNow + kMinute), "ok");
+  RoleObservation quick = Healthy(Job("gate"));  // a 29-second success
+  EXPECT_EQ(Conditions("gate", quick), "ok");
 }
 
 TEST_F(ClassifyTest, FreshSuccessWithOldCheckpointIsStalled) {

@@ -42,6 +42,32 @@ jobs:
   EXPECT_NE(spec->jobs[0].alerting.get(), spec->jobs[1].alerting.get());
 }
 
+TEST(JobAlertingTest, ThresholdsAndMinRuntimeOverTheDefaults) {
+  auto spec = Parse(R"(version: 1
+defaults: {failure_threshold: 3, min_runtime: 2m}
+sources: {demo: {type: file, path: live.yaml}}
+jobs:
+  - {role: a, source: demo, schedule: "0 3 * * *", spec_version: "1"}
+  - {role: b, source: demo, schedule: "0 3 * * *", spec_version: "1", recovery_threshold: 2,
+     min_runtime: 90s}
+  - {role: c, source: demo, schedule: "0 3 * * *", spec_version: "1"}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const JobAlerting& a = spec->jobs[0].Alerting();
+  EXPECT_EQ(a.failure_threshold, 3);
+  EXPECT_EQ(a.recovery_threshold, 1);
+  EXPECT_EQ(a.min_runtime, 120);
+  EXPECT_TRUE(a.Thresholds());
+  const JobAlerting& b = spec->jobs[1].Alerting();
+  EXPECT_EQ(b.failure_threshold, 3);
+  EXPECT_EQ(b.recovery_threshold, 2);
+  EXPECT_EQ(b.min_runtime, 90);
+  EXPECT_EQ(spec->jobs[0].alerting, spec->jobs[2].alerting);  // equal settings: one object
+  EXPECT_NE(spec->jobs[0].alerting, spec->jobs[1].alerting);
+  EXPECT_FALSE(NoAlerting().Thresholds());
+  EXPECT_EQ(NoAlerting().min_runtime, 0);
+}
+
 TEST(JobAlertingTest, JobsWithoutThemHoldNoObject) {
   auto spec = Parse(R"(version: 1
 sources: {demo: {type: file, path: live.yaml}}

@@ -25,11 +25,12 @@ enum class Condition {
   kNotStarted,
   kHung,
   kFailing,
+  kTooShort,
   kStale,
   kStalled,
   kOk,
 };
-inline constexpr int kConditionCount = 11;
+inline constexpr int kConditionCount = 12;
 // Metric label values, in enum order: "unknown", "missing", ..., "ok".
 const std::array<std::string_view, kConditionCount>& ConditionNames();
 std::string_view ConditionName(Condition condition);
@@ -152,6 +153,22 @@ struct RoleStatus {
   // "missing,stale" or "ok".
   std::string ConditionList() const;
 };
+
+// How `failing` was judged for a job with failure_threshold or recovery_threshold.
+struct FailingJudgement {
+  bool failing = false;
+  int finished_runs = 0;  // finished runs the history holds (at most kRunHistoryKept)
+  // Fewer finished runs than failure_threshold: judged from those there are (failing when they
+  // all failed), as a source may keep fewer (a CronJob keeps 1 failed Job by default).
+  bool short_history = false;
+};
+
+// Walks the finished runs, oldest first (running ones are ignored): failing from the run that
+// makes failure_threshold failures in a row (or every run there is, when there are fewer),
+// until recovery_threshold successes in a row.
+FailingJudgement JudgeFailing(const JobAlerting& alerting,
+                              const std::vector<Run::Outcome>& outcomes);
+FailingJudgement JudgeFailing(const JobAlerting& alerting, const std::vector<Run>& runs);
 
 // Whether `object` differs from the job's spec in schedule, time zone or spec version.
 bool Drifted(const JobSpec& job, const LiveObject& object);

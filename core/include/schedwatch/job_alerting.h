@@ -1,9 +1,10 @@
-// How a job's alerts are labelled and graded: settings most jobs leave alone. They live behind
-// one pointer in JobSpec that jobs with equal values share, so that 100,000 jobs without them
-// cost a null pointer each.
+// How a job's alerts are labelled, graded and tuned: settings most jobs leave alone. They live
+// behind one pointer in JobSpec that jobs with equal values share, so that 100,000 jobs without
+// them cost a null pointer each.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,9 +13,9 @@
 namespace schedwatch {
 
 // The per-role alert kinds `severity:` may name, one per per-role alert.
-inline constexpr std::array<std::string_view, 11> kAlertKinds = {
-    "missing",     "success_absent", "stale",   "inactive", "duplicate",      "drift",
-    "not_started", "hung",           "failing", "stalled",  "ledger_mismatch"};
+inline constexpr std::array<std::string_view, 12> kAlertKinds = {
+    "missing",     "success_absent", "stale",   "inactive",  "duplicate", "drift",
+    "not_started", "hung",           "failing", "too_short", "stalled",   "ledger_mismatch"};
 inline constexpr std::array<std::string_view, 3> kSeverityLevels = {"critical", "warning", "info"};
 
 // Label names schedwatch's own series and alerts carry (or Prometheus and Alertmanager add):
@@ -28,8 +29,17 @@ using LabelPairs = std::vector<std::pair<std::string, std::string>>;
 struct JobAlerting {
   LabelPairs labels;    // by name: on schedwatch_job_info and on every per-role alert
   LabelPairs severity;  // alert kind -> level, by kind; kinds not listed keep the built-in one
+  // `failing` once this many finished runs in a row failed, and until `recovery_threshold`
+  // runs in a row succeed (classify.h, JudgeFailing).
+  int failure_threshold = 1;
+  int recovery_threshold = 1;
+  std::int64_t min_runtime = 0;  // a success shorter than this is too_short; 0: no check
 
-  bool empty() const { return labels.empty() && severity.empty(); }
+  // Whether `failing` is judged from the runs rather than the latest failure and success.
+  bool Thresholds() const { return failure_threshold > 1 || recovery_threshold > 1; }
+  bool empty() const {
+    return labels.empty() && severity.empty() && !Thresholds() && min_runtime == 0;
+  }
   // The level of `kind`, or `built_in` when the spec does not set one.
   std::string_view SeverityOf(std::string_view kind, std::string_view built_in) const {
     for (const auto& [name, level] : severity) {
@@ -44,7 +54,9 @@ struct JobAlerting {
     return {};
   }
   bool operator==(const JobAlerting& other) const {
-    return labels == other.labels && severity == other.severity;
+    return labels == other.labels && severity == other.severity &&
+           failure_threshold == other.failure_threshold &&
+           recovery_threshold == other.recovery_threshold && min_runtime == other.min_runtime;
   }
 };
 
