@@ -128,13 +128,9 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
         "find who changed it and which version is right", "SchedwatchJobDrift");
   }
   if (status.Has(Condition::kNotStarted) && job.schedule.is_monotonic()) {
-    // Classify looked at the scheduler's own next start, having no fire times of its own.
-    std::optional<std::int64_t> due;
-    for (const LiveObject& object : objects) {
-      if (object.enabled && object.next_start && (!due || *object.next_start < *due)) {
-        due = object.next_start;
-      }
-    }
+    // Classify looked at the scheduler's own next start (next_scheduled for such a job), having
+    // no fire times of its own.
+    const OptionalTime due = status.next_scheduled;
     add(Condition::kNotStarted,
         fmt::format("the timer's own next start {} passed, plus start_grace {} and its delay, "
                     "with no start since; {}",

@@ -428,8 +428,9 @@ class Decoder {
   // runs of the history a role keeps, so it is at most that long.
   void Tuning(std::string_view key, YamlNode value, const FieldPath& field, JobAlerting& alerting) {
     constexpr int kMaxThreshold = static_cast<int>(kRunHistoryKept);
-    if (key == "failure_threshold")
+    if (key == "failure_threshold") {
       alerting.failure_threshold = PositiveInt(value, field, kMaxThreshold);
+    }
     if (key == "recovery_threshold") {
       alerting.recovery_threshold = PositiveInt(value, field, kMaxThreshold);
     }
