@@ -56,7 +56,10 @@ std::optional<FailingJudgement> FailingJudgementOf(const RoleResult& role) {
   if (!alerting.Thresholds() || role.status.Has(Condition::kUnknown)) return std::nullopt;
   std::vector<Run::Outcome> outcomes;
   if (role.runs) {
-    for (const RecordedRun& run : *role.runs) outcomes.push_back(run.outcome);
+    for (const RecordedRun& run : *role.runs) {
+      // As Classify: a run started in a maintenance window is excused.
+      if (!OpenWindow(alerting.maintenance, run.started)) outcomes.push_back(run.outcome);
+    }
   }
   return JudgeFailing(alerting, outcomes);
 }
@@ -291,6 +294,9 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
   if (alerting.min_runtime > 0) {
     out.push_back({"min_runtime", FormatDuration(alerting.min_runtime),
                    "the spec (job or defaults)", alerting.min_runtime});
+  }
+  for (const auto& window : alerting.maintenance) {
+    out.push_back({"maintenance", window.text, "the spec (job or defaults)", std::nullopt});
   }
   return out;
 }

@@ -30,6 +30,12 @@ const std::vector<RoleGauge>& RoleGauges() {
       {&metrics::kJobDriftedObjects,
        [](const RoleResult& r) { return Maybe(r.status.drifted_objects); }},
       {&metrics::kJobGuarded, [](const RoleResult& r) { return Maybe(r.guarded); }},
+      {&metrics::kJobInMaintenance,
+       [](const RoleResult& r) {
+         return r.job->Alerting().maintenance.empty()
+                    ? std::nullopt
+                    : Value(r.status.maintenance_until ? 1.0 : 0.0);
+       }},
       {&metrics::kJobLastDuration, [](const RoleResult& r) { return Maybe(r.last_duration); }},
       {&metrics::kJobLastExitCode, [](const RoleResult& r) { return Maybe(r.last_exit_code); }},
       {&metrics::kJobLastFailure,

@@ -56,7 +56,23 @@ std::string Chips(const RoleStatus& status) {
     badges += fmt::format("<span class=\"c {}\">{}</span>", ChipStyle(condition),
                           ConditionName(condition));
   }
+  if (status.maintenance_until) {
+    badges += "<span class=\"c unknown\" data-maintenance=\"open\">in maintenance</span>";
+  }
   return badges;
+}
+
+// A job's windows, the one open now and the next: null for a job without windows.
+nlohmann::json MaintenanceJson(const JobSpec& job, const RoleStatus& status, std::int64_t now) {
+  const MaintenanceWindows& windows = job.Alerting().maintenance;
+  if (windows.empty()) return nullptr;
+  nlohmann::json texts = nlohmann::json::array();
+  for (const auto& window : windows) texts.push_back(window.text);
+  nlohmann::json next = nullptr;
+  if (auto span = NextWindow(windows, status.maintenance_until.value_or(now))) {
+    next = {{"from", span->start}, {"to", span->end}};
+  }
+  return {{"open_until", Maybe(status.maintenance_until)}, {"next", next}, {"windows", texts}};
 }
 
 const SourceStatus* FindSource(const RefreshResult& result, const std::string& name) {
@@ -209,6 +225,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
       {"reasons", reasons},
       {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
                         detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
+  if (!job.Alerting().maintenance.empty()) out["maintenance"] = MaintenanceJson(job, status, now);
   if (auto judgement = FailingJudgementOf(role)) {
     const JobAlerting& alerting = job.Alerting();
     out["failing_judged_from"] = {{"failure_threshold", alerting.failure_threshold},
@@ -494,6 +511,27 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
         "finished within max_runtime, succeeded within stale_after</span></li>\n";
   }
   out += "</ul></section>\n";
+
+  if (!job.Alerting().maintenance.empty()) {
+    // Planned downtime: what it holds and excuses, and when it is next.
+    out += "<section id=\"maintenance\"><h2>Maintenance</h2>\n<p>";
+    auto next = NextWindow(job.Alerting().maintenance, status.maintenance_until.value_or(now));
+    if (status.maintenance_until) {
+      fmt::format_to(std::back_inserter(out),
+                     "<b id=\"maintenance-open\">Open until {}</b>: alerts are held, and fire "
+                     "times and runs started in it are excused.",
+                     Time(status.maintenance_until, now));
+    } else {
+      out += "No window is open.";
+    }
+    fmt::format_to(
+        std::back_inserter(out), " Next window: <span id=\"maintenance-next\">{}</span>.</p>\n<ul>",
+        next ? fmt::format("{} to {}", Time(next->start, now), Time(next->end, now)) : "none");
+    for (const auto& window : job.Alerting().maintenance) {
+      fmt::format_to(std::back_inserter(out), "<li><code>{}</code></li>", EscapeHtml(window.text));
+    }
+    out += "</ul></section>\n";
+  }
 
   // Timeline.
   TimelineWindow window = TimelineWindowFor(job, now);

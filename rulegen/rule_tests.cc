@@ -440,6 +440,15 @@ class TestWriter {
            AddCondition(t, job, "too_short", Step(0, 1));
            ExpectRole(t, Alert::kJobTooShort, job, kOnset, 1);
          }},
+        {Alert::kJobMissing,
+         "maintenance: registered_objects is 0 from 0m while a window is open (held, quiet); the "
+         "window closes at 2m, and the alert pends for alert_for from there, then fires",
+         [&](TestCase& t, const JobSpec& job) {
+           AddRole(t, metrics::kJobRegisteredObjects.name, job, Const(0));
+           AddRole(t, metrics::kJobInMaintenance.name, job, Step(1, 0));
+           ExpectRole(t, Alert::kJobMissing, job, kOnset, 0);
+         },
+         [](const JobSpec& job) { return !job.Alerting().maintenance.empty(); }},
         {Alert::kJobProgressStalled,
          "success stays fresh; the checkpoint is exactly progress stale_after old at 1m (quiet), "
          "older from 2m on",

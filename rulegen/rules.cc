@@ -185,6 +185,18 @@ std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
   return "";
 }
 
+// While one of a role's maintenance windows is open, the exporter says so and its alerts are
+// held; when it closes they start pending afresh. Per-role mode: the role's own series (on(), so
+// that a pushed success's rules, whose series carry no role, are held too).
+std::string Held(const std::string& expr, const Exprs& e) {
+  std::string_view in_maintenance = metrics::kJobInMaintenance.name;
+  if (!e.joined()) {
+    return fmt::format("({}) unless on() (max({}) == 1)", expr, e.Series(in_maintenance));
+  }
+  return fmt::format("({}) unless on({}) (max by ({}) ({}) == 1)", expr, e.key(), e.key(),
+                     e.Series(in_maintenance));
+}
+
 Rule MakeRule(Alert alert, std::string expr, std::int64_t for_seconds,
               std::string_view severity = "") {
   if (severity.empty()) severity = TextOf(alert).severity;
@@ -228,8 +240,9 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
     bool pushed = UsesPushedSuccess(alert, job) ||
                   (alert == Alert::kJobProgressStalled && !job.success_metric().empty());
     if (pushed_only && !pushed) continue;
-    Rule rule =
-        MakeRule(alert, Condition(alert, exprs, &job), for_policy.Of(&job), SeverityOf(alert, job));
+    std::string expr = Condition(alert, exprs, &job);
+    if (!job.Alerting().maintenance.empty()) expr = Held(expr, exprs);
+    Rule rule = MakeRule(alert, std::move(expr), for_policy.Of(&job), SeverityOf(alert, job));
     // The role's own labels make each rule distinct (promtool lints same-named rules with the
     // same labels as duplicates). A pushed series carries none of them, and annotation
     // templates see only the expression's labels, so those get the names written in too.
@@ -336,6 +349,9 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
   };
   RuleGroup jobs{"schedwatch-jobs", {}};
   const std::vector<std::string> label_names = SpecLabelNames(spec);
+  const bool windows = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const JobSpec& job) {
+    return !job.Alerting().maintenance.empty();
+  });
   for (Alert alert : RoleAlerts()) {
     auto levels = RolesByLevel(spec, alert);
     if (levels.empty()) levels.push_back({std::string(TextOf(alert).severity), {}});
@@ -350,9 +366,10 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
                                              : ",role=~" + RoleRegex(levels[i].second);
       Exprs exprs(options, nullptr, pushed_roles, roles,
                   alert == Alert::kJobFailing ? counted_of(levels[i].second) : "");
+      std::string expr = WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names);
+      if (windows) expr = Held(expr, exprs);
       jobs.rules.push_back(
-          MakeRule(alert, WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names),
-                   for_policy.Of(nullptr), levels[i].first));
+          MakeRule(alert, std::move(expr), for_policy.Of(nullptr), levels[i].first));
     }
   }
   for (const auto& job : spec.jobs) {

@@ -38,9 +38,22 @@ bool SameZone(const std::string& a, const std::string& b) {
   return zone_a != nullptr && zone_a == FindZone(b);
 }
 
+// The latest fire time at or before `at` that no maintenance window excuses.
+std::optional<std::int64_t> CountedFireBefore(const JobSpec& job, std::int64_t at) {
+  const MaintenanceWindows& windows = job.Alerting().maintenance;
+  std::optional<std::int64_t> fire = job.schedule.Previous(at);
+  for (int walked = 0; fire && !windows.empty() && walked < kMaxWindowsWalked; ++walked) {
+    auto open = OpenWindow(windows, *fire);
+    if (!open) return fire;
+    fire = job.schedule.Previous(open->start - 1);
+  }
+  return fire;
+}
+
 // `missed_starts` consecutive fire times, each with its grace passed, and no start seen since
-// the first of them. A role with no start at all only counts fire times since it was desired,
-// so a role just added to the spec is not flagged before it had its chances.
+// the first of them; fire times inside a maintenance window do not count. A role with no start
+// at all only counts fire times since it was desired, so a role just added to the spec is not
+// flagged before it had its chances.
 bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
   // A scheduler that starts late by design gets that much more grace.
   std::int64_t grace = job.start_grace;
@@ -54,20 +67,51 @@ bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int
     return std::any_of(
         observation.objects.begin(), observation.objects.end(), [&](const LiveObject& object) {
           return object.enabled && object.next_start && now - *object.next_start > grace &&
-                 !(started && *started >= *object.next_start);
+                 !(started && *started >= *object.next_start) &&
+                 !OpenWindow(job.Alerting().maintenance, *object.next_start);
         });
   }
-  std::optional<std::int64_t> fire = job.schedule.Previous(now - grace);
-  for (int i = 1; fire && i < job.missed_starts; ++i) fire = job.schedule.Previous(*fire - 1);
+  std::optional<std::int64_t> fire = CountedFireBefore(job, now - grace);
+  for (int i = 1; fire && i < job.missed_starts; ++i) fire = CountedFireBefore(job, *fire - 1);
   if (!fire) return false;
   if (!started) return *fire >= observation.desired_since;
   return *started < *fire;
 }
 
 // No success within `limit`; a role that never succeeded counts from when it became desired.
+// Time inside maintenance windows does not count.
 bool OlderThan(std::optional<std::int64_t> last, std::int64_t desired_since, std::int64_t limit,
-               std::int64_t now) {
-  return now - last.value_or(desired_since) > limit;
+               std::int64_t now, const MaintenanceWindows& windows) {
+  std::int64_t since = last.value_or(desired_since);
+  if (now - since <= limit) return false;
+  return windows.empty() || now - since - CoveredSeconds(windows, since, now) > limit;
+}
+
+// A run that started inside a maintenance window is excused: it is neither a failure nor a too
+// short success. Copies the history only when some run or summary is excused.
+const RunHistory& WithoutExcusedRuns(const RunHistory& history, const MaintenanceWindows& windows,
+                                     RunHistory& storage) {
+  if (windows.empty()) return history;
+  auto excused = [&](const Run& run) { return OpenWindow(windows, run.started).has_value(); };
+  bool any_run = std::any_of(history.runs.begin(), history.runs.end(), excused);
+  // A failure reported without its run: its end is all there is to go by.
+  bool failure_summary =
+      history.runs.empty() && history.last_failure && OpenWindow(windows, *history.last_failure);
+  if (!any_run && !failure_summary) return history;
+  storage = history;
+  if (failure_summary) storage.last_failure = std::nullopt;
+  storage.runs.erase(std::remove_if(storage.runs.begin(), storage.runs.end(), excused),
+                     storage.runs.end());
+  if (any_run) {
+    // The latest failure, as far as the runs kept tell, without the excused ones.
+    storage.last_failure = std::nullopt;
+    for (const Run& run : storage.runs) {
+      if (run.outcome == Run::Outcome::kFailed) {
+        KeepLatest(storage.last_failure, run.finished.value_or(run.started));
+      }
+    }
+  }
+  return storage;
 }
 
 }  // namespace
@@ -204,6 +248,8 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
       if (object.enabled) KeepEarliest(status.next_scheduled, object.next_start);
     }
   }
+  const MaintenanceWindows& windows = job.Alerting().maintenance;
+  if (auto open = OpenWindow(windows, now)) status.maintenance_until = open->end;
   auto set = [&status](Condition condition) { status.conditions.set(static_cast<int>(condition)); };
   if (!observation.source_up) {
     set(Condition::kUnknown);
@@ -228,7 +274,8 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
     });
   }
 
-  const RunHistory& history = observation.history;
+  RunHistory unexcused;
+  const RunHistory& history = WithoutExcusedRuns(observation.history, windows, unexcused);
   if (registered == 0 && observation.absence_confirmed) set(Condition::kMissing);
   if (registered > 0 && active == 0) set(Condition::kInactive);
   if (registered > 1) set(Condition::kDuplicate);
@@ -246,12 +293,12 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
     set(Condition::kFailing);
   }
   if (TooShort(alerting, history)) set(Condition::kTooShort);
-  bool stale = job.stale_after &&
-               OlderThan(history.last_success, observation.desired_since, *job.stale_after, now);
+  bool stale = job.stale_after && OlderThan(history.last_success, observation.desired_since,
+                                            *job.stale_after, now, windows);
   if (stale) set(Condition::kStale);
   if (job.progress() && !stale &&
       OlderThan(observation.last_progress, observation.desired_since, job.progress()->stale_after,
-                now)) {
+                now, windows)) {
     set(Condition::kStalled);
   }
   if (status.conditions.none()) set(Condition::kOk);

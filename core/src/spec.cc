@@ -11,6 +11,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/duration.h"
+#include "schedwatch/maintenance.h"
 #include "schedwatch/selector.h"
 #include "schedwatch/timefmt.h"
 #include "schedwatch/yaml_tree.h"
@@ -30,15 +31,17 @@ struct Defaults {
   std::int64_t alert_for = 5 * 60;
   JobAlerting alerting;       // labels and severity every job starts from
   std::set<std::string> set;  // keys the spec's defaults block sets
+  // Read in each job's dialect and time zone (MaintenanceWindowsFor), so kept as written.
+  std::optional<YamlNode> maintenance;
 };
 
 // The keys every job may have; the source types add their own.
 const std::vector<std::string>& CommonJobKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "role",        "source",      "schedule",          "timezone",          "spec_version",
-      "start_grace", "max_runtime", "missed_starts",     "alert_for",         "stale_after",
-      "progress",    "template",    "success_metric",    "runs_dir",          "labels",
-      "severity",    "min_runtime", "failure_threshold", "recovery_threshold"};
+      "role",        "source",      "schedule",          "timezone",           "spec_version",
+      "start_grace", "max_runtime", "missed_starts",     "alert_for",          "stale_after",
+      "progress",    "template",    "success_metric",    "runs_dir",           "labels",
+      "severity",    "min_runtime", "failure_threshold", "recovery_threshold", "maintenance"};
   return *keys;
 }
 
@@ -196,14 +199,19 @@ class Decoder {
   }
 
   void Report(YamlNode node, const FieldPath& path, std::string_view message) {
+    std::string field = path.str();
+    std::string text = fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), field,
+                                   field.empty() ? "" : ": ", message);
+    // The defaults' windows are read once per dialect: a problem they share is said once.
+    if (std::any_of(problems_.begin(), problems_.end(),
+                    [&](const Problem& seen) { return seen.message == text; })) {
+      return;
+    }
     if (problems_.size() >= kMaxSpecProblems) {
       ++dropped_;
       return;
     }
-    std::string field = path.str();
-    problems_.push_back({node.line(), node.column(),
-                         fmt::format("{}:{}:{}: {}{}{}", file_, node.line(), node.column(), field,
-                                     field.empty() ? "" : ": ", message)});
+    problems_.push_back({node.line(), node.column(), std::move(text)});
   }
 
   [[noreturn]] void Fail(YamlNode node, const FieldPath& path, std::string_view message) {
@@ -437,6 +445,104 @@ class Decoder {
     if (key == "min_runtime") alerting.min_runtime = PositiveDuration(value, field);
   }
 
+  // `maintenance:`, its schedules read as `descriptor`'s jobs' in `timezone`.
+  MaintenanceWindows Windows(YamlNode node, const FieldPath& path,
+                             const SourceDescriptor& descriptor, const std::string& timezone) {
+    Expect(node, YamlNode::Kind::kSequence, path);
+    if (node.size() > kMaxWindows) {
+      Fail(node, path, fmt::format("{} windows; at most {}", node.size(), kMaxWindows));
+    }
+    MaintenanceWindows windows;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      Guard([&] { windows.push_back(Window(node.item(i), path.Index(i), descriptor, timezone)); });
+    }
+    return windows;
+  }
+
+  MaintenanceWindow Window(YamlNode node, const FieldPath& path, const SourceDescriptor& descriptor,
+                           const std::string& timezone) {
+    Fields fields = Check(node, path, {"from", "to", "schedule", "duration"}, {});
+    bool fixed = fields.Find("from") || fields.Find("to");
+    bool recurring = fields.Find("schedule") || fields.Find("duration");
+    if (fixed == recurring) {
+      Fail(node, path,
+           "a window is either {from, to} (RFC 3339 times) or {schedule, duration}, not "
+           "both or neither");
+    }
+    auto required = [&](std::string_view key, std::string_view other) {
+      auto value = fields.Find(key);
+      if (!value) {
+        Fail(node, path.Key(key),
+             fmt::format("missing required key (a window with {} needs {})", other, key));
+      }
+      return *value;
+    };
+    MaintenanceWindow window;
+    if (fixed) {
+      YamlNode from = required("from", "to"), to = required("to", "from");
+      window.fixed = {Time(from, path.Key("from")), Time(to, path.Key("to"))};
+      if (window.fixed.end <= window.fixed.start) {
+        Fail(to, path.Key("to"),
+             fmt::format("{} is not after from {}", FormatRfc3339(window.fixed.end),
+                         FormatRfc3339(window.fixed.start)));
+      }
+      window.text = fmt::format("{} to {}", FormatRfc3339(window.fixed.start),
+                                FormatRfc3339(window.fixed.end));
+      return window;
+    }
+    YamlNode schedule_node = required("schedule", "duration");
+    YamlNode duration_node = required("duration", "schedule");
+    FieldPath schedule_path = path.Key("schedule");
+    Schedule schedule;
+    if (descriptor.dialect() == CronDialect::kSystemdCalendar) {
+      schedule = CalendarSchedule(schedule_node, schedule_path, timezone);
+    } else {
+      auto expression =
+          CronExpression::Parse(Scalar(schedule_node, schedule_path), descriptor.dialect());
+      if (!expression) Fail(schedule_node, schedule_path, expression.error());
+      schedule = Schedule(std::move(*expression), FindZone(timezone), descriptor.dst_policy());
+    }
+    auto period = schedule.Period(kPeriodReference);
+    if (!period) {
+      Fail(schedule_node, schedule_path,
+           fmt::format("\"{}\" opens no windows: it has no fire times", schedule.text()));
+    }
+    window.duration = PositiveDuration(duration_node, path.Key("duration"));
+    if (window.duration >= *period) {
+      Fail(duration_node, path.Key("duration"),
+           fmt::format("{} is not shorter than the longest gap between the schedule's fire times "
+                       "({}): the windows would never close",
+                       FormatDuration(window.duration), FormatDuration(*period)));
+    }
+    window.text = fmt::format("{} for {}", schedule.text(), FormatDuration(window.duration));
+    window.opens = std::make_shared<const Schedule>(std::move(schedule));
+    return window;
+  }
+
+  std::int64_t Time(YamlNode node, const FieldPath& path) {
+    std::string text = Scalar(node, path);
+    auto time = ParseRfc3339(text);
+    if (!time) {
+      Fail(node, path,
+           fmt::format("\"{}\" is not an RFC 3339 time such as 2026-12-05T01:00:00Z", text));
+    }
+    return *time;
+  }
+
+  // The defaults' windows as `descriptor`'s jobs in `timezone` read them: once per dialect and
+  // zone, however many jobs share them.
+  const MaintenanceWindows& DefaultWindows(YamlNode node, const SourceDescriptor& descriptor,
+                                           const std::string& timezone) {
+    auto key = std::make_pair(&descriptor, timezone);
+    auto known = default_windows_.find(key);
+    if (known != default_windows_.end()) return known->second;
+    MaintenanceWindows windows;
+    Guard([&] {
+      windows = Windows(node, FieldPath().Key("defaults").Key("maintenance"), descriptor, timezone);
+    });
+    return default_windows_.emplace(key, std::move(windows)).first->second;
+  }
+
   // Jobs with equal labels and severity share one JobAlerting; none at all shares null.
   std::shared_ptr<const JobAlerting> Intern(JobAlerting alerting) {
     if (alerting.empty()) return nullptr;
@@ -454,7 +560,7 @@ class Decoder {
     Fields fields =
         Check(node, path,
               {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for", "labels",
-               "severity", "failure_threshold", "recovery_threshold", "min_runtime"},
+               "severity", "failure_threshold", "recovery_threshold", "min_runtime", "maintenance"},
               {});
     for (const auto& [key, value] : fields.entries()) {
       FieldPath field = path.Key(key);
@@ -468,6 +574,7 @@ class Decoder {
         if (key == "labels") defaults.alerting.labels = Labels(value, field, {});
         if (key == "severity") defaults.alerting.severity = Severity(value, field, {});
         Tuning(key, value, field, defaults.alerting);
+        if (key == "maintenance") defaults.maintenance = value;
       });
     }
     return defaults;
@@ -526,7 +633,9 @@ class Decoder {
   // Distinct labels/severity settings seen so far; past kMaxInterned (a spec giving nearly every
   // job its own), jobs keep their own copy rather than searched for.
   std::vector<std::shared_ptr<const JobAlerting>> alertings_;
+  std::map<std::pair<const SourceDescriptor*, std::string>, MaintenanceWindows> default_windows_;
   static constexpr std::size_t kMaxInterned = 256;
+  static constexpr std::size_t kMaxWindows = 16;
   static constexpr std::size_t kMaxLabels = 16;
   static constexpr std::size_t kMaxLabelValue = 256;
 };
@@ -819,6 +928,16 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
     });
   }
   if (!runs_dir.empty()) job.MutableExtras().runs_dir = runs_dir + "/" + job.role;
+  if (defaults.maintenance) {
+    alerting.maintenance = DefaultWindows(*defaults.maintenance, descriptor, job.timezone);
+  }
+  if (auto value = fields.Find("maintenance");
+      value && std::find(refused.begin(), refused.end(), "maintenance") == refused.end()) {
+    Guard([&] {
+      MaintenanceWindows own = Windows(*value, path.Key("maintenance"), descriptor, job.timezone);
+      alerting.maintenance.insert(alerting.maintenance.end(), own.begin(), own.end());
+    });
+  }
   if (alerting.min_runtime >= job.max_runtime) {
     // Reported where the job sets one of the two, else on the job (both from the defaults).
     auto at = fields.Find("min_runtime");

@@ -136,6 +136,8 @@ struct RoleStatus {
   // Absent while the source is unknown.
   OptionalCount registered_objects, active_objects, drifted_objects;
   OptionalTime last_scheduled, next_scheduled;
+  // The end of the maintenance window open now (maintenance.h); absent outside windows.
+  OptionalTime maintenance_until;
   RunHistory history;  // absent values stay absent while unknown
   OptionalTime last_progress;
   std::optional<bool> ledger_mismatch;

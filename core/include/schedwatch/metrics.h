@@ -40,6 +40,10 @@ inline constexpr Metric kJobGuarded{
     "schedwatch_job_guarded", Type::kGauge, "role,source",
     "1 if schedwatch_run's guard holds copies of the role apart: the latest run was guarded and "
     "its records show skipped duplicates; 0 if not; absent without run records."};
+inline constexpr Metric kJobInMaintenance{
+    "schedwatch_job_in_maintenance", Type::kGauge, "role,source",
+    "1 while one of the role's maintenance windows is open (its alerts are held), else 0; only "
+    "for roles with windows."};
 inline constexpr Metric kJobInfo{"schedwatch_job_info", Type::kGauge,
                                  "role,source,schedule,timezone,spec_version,...",
                                  "The desired set: one series per role in the spec, value 1."};
@@ -147,12 +151,13 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 36> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 37> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
                                                        &kJobGuarded,
                                                        &kJobInfo,
+                                                       &kJobInMaintenance,
                                                        &kJobLastDuration,
                                                        &kJobLastExitCode,
                                                        &kJobLastFailure,
