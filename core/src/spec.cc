@@ -495,7 +495,15 @@ class Decoder {
     FieldPath schedule_path = path.Key("schedule");
     Schedule schedule;
     if (descriptor.dialect() == CronDialect::kSystemdCalendar) {
-      schedule = CalendarSchedule(schedule_node, schedule_path, timezone);
+      auto calendar = CalendarSpec::Parse(Scalar(schedule_node, schedule_path));
+      if (!calendar) {
+        Fail(schedule_node, schedule_path,
+             fmt::format("{} (a systemd job reads its windows' schedules as OnCalendar=)",
+                         calendar.error()));
+      }
+      std::vector<CalendarSpec> calendars;
+      calendars.push_back(std::move(*calendar));
+      schedule = Schedule(std::move(calendars), FindZone(timezone));
     } else {
       auto expression =
           CronExpression::Parse(Scalar(schedule_node, schedule_path), descriptor.dialect());
