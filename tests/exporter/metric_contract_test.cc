@@ -195,6 +195,7 @@ jobs:
     spec_version: "1"
     runs_dir: runs
     progress: {file: checkpoint, stale_after: 1h}
+    maintenance: [{schedule: "0 1 * * *", duration: 1h}]
 )");
   auto spec = LoadSpecFile((dir.path() / "spec.yaml").string());
   ASSERT_TRUE(spec.ok()) << spec.error();
@@ -211,6 +212,7 @@ jobs:
   role.status.history.last_failure = role.status.history.running_since = kNow;
   role.status.last_progress = kNow;
   role.status.ledger_mismatch = false;
+  role.status.maintenance_until = kNow + 60;
   role.last_duration = 1.5;
   role.last_exit_code = 0;
   role.guarded = true;

@@ -446,6 +446,49 @@ TEST(StatusPageTest, RolePageAndJsonSayHowManyRunsFailingWasJudgedFrom) {
                    .contains("failing_judged_from"));
 }
 
+// gate is in a window that closes in an hour, sync has one tomorrow: the role page, its chip and
+// the JSON say which is open and which is next.
+TEST(StatusPageTest, RolePageAndJsonShowOpenAndNextMaintenanceWindows) {
+  Fixture fixture;
+  const std::int64_t now = fixture.result.time;
+  auto window = [](std::int64_t from, std::int64_t to) {
+    MaintenanceWindow window;
+    window.fixed = {from, to};
+    window.text = "the database move";
+    JobAlerting alerting;
+    alerting.maintenance.push_back(window);
+    return std::make_shared<const JobAlerting>(alerting);
+  };
+  for (auto& job : fixture.spec->jobs) {
+    if (job.role == "gate") job.alerting = window(now - 600, now + 3600);
+    if (job.role == "sync") job.alerting = window(now + 86400, now + 90000);
+  }
+  for (auto& role : fixture.result.roles) {
+    if (role.job->role == "gate") role.status.maintenance_until = now + 3600;
+  }
+  std::string gate = *RenderRoleHtml(fixture.result, "gate");
+  EXPECT_NE(gate.find("<b id=\"maintenance-open\">Open until"), std::string::npos);
+  EXPECT_NE(gate.find("<span id=\"maintenance-next\">none</span>"), std::string::npos);
+  EXPECT_NE(gate.find("data-maintenance=\"open\""), std::string::npos);
+  EXPECT_NE(gate.find("<li><code>the database move</code></li>"), std::string::npos);
+  auto gate_json = nlohmann::json::parse(*RenderRoleJson(fixture.result, "gate"));
+  EXPECT_EQ(gate_json["maintenance"]["open_until"], now + 3600);
+  EXPECT_TRUE(gate_json["maintenance"]["next"].is_null());
+
+  std::string sync = *RenderRoleHtml(fixture.result, "sync");
+  EXPECT_NE(sync.find("No window is open."), std::string::npos);
+  EXPECT_EQ(sync.find("data-maintenance="), std::string::npos);
+  auto sync_json = nlohmann::json::parse(*RenderRoleJson(fixture.result, "sync"));
+  EXPECT_TRUE(sync_json["maintenance"]["open_until"].is_null());
+  EXPECT_EQ(sync_json["maintenance"]["next"],
+            (nlohmann::json{{"from", now + 86400}, {"to", now + 90000}}));
+  // A role without windows has no section and no key.
+  EXPECT_EQ(RenderRoleHtml(fixture.result, "export")->find("id=\"maintenance\""),
+            std::string::npos);
+  EXPECT_FALSE(
+      nlohmann::json::parse(*RenderRoleJson(fixture.result, "export")).contains("maintenance"));
+}
+
 TEST(StatusPageTest, StatusJsonCarriesRunsAndReasons) {
   Fixture fixture;
   auto json = nlohmann::json::parse(RenderStatusJson(fixture.result));
