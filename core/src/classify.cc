@@ -42,7 +42,8 @@ bool SameZone(const std::string& a, const std::string& b) {
 std::optional<std::int64_t> CountedFireBefore(const JobSpec& job, std::int64_t at) {
   const MaintenanceWindows& windows = job.Alerting().maintenance;
   std::optional<std::int64_t> fire = job.schedule.Previous(at);
-  for (int walked = 0; fire && !windows.empty() && walked < kMaxWindowsWalked; ++walked) {
+  for (int walked = 0; fire && !windows.empty(); ++walked) {
+    if (walked == kMaxFireTimesSkipped) return std::nullopt;  // none outside windows for long
     auto open = OpenWindow(windows, *fire);
     if (!open) return fire;
     fire = job.schedule.Previous(open->start - 1);

@@ -30,11 +30,12 @@ bool MaintenanceWindow::operator==(const MaintenanceWindow& other) const {
           opens->expression().dialect() == other.opens->expression().dialect());
 }
 
-std::optional<TimeSpan> OpenWindow(const MaintenanceWindows& windows, std::int64_t t) {
+namespace {
+
+// OpenWindow, and how many passes it took: each takes in the windows open at the current end.
+std::optional<TimeSpan> Joined(const MaintenanceWindows& windows, std::int64_t t, int& passes) {
   std::optional<TimeSpan> open;
-  // Each pass takes in the windows open at the current end; a chain of overlapping windows
-  // is one downtime. Bounded: a spec cannot make windows that never close (spec.cc).
-  for (int pass = 0; pass < kMaxWindowsWalked; ++pass) {
+  for (passes = 0; passes <= kMaxJoinedWindows; ++passes) {
     std::int64_t at = open ? open->end : t;
     bool grew = false;
     for (const auto& window : windows) {
@@ -47,11 +48,27 @@ std::optional<TimeSpan> OpenWindow(const MaintenanceWindows& windows, std::int64
         open->end = span->end;
         grew = true;
       }
-      if (pass == 0) open->start = std::min(open->start, span->start);
+      if (passes == 0) open->start = std::min(open->start, span->start);
     }
     if (!grew) break;
   }
   return open;
+}
+
+}  // namespace
+
+std::optional<TimeSpan> OpenWindow(const MaintenanceWindows& windows, std::int64_t t) {
+  int passes = 0;
+  return Joined(windows, t, passes);
+}
+
+bool JoinTooMany(const MaintenanceWindows& windows, std::int64_t from) {
+  for (const auto& window : windows) {
+    auto first = window.NextAfter(from);
+    int passes = 0;
+    if (first && Joined(windows, first->start, passes) && passes > kMaxJoinedWindows) return true;
+  }
+  return false;
 }
 
 std::optional<TimeSpan> NextWindow(const MaintenanceWindows& windows, std::int64_t t) {

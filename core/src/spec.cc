@@ -551,6 +551,16 @@ class Decoder {
     return default_windows_.emplace(key, std::move(windows)).first->second;
   }
 
+  // JoinTooMany, once for each set of windows however many jobs have it.
+  bool WindowsJoinTooMany(const MaintenanceWindows& windows) {
+    for (const auto& [known, too_many] : joined_checked_) {
+      if (known == windows) return too_many;
+    }
+    bool too_many = JoinTooMany(windows, kPeriodReference);
+    if (joined_checked_.size() < kMaxInterned) joined_checked_.emplace_back(windows, too_many);
+    return too_many;
+  }
+
   // Jobs with equal labels and severity share one JobAlerting; none at all shares null.
   std::shared_ptr<const JobAlerting> Intern(JobAlerting alerting) {
     if (alerting.empty()) return nullptr;
@@ -642,6 +652,7 @@ class Decoder {
   // job its own), jobs keep their own copy rather than searched for.
   std::vector<std::shared_ptr<const JobAlerting>> alertings_;
   std::map<std::pair<const SourceDescriptor*, std::string>, MaintenanceWindows> default_windows_;
+  std::vector<std::pair<MaintenanceWindows, bool>> joined_checked_;
   static constexpr std::size_t kMaxInterned = 256;
   static constexpr std::size_t kMaxWindows = 16;
   static constexpr std::size_t kMaxLabels = 16;
@@ -945,6 +956,14 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
       MaintenanceWindows own = Windows(*value, path.Key("maintenance"), descriptor, job.timezone);
       alerting.maintenance.insert(alerting.maintenance.end(), own.begin(), own.end());
     });
+  }
+  if (!alerting.maintenance.empty() && WindowsJoinTooMany(alerting.maintenance)) {
+    auto own = fields.Find("maintenance");
+    Report(own ? *own : *defaults.maintenance,
+           own ? path.Key("maintenance") : FieldPath().Key("defaults").Key("maintenance"),
+           fmt::format("the windows join into a downtime of more than {} windows in a row: they "
+                       "would hold the alerts for good (give fewer, longer windows)",
+                       kMaxJoinedWindows));
   }
   if (alerting.min_runtime >= job.max_runtime) {
     // Reported where the job sets one of the two, else on the job (both from the defaults).

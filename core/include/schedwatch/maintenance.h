@@ -37,8 +37,15 @@ struct MaintenanceWindow {
 using MaintenanceWindows = std::vector<MaintenanceWindow>;
 
 // The window open at `t`, stretched to the latest end of those open at `t` and of those they
-// run into (overlapping windows are one downtime); nullopt when none is open.
+// run into (overlapping windows are one downtime, of at most kMaxJoinedWindows in a row: the
+// spec refuses windows that join into more); nullopt when none is open.
 std::optional<TimeSpan> OpenWindow(const MaintenanceWindows& windows, std::int64_t t);
+inline constexpr int kMaxJoinedWindows = 32;
+
+// Whether some downtime the windows make after `from` joins more than kMaxJoinedWindows windows
+// in a row (they would hold a role's alerts for good, or nearly): looked for from the first
+// opening of each window after `from`.
+bool JoinTooMany(const MaintenanceWindows& windows, std::int64_t from);
 
 // The earliest window opening after `t`.
 std::optional<TimeSpan> NextWindow(const MaintenanceWindows& windows, std::int64_t t);
@@ -47,5 +54,7 @@ std::optional<TimeSpan> NextWindow(const MaintenanceWindows& windows, std::int64
 // walked one by one, at most kMaxWindowsWalked of each: past that, less is excused, never more.
 std::int64_t CoveredSeconds(const MaintenanceWindows& windows, std::int64_t from, std::int64_t to);
 inline constexpr int kMaxWindowsWalked = 1000;
+// Fire times of a job skipped back over windows, at most, when looking for one outside them.
+inline constexpr int kMaxFireTimesSkipped = 64;
 
 }  // namespace schedwatch
