@@ -1,4 +1,5 @@
-// How a job's alerts are labelled, graded and tuned: settings most jobs leave alone. They live
+// How a job's alerts are labelled, graded and tuned, and which optional series it gets:
+// settings most jobs leave alone. They live
 // behind one pointer in JobSpec that jobs with equal values share, so that 100,000 jobs without
 // them cost a null pointer each.
 #pragma once
@@ -34,11 +35,14 @@ struct JobAlerting {
   int failure_threshold = 1;
   int recovery_threshold = 1;
   std::int64_t min_runtime = 0;  // a success shorter than this is too_short; 0: no check
+  // schedwatch_job_run_duration_seconds for the role: a histogram of its counted runs.
+  bool duration_histogram = false;
 
   // Whether `failing` is judged from the runs rather than the latest failure and success.
   bool Thresholds() const { return failure_threshold > 1 || recovery_threshold > 1; }
   bool empty() const {
-    return labels.empty() && severity.empty() && !Thresholds() && min_runtime == 0;
+    return labels.empty() && severity.empty() && !Thresholds() && min_runtime == 0 &&
+           !duration_histogram;
   }
   // The level of `kind`, or `built_in` when the spec does not set one.
   std::string_view SeverityOf(std::string_view kind, std::string_view built_in) const {
@@ -56,7 +60,8 @@ struct JobAlerting {
   bool operator==(const JobAlerting& other) const {
     return labels == other.labels && severity == other.severity &&
            failure_threshold == other.failure_threshold &&
-           recovery_threshold == other.recovery_threshold && min_runtime == other.min_runtime;
+           recovery_threshold == other.recovery_threshold && min_runtime == other.min_runtime &&
+           duration_histogram == other.duration_histogram;
   }
 };
 
