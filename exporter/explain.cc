@@ -292,6 +292,9 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
     out.push_back({"min_runtime", FormatDuration(alerting.min_runtime),
                    "the spec (job or defaults)", alerting.min_runtime});
   }
+  if (alerting.duration_histogram) {
+    out.push_back({"duration_histogram", "true", "the spec (job or defaults)", std::nullopt});
+  }
   return out;
 }
 

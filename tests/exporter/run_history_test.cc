@@ -194,7 +194,7 @@ jobs:
     return std::make_shared<const Spec>(std::move(*spec));
   }
   // One refresh: the first role of `spec` reads `runs` (unknown when `up` is false).
-  RefreshResult Refresh(const std::shared_ptr<const Spec>& spec, std::vector<Run> runs,
+  RefreshResult Refresh(const std::shared_ptr<const Spec>& spec, std::vector<schedwatch::Run> runs,
                         bool up = true) {
     RefreshResult result;
     result.spec = spec;
@@ -203,7 +203,7 @@ jobs:
       role.job = &job;
       if (!up) role.status.conditions.set(static_cast<int>(Condition::kUnknown));
       if (up && &job == &spec->jobs[0]) {
-        for (const Run& run : runs) role.status.history.Add(run);
+        for (const schedwatch::Run& run : runs) role.status.history.Add(run);
       }
       result.roles.push_back(std::move(role));
     }
@@ -261,7 +261,7 @@ TEST_F(RunCountsTest, AReloadKeepsTheCountsOfARoleOnTheSameSource) {
 // out of the kept ones is not counted again.
 TEST_F(RunCountsTest, ARunShownAgainAfterItLeftTheKeptRunsIsNotCountedAgain) {
   auto spec = Load(kOneJob);
-  std::vector<Run> page;
+  std::vector<schedwatch::Run> page;
   for (int i = 1; i <= 25; ++i) {
     page.push_back(Finished(i * 100, i * 100 + 10));
     Refresh(spec, page);
