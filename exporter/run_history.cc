@@ -151,8 +151,9 @@ void RunHistoryStore::Update(RefreshResult& result) {
     }
     role.runs = slot;
     role.run_counts = counts;
-    // Series from the first run the source shows the role, so that the first one counted is an
-    // increase rather than where a new series starts.
+    // Kept, and served, from the first run the source shows the role (both outcomes, 0 until
+    // counted): a run first seen running is then an increase when it ends. None for a role
+    // that never showed a run.
     if (!slot && counts.empty()) continue;
     if (timed) {
       if (!histogram) histogram = std::make_shared<const DurationHistogram>();
