@@ -298,6 +298,9 @@ std::vector<Threshold> Thresholds(const JobSpec& job) {
   for (const auto& window : alerting.maintenance) {
     out.push_back({"maintenance", window.text, "the spec (job or defaults)", std::nullopt});
   }
+  if (alerting.duration_histogram) {
+    out.push_back({"duration_histogram", "true", "the spec (job or defaults)", std::nullopt});
+  }
   return out;
 }
 

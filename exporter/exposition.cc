@@ -103,13 +103,16 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   std::string& out = writer.buffer();
   // `name{role="x",source="y"`: the identity labels every series carries, written in place
   // (not kept per role: at 100,000 roles that list alone was 8 MB).
-  auto series = [&](const metrics::Metric& metric, std::size_t i) {
-    out += metric.name;
+  auto job_series = [&](std::string_view name, const JobSpec& job) {
+    out += name;
     out += "{role=\"";
-    AppendEscapedLabelValue(out, result.roles[i].job->role);
+    AppendEscapedLabelValue(out, job.role);
     out += "\",source=\"";
-    AppendEscapedLabelValue(out, result.roles[i].job->source);
+    AppendEscapedLabelValue(out, job.source);
     out += '"';
+  };
+  auto series = [&](const metrics::Metric& metric, std::size_t i) {
+    job_series(metric.name, *result.roles[i].job);
   };
   auto gauge_family = [&](const RoleGauge& gauge) {
     bool header = false;
@@ -169,6 +172,48 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       out += "} 1\n";
       writer.EndOfLine();
     }
+  }
+  gauges_before(metrics::kJobRunDuration.name);
+  if (!result.durations.empty()) {
+    const metrics::Metric& metric = metrics::kJobRunDuration;
+    Header(out, metric);
+    const std::string bucket = std::string(metric.name) + "_bucket";
+    for (const RoleDurations& role : result.durations) {
+      const DurationHistogram& histogram = *role.histogram;
+      std::uint64_t count = 0;
+      for (std::size_t b = 0; b < histogram.counts.size(); ++b) {
+        count += histogram.counts[b];
+        job_series(bucket, *role.job);
+        if (b < kRunDurationBuckets.size()) {
+          fmt::format_to(std::back_inserter(out), ",le=\"{}\"}} {}\n", kRunDurationBuckets[b],
+                         count);
+        } else {
+          fmt::format_to(std::back_inserter(out), ",le=\"+Inf\"}} {}\n", count);
+        }
+        writer.EndOfLine();
+      }
+      job_series(std::string(metric.name) + "_sum", *role.job);
+      fmt::format_to(std::back_inserter(out), "}} {}\n", histogram.sum);
+      writer.EndOfLine();
+      job_series(std::string(metric.name) + "_count", *role.job);
+      fmt::format_to(std::back_inserter(out), "}} {}\n", count);
+      writer.EndOfLine();
+    }
+  }
+  gauges_before(metrics::kJobRuns.name);
+  bool runs_header = false;
+  for (std::size_t i = 0; i < result.roles.size(); ++i) {
+    const RoleResult& role = result.roles[i];
+    if (!role.runs && role.run_counts.empty()) continue;  // its source showed no run
+    if (!runs_header) Header(out, metrics::kJobRuns);
+    runs_header = true;
+    series(metrics::kJobRuns, i);
+    fmt::format_to(std::back_inserter(out), ",outcome=\"failure\"}} {}\n", role.run_counts.failed);
+    writer.EndOfLine();
+    series(metrics::kJobRuns, i);
+    fmt::format_to(std::back_inserter(out), ",outcome=\"success\"}} {}\n",
+                   role.run_counts.succeeded);
+    writer.EndOfLine();
   }
   gauges_before("~");  // the rest
 }

@@ -25,6 +25,22 @@ RecordedRun Record(const Run& run, RunOrigin origin) {
 
 bool ByStart(const RecordedRun& a, const RecordedRun& b) { return a.started < b.started; }
 
+// One role's slot of a list sorted by role, if it holds the same role on the same source.
+template <typename Entry>
+Entry* Find(std::vector<Entry>& list, const JobSpec& job) {
+  auto it = std::lower_bound(
+      list.begin(), list.end(), job.role,
+      [](const Entry& entry, std::string_view role) { return entry.job->role < role; });
+  bool same = it != list.end() && it->job->role == job.role && it->job->source == job.source;
+  return same ? &*it : nullptr;
+}
+
+template <typename Entry>
+void SortByRole(std::vector<Entry>& list) {
+  std::sort(list.begin(), list.end(),
+            [](const Entry& a, const Entry& b) { return a.job->role < b.job->role; });
+}
+
 }  // namespace
 
 RoleRuns MergeRuns(const RoleRuns& kept, const std::vector<Run>& read, bool complete,
@@ -77,24 +93,56 @@ bool JudgedFromKeptRuns(const JobSpec& job) {
   return type == nullptr || !type->reports_complete_history();
 }
 
+void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
+                          const std::function<void(const Run&)>& count) {
+  for (const Run& run : read) {
+    if (run.outcome == Run::Outcome::kRunning) continue;
+    auto held =
+        std::lower_bound(kept.begin(), kept.end(), run.started,
+                         [](const RecordedRun& a, std::int64_t b) { return a.started < b; });
+    bool known = held != kept.end() && held->started == run.started;
+    if (known ? held->outcome == Run::Outcome::kRunning
+              : kept.empty() || run.started > kept.front().started) {
+      count(run);
+    }
+  }
+}
+
 void RunHistoryStore::Update(RefreshResult& result) {
-  auto by_role = [](const Kept& kept, std::string_view role) { return kept.job->role < role; };
   std::vector<Kept> kept;
   kept.reserve(result.roles.size());
+  std::vector<RoleDurations> durations;
   for (RoleResult& role : result.roles) {
     std::shared_ptr<const RoleRuns> slot;
-    auto it = std::lower_bound(kept_.begin(), kept_.end(), role.job->role, by_role);
-    if (it != kept_.end() && it->job->role == role.job->role &&
-        it->job->source == role.job->source) {
-      slot = std::move(it->runs);
+    RunCounts counts;
+    if (Kept* before = Find(kept_, *role.job)) {
+      slot = std::move(before->runs);
+      counts = before->counts;
+    }
+    std::shared_ptr<const DurationHistogram> histogram;
+    bool timed = role.job->Alerting().duration_histogram;
+    if (RoleDurations* before = timed ? Find(durations_, *role.job) : nullptr) {
+      histogram = before->histogram;
     }
     if (!role.status.Has(Condition::kUnknown)) {
       std::vector<Run> read = std::move(role.status.history.runs);
       role.status.history.runs = {};
       static const RoleRuns kNone;
+      const RoleRuns& old = slot ? *slot : kNone;
+      std::shared_ptr<DurationHistogram> observed;
+      ForEachNewlyFinished(old, read, [&](const Run& run) {
+        ++(run.outcome == Run::Outcome::kSucceeded ? counts.succeeded : counts.failed);
+        if (!timed) return;
+        if (!observed) {
+          observed = histogram ? std::make_shared<DurationHistogram>(*histogram)
+                               : std::make_shared<DurationHistogram>();
+        }
+        observed->Observe(std::max<std::int64_t>(0, run.finished.value_or(0) - run.started));
+      });
+      if (observed) histogram = std::move(observed);
       const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
       bool complete = type != nullptr && type->reports_complete_history();
-      RoleRuns merged = MergeRuns(slot ? *slot : kNone, read, complete);
+      RoleRuns merged = MergeRuns(old, read, complete);
       if (merged.empty()) {
         slot.reset();
       } else if (!slot || *slot != merged) {
@@ -102,12 +150,23 @@ void RunHistoryStore::Update(RefreshResult& result) {
       }
     }
     role.runs = slot;
-    if (slot) kept.push_back({role.job, std::move(slot)});
+    role.run_counts = counts;
+    // Kept, and served, from the first run the source shows the role (both outcomes, 0 until
+    // counted): a run first seen running is then an increase when it ends. None for a role
+    // that never showed a run.
+    if (!slot && counts.empty()) continue;
+    if (timed) {
+      if (!histogram) histogram = std::make_shared<const DurationHistogram>();
+      durations.push_back({role.job, std::move(histogram)});
+    }
+    kept.push_back({role.job, std::move(slot), counts});
   }
   // Roles that left the spec are forgotten: they are not in `kept`.
-  std::sort(kept.begin(), kept.end(),
-            [](const Kept& a, const Kept& b) { return a.job->role < b.job->role; });
+  SortByRole(kept);
+  SortByRole(durations);
   kept_ = std::move(kept);
+  durations_ = durations;
+  result.durations = std::move(durations);
   spec_ = result.spec;
 }
 

@@ -3,8 +3,18 @@
 // Jobs, GitHub a page of runs); this keeps the newest kRunHistoryKept runs of each role after
 // the scheduler has forgotten them. 16 bytes a run; a role's list is shared, never copied, with
 // the published refreshes and is replaced only when it changes.
+//
+// It also counts finished runs (schedwatch_job_runs_total), each once: when a read first shows
+// it finished. The kept runs are what was seen: a run counts when the read shows it finished
+// and the role keeps it running, or keeps no run with its start and it is newer than the oldest
+// one kept (any run, when the role keeps none: what a source shows at the exporter's start, or
+// when a role is first seen, is counted). So a run is not counted again on later refreshes,
+// after a reload, or when a source shows it again after it fell out of the kept runs (a page of
+// 30 GitHub runs against 20 kept). A run first seen finished that started before the oldest
+// kept run is not counted.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,24 +39,32 @@ void AddKeptRuns(const RoleRuns& kept, RunHistory& history);
 // source's reads are not its whole history (a complete read replaces what was kept).
 bool JudgedFromKeptRuns(const JobSpec& job);
 
+// Calls `count` with each run of `read` counted now: finished, and by the rule above new to
+// `kept` (the role's runs before this read).
+void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
+                          const std::function<void(const Run&)>& count);
+
 class RunHistoryStore {
  public:
   // Merges the runs of every role whose source was read into the store, moves them from
-  // status.history.runs into RoleResult::runs, gives roles of unread sources what the store
-  // kept, and forgets roles that left the spec. Called once per refresh, by one thread.
+  // status.history.runs into RoleResult::runs, counts the newly finished ones into
+  // RoleResult::run_counts and RefreshResult::durations, gives roles of unread sources what the
+  // store kept, and forgets roles that left the spec. Called once per refresh, by one thread.
   void Update(RefreshResult& result);
 
   std::size_t roles() const { return kept_.size(); }
 
  private:
-  // A role's runs, by its job of the last refresh (the role and source compared, not the
-  // pointer, so a reloaded spec keeps them): 24 bytes a role, no copy of its names.
+  // A role's runs and counts, by its job of the last refresh (the role and source compared, not
+  // the pointer, so a reloaded spec keeps them): 32 bytes a role, no copy of its names.
   struct Kept {
     const JobSpec* job = nullptr;
     std::shared_ptr<const RoleRuns> runs;
+    RunCounts counts;
   };
-  std::shared_ptr<const Spec> spec_;  // the last refresh's: holds the jobs of kept_
-  std::vector<Kept> kept_;            // sorted by role; roles without runs left out
+  std::shared_ptr<const Spec> spec_;      // the last refresh's: holds the jobs of kept_
+  std::vector<Kept> kept_;                // sorted by role; roles without runs or counts left out
+  std::vector<RoleDurations> durations_;  // sorted by role; jobs with duration_histogram only
 };
 
 }  // namespace schedwatch

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +49,36 @@ struct RecordedRun {
 };
 using RoleRuns = std::vector<RecordedRun>;  // oldest first, at most kRunHistoryKept
 
+// Finished runs counted since the exporter started, each once (exporter/run_history.h):
+// schedwatch_job_runs_total.
+struct RunCounts {
+  std::uint32_t succeeded = 0;
+  std::uint32_t failed = 0;
+  bool empty() const { return succeeded == 0 && failed == 0; }
+};
+
+// Upper bounds (seconds) of schedwatch_job_run_duration_seconds' buckets; +Inf follows.
+inline constexpr std::array<std::int32_t, 14> kRunDurationBuckets = {
+    1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400};
+
+// The durations of a role's counted runs, for jobs with duration_histogram.
+struct DurationHistogram {
+  std::array<std::uint32_t, kRunDurationBuckets.size() + 1> counts{};  // per bucket, not summed
+  std::int64_t sum = 0;                                                // seconds
+
+  void Observe(std::int64_t seconds) {
+    std::size_t bucket = 0;
+    while (bucket < kRunDurationBuckets.size() && seconds > kRunDurationBuckets[bucket]) ++bucket;
+    ++counts[bucket];
+    sum += seconds;
+  }
+};
+
+struct RoleDurations {
+  const JobSpec* job = nullptr;
+  std::shared_ptr<const DurationHistogram> histogram;  // shared with the store
+};
+
 // A role's live objects, read-only. Shared with the previous refresh while they are unchanged
 // (the common case), so the published refresh and the one being built hold them once.
 class RoleObjects {
@@ -92,6 +123,7 @@ struct RoleResult {
   std::optional<bool> guarded;
   int run_records = 0;
   int skipped_duplicates = 0;  // among the records kept
+  RunCounts run_counts;  // schedwatch_job_runs_total: served while `runs` is set or counts are
 };
 
 struct RefreshResult {
@@ -100,6 +132,9 @@ struct RefreshResult {
   bool complete = false;              // false before the first refresh has finished
   std::vector<RoleResult> roles;      // sorted by role
   std::vector<SourceStatus> sources;  // sorted by name
+  // schedwatch_job_run_duration_seconds: roles of jobs with duration_histogram that counted a
+  // run, sorted by role.
+  std::vector<RoleDurations> durations;
   // A step of the wall clock within the hold window (refresher.h): what held conditions.
   std::optional<ClockStep> clock_step;
 };

@@ -120,6 +120,10 @@ inline constexpr std::size_t kSinkChunk = 1 << 20;
 
 // The groups of schedwatch-global.rules.yml: the exporter alerts and the Watchdog.
 std::vector<RuleGroup> BuildGlobalRules(const Options& options);
+// The success ratio's recording rule, role:schedwatch_job_runs_success:ratio_rate<window>:
+// successes over finished runs in the window, per role, replicas merged; no sample for a role
+// without finished runs in the window.
+std::string SuccessRatioRecord(const Options& options);
 
 // `spec` null: the global file, whose header names no spec. `anchors` false writes each rule's
 // annotations in full (for tools that do not resolve YAML aliases).

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
       "Alertmanager snippet and a Grafana dashboard from the desired-state spec."};
   app.set_version_flag("--version", VersionText("schedwatch_rulegen"));
   std::string config_file, out_dir, mode = "per-role", watcher_stale_after = "5m";
-  std::string exporter_alert_for = "5m", output_format = "rules";
+  std::string exporter_alert_for = "5m", output_format = "rules", success_ratio_window = "1d";
   rulegen::Options options;
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
   app.add_option("--out", out_dir, "Directory to write the files into (created if needed)")
@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   app.add_option("--exporter-alert-for", exporter_alert_for,
                  "for: of SchedwatchExporterDown, SchedwatchWatcherStale and SchedwatchSourceDown "
                  "(schedwatch-global.rules.yml)")
+      ->capture_default_str();
+  app.add_option("--success-ratio-window", success_ratio_window,
+                 "Window of the success ratio recording rule "
+                 "(role:schedwatch_job_runs_success:ratio_rate<window>), whole minutes")
       ->capture_default_str();
   app.add_option("--output-format", output_format,
                  "rules: Prometheus rule files; prometheus-rule: also the same rules as "
@@ -117,6 +121,12 @@ int main(int argc, char** argv) {
                                  stale_after ? "must be longer than 0s" : stale_after.error());
     }
     options.watcher_stale_after = *stale_after;
+    auto window = ParseDuration(success_ratio_window);
+    if (!window || *window < 600 || *window % 60 != 0) {
+      throw CLI::ValidationError("--success-ratio-window",
+                                 window ? "must be whole minutes, at least 10m" : window.error());
+    }
+    options.success_ratio_window = *window;
     for (const auto& [flag, value] :
          {std::pair<const char*, const std::string*>{"--exporter-job", &options.exporter_job},
           {"--runbook-base-url", &options.runbook_base_url},

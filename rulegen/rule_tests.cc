@@ -182,6 +182,7 @@ class TestWriter {
         out.clear();
       }
     }
+    WriteSuccessRatio(out);
     TestCase watchdog;
     watchdog.name = "Watchdog: always firing, even with no other series";
     watchdog.annotations = true;
@@ -727,6 +728,64 @@ class TestWriter {
       cases.push_back(std::move(test));
     }
     return cases;
+  }
+
+  // The success ratio recording rule, for the sampled roles: a failure by 1m, successes by 2m,
+  // 3m and 4m: 0.75 at 5m, and a second replica that missed the failure is merged in, not
+  // added. For a window of at most kRatioBoundaryWindow also both sides of it: 0.75 one minute
+  // before the failure's increase leaves the window, 1 one minute after, no sample once no run
+  // finished within it. (promtool evaluates every rule of the files each minute up to the last
+  // check: a day of minutes for every alert of a large spec takes too long; the boundary is the
+  // same whatever the window, and the repository's tests check it with a 30m window.)
+  static constexpr std::int64_t kRatioBoundaryWindow = 3600;
+  void WriteSuccessRatio(std::string& out) const {
+    if (sampled_.empty()) return;
+    const std::int64_t window = options_.success_ratio_window;
+    const bool boundary = window <= kRatioBoundaryWindow;
+    const std::int64_t samples = boundary ? window / 60 + 6 : 6;
+    const std::string record = SuccessRatioRecord(options_);
+    AppendFormat(
+        out, "  - name: {}\n    interval: 1m\n    input_series:\n",
+        YamlScalar(fmt::format("{}: 3 successes and 1 failure within {} give 0.75{}; replicas "
+                               "merged, not added",
+                               record, FormatDuration(window),
+                               boundary ? ", 1 once the failure is older, none once no run "
+                                          "finished within it"
+                                        : "")));
+    auto series = [&](const JobSpec& job, int r, std::string_view outcome, std::string values) {
+      AppendFormat(
+          out, "      - series: {}\n        values: {}\n",
+          YamlScalar(SeriesText(metrics::kJobRuns.name,
+                                With(RoleLabels(job, 0, r), "outcome", std::string(outcome)))),
+          YamlScalar(values));
+    };
+    for (const JobSpec* job : sampled_) {
+      series(*job, 0, "failure", fmt::format("0 1x{}", samples - 2));
+      series(*job, 0, "success", fmt::format("0x1 1 2 3x{}", samples - 5));
+    }
+    series(*sampled_[0], 1, "failure", fmt::format("0x{}", samples - 1));
+    series(*sampled_[0], 1, "success", fmt::format("0x1 1 2 3x{}", samples - 5));
+    out += "    promql_expr_test:\n";
+    std::vector<std::pair<std::int64_t, const char*>> checks = {{300, "0.75"}};
+    if (boundary) {
+      checks.insert(checks.end(),
+                    {{window - 60, "0.75"}, {window + 60, "1"}, {window + 300, nullptr}});
+    }
+    for (auto [t, value] : checks) {
+      AppendFormat(out, "      - expr: {}\n        eval_time: {}\n", record, FormatDuration(t));
+      if (!value) {
+        out += "        exp_samples: []\n";
+        continue;
+      }
+      out += "        exp_samples:\n";
+      for (const JobSpec* job : sampled_) {
+        Labels labels = WatcherLabels();
+        labels["role"] = job->role;
+        labels["source"] = job->source;
+        AppendFormat(out, "          - labels: {}\n            value: {}\n",
+                     YamlScalar(SeriesText(record, labels)), value);
+      }
+    }
   }
 
   void Write(const TestCase& test, std::string& out) const {

@@ -38,6 +38,8 @@ struct Options {
   // `for:` of the exporter alerts in schedwatch-global.rules.yml. A flag, not the spec's
   // alert_for, so that the global file is the same for every spec.
   std::int64_t exporter_alert_for = 300;
+  // The window of the success ratio recording rule (SuccessRatioRecord), whole minutes.
+  std::int64_t success_ratio_window = 86400;
   // Also write the rules as prometheus-operator PrometheusRule objects.
   bool prometheus_rule = false;
   std::string prometheus_rule_namespace = "monitoring";

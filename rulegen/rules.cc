@@ -270,6 +270,11 @@ void WriteLabels(const Rule& rule, std::string& out) {
 
 }  // namespace
 
+std::string SuccessRatioRecord(const Options& options) {
+  return "role:schedwatch_job_runs_success:ratio_rate" +
+         FormatDuration(options.success_ratio_window);
+}
+
 std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
   const std::string e = "job=" + PromString(options.exporter_job);
   const std::string watcher = IdentityList(options, {});
@@ -314,7 +319,22 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
            "warning"),
       MakeRule(Alert::kWatchdog, "vector(1)", 0),
   };
-  return {{"schedwatch-global", std::move(rules)}};
+  // Replicas count the same runs, each from its own start: the one that saw most is merged in,
+  // never their sum. Outcomes are summed within a replica.
+  const std::string key = IdentityList(options, {"source", "role"});
+  auto increase = [&](std::string_view outcome) {
+    return fmt::format("increase({}{{{}{}}}[{}])", metrics::kJobRuns.name, e, outcome,
+                       FormatDuration(options.success_ratio_window));
+  };
+  Rule ratio{Alert::kWatchdog,
+             SuccessRatioRecord(options),
+             fmt::format("max by ({}) ({}) / (max by ({}) (sum by ({}) ({})) > 0)", key,
+                         increase(",outcome=\"success\""), key,
+                         IdentityList(options, {"instance", "source", "role"}), increase("")),
+             0,
+             {},
+             {}};
+  return {{"schedwatch-global", std::move(rules)}, {"schedwatch-runs", {std::move(ratio)}}};
 }
 
 std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
@@ -393,8 +413,8 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const O
       size += 256 + rule.expr.size();
     }
   }
-  std::string out =
-      GeneratedHeader(spec, options, spec ? "Alerting rules" : "Global alerting rules");
+  std::string out = GeneratedHeader(
+      spec, options, spec ? "Alerting rules" : "Global alerting and recording rules");
   out.reserve(std::min(size, 2 * kSinkChunk));
   if (std::any_of(shared.begin(), shared.end(),
                   [](const auto& entry) { return entry.second > 1; })) {

@@ -41,7 +41,9 @@ const std::vector<std::string>& CommonJobKeys() {
       "role",        "source",      "schedule",          "timezone",           "spec_version",
       "start_grace", "max_runtime", "missed_starts",     "alert_for",          "stale_after",
       "progress",    "template",    "success_metric",    "runs_dir",           "labels",
-      "severity",    "min_runtime", "failure_threshold", "recovery_threshold", "maintenance"};
+      "severity",    "min_runtime", "failure_threshold", "recovery_threshold", "maintenance",
+      "duration_histogram",
+  };
   return *keys;
 }
 
@@ -328,6 +330,14 @@ class Decoder {
     return value;
   }
 
+  bool Boolean(YamlNode node, const FieldPath& path) {
+    std::string text = Scalar(node, path);
+    if (text != "true" && text != "false") {
+      Fail(node, path, fmt::format("expected true or false, got {}", node.Describe()));
+    }
+    return text == "true";
+  }
+
   int PositiveInt(YamlNode node, const FieldPath& path, int max) {
     return static_cast<int>(WholeNumber(node, path, 1, max));
   }
@@ -432,8 +442,8 @@ class Decoder {
     return base;
   }
 
-  // failure_threshold, recovery_threshold and min_runtime, into `alerting`. A threshold counts
-  // runs of the history a role keeps, so it is at most that long.
+  // failure_threshold, recovery_threshold, min_runtime and duration_histogram, into `alerting`.
+  // A threshold counts runs of the history a role keeps, so it is at most that long.
   void Tuning(std::string_view key, YamlNode value, const FieldPath& field, JobAlerting& alerting) {
     constexpr int kMaxThreshold = static_cast<int>(kRunHistoryKept);
     if (key == "failure_threshold") {
@@ -443,6 +453,7 @@ class Decoder {
       alerting.recovery_threshold = PositiveInt(value, field, kMaxThreshold);
     }
     if (key == "min_runtime") alerting.min_runtime = PositiveDuration(value, field);
+    if (key == "duration_histogram") alerting.duration_histogram = Boolean(value, field);
   }
 
   // `maintenance:`, its schedules read as `descriptor`'s jobs' in `timezone`.
@@ -575,11 +586,11 @@ class Decoder {
 
   Defaults DecodeDefaults(YamlNode node, const FieldPath& path) {
     Defaults defaults;
-    Fields fields =
-        Check(node, path,
-              {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for", "labels",
-               "severity", "failure_threshold", "recovery_threshold", "min_runtime", "maintenance"},
-              {});
+    Fields fields = Check(node, path,
+                          {"timezone", "start_grace", "max_runtime", "missed_starts", "alert_for",
+                           "labels", "severity", "failure_threshold", "recovery_threshold",
+                           "min_runtime", "maintenance", "duration_histogram"},
+                          {});
     for (const auto& [key, value] : fields.entries()) {
       FieldPath field = path.Key(key);
       defaults.set.insert(std::string(key));
@@ -703,12 +714,7 @@ class FieldsReader : public SettingsReader {
 
   std::optional<bool> Bool(std::string_view key) override {
     return Get<bool>(key, [&](YamlNode value, const FieldPath& field) {
-      std::string text = decoder_.Scalar(value, field);
-      if (text != "true" && text != "false") {
-        decoder_.Fail(value, field,
-                      fmt::format("expected true or false, got {}", value.Describe()));
-      }
-      return text == "true";
+      return decoder_.Boolean(value, field);
     });
   }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "exporter/exposition.h"
 #include "exporter/refresher.h"
@@ -89,6 +90,20 @@ std::map<std::string, Stable> Families(const std::string& exposition,
           while (line[close - 1] == '\\') close = line.find('"', close + 1);
           at = close + 1;
           if (line[at] == ',') ++at;
+        }
+      }
+      // A histogram's _bucket, _sum and _count series are its family's; le is the histogram's.
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+        std::string_view text(name), end(suffix);
+        if (text.size() <= end.size() || text.substr(text.size() - end.size()) != end) continue;
+        std::string base = name.substr(0, name.size() - end.size());
+        auto family = families.find(base);
+        if (family == families.end() || family->second.type != "histogram") continue;
+        name = base;
+        if (end == "_bucket") {
+          std::size_t le = labels.rfind(",le");
+          EXPECT_EQ(le, labels.size() - 3) << "a bucket without le last: " << line;
+          labels = labels.substr(0, le);
         }
       }
       if (labels.empty()) labels = "-";
@@ -216,7 +231,12 @@ jobs:
   role.last_duration = 1.5;
   role.last_exit_code = 0;
   role.guarded = true;
+  role.runs = std::make_shared<const RoleRuns>();
+  role.run_counts = {3, 1};
   result.roles.push_back(role);
+  auto histogram = std::make_shared<DurationHistogram>();
+  histogram->Observe(42);
+  result.durations.push_back({role.job, histogram});
   SourceStatus source;
   source.name = "s";
   source.type = "file";

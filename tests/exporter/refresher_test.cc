@@ -623,5 +623,59 @@ jobs:
   EXPECT_EQ(Role(*(*refresher)->Current(), "wrapped").status.ConditionList(), "not_started,stale");
 }
 
+// schedwatch_job_runs_total through the refresh loop: each finished run once, across refreshes
+// and a reload, a running one when it ends; no series for a role whose source shows no run.
+TEST(RefresherTest, RunsAreCountedOnceAcrossRefreshesAndAReload) {
+  TempDir dir;
+  fs::path spec = dir.path() / "spec.yaml";
+  const std::string jobs = R"(version: 1
+sources: {s: {type: file, path: live.yaml}}
+jobs:
+  - {role: sync, source: s, schedule: "*/5 * * * *", spec_version: "1", duration_histogram: true}
+  - {role: idle, source: s, schedule: "*/5 * * * *", spec_version: "1"}
+)";
+  WriteFile(spec, jobs);
+  auto live = [&](const std::string& last) {
+    WriteFile(dir.path() / "live.yaml",
+              "objects:\n"
+              "  - {id: s/sync, role: sync, schedule: \"*/5 * * * *\", spec_version: \"1\"}\n"
+              "  - {id: s/idle, role: idle, schedule: \"*/5 * * * *\", spec_version: \"1\"}\n"
+              "runs:\n  - {role: sync, started: " +
+                  FormatRfc3339(kNow - 600) + ", finished: " + FormatRfc3339(kNow - 540) +
+                  ", result: success}\n  - {role: sync, started: " + FormatRfc3339(kNow - 300) +
+                  ", finished: " + FormatRfc3339(kNow - 290) + ", result: failure}\n" + last);
+  };
+  live("  - {role: sync, started: " + FormatRfc3339(kNow - 60) + ", result: running}\n");
+  auto refresher = MakeRefresher(spec.string());
+  auto counts = [&] {
+    refresher->RefreshOnce();
+    std::string metrics(refresher->Current()->metrics);
+    std::smatch match;
+    std::string out;
+    for (const char* outcome : {"success", "failure"}) {
+      std::regex line(
+          std::string("schedwatch_job_runs_total\\{role=\"sync\",source=\"s\",outcome=\"") +
+          outcome + "\"\\} ([0-9]+)\n");
+      out += std::regex_search(metrics, match, line) ? match[1].str() : "-";
+      out += ' ';
+    }
+    std::smatch histogram;
+    std::regex count(
+        "schedwatch_job_run_duration_seconds_count\\{role=\"sync\",source=\"s\"\\} ([0-9]+)\n");
+    out += std::regex_search(metrics, histogram, count) ? histogram[1].str() : "-";
+    EXPECT_EQ(metrics.find("schedwatch_job_runs_total{role=\"idle\""), std::string::npos);
+    return out;
+  };
+  EXPECT_EQ(counts(), "1 1 2");
+  EXPECT_EQ(counts(), "1 1 2");
+  WriteFile(spec, jobs + "# reloaded\n");
+  ASSERT_TRUE(refresher->Reload().ok());
+  EXPECT_EQ(counts(), "1 1 2");
+  live("  - {role: sync, started: " + FormatRfc3339(kNow - 60) +
+       ", finished: " + FormatRfc3339(kNow - 30) + ", result: success}\n");
+  EXPECT_EQ(counts(), "2 1 3");
+  EXPECT_EQ(counts(), "2 1 3");
+}
+
 }  // namespace
 }  // namespace schedwatch

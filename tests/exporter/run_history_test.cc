@@ -1,7 +1,10 @@
 // Run history kept across refreshes: merged, de-duplicated by start time, bounded.
 #include "exporter/run_history.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <numeric>
 
 #include "exporter/explain.h"
 #include "sources/catalog.h"
@@ -175,6 +178,129 @@ jobs:
                       "ok / failure_threshold 3, recovery_threshold 1, judged from 3 finished runs",
                       "failing / failure_threshold 3, recovery_threshold 1, judged from 4 finished "
                       "runs"}));
+}
+
+// schedwatch_job_runs_total: refreshes of one store, each a read of the roles' runs.
+class RunCountsTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const Spec> Load(std::string_view jobs) {
+    auto spec = ParseSpec(fmt::format(R"(version: 1
+sources: {{k: {{type: kubernetes}}, c: {{type: kubernetes}}}}
+jobs:
+{})",
+                                      jobs),
+                          "spec.yaml", BuiltInCatalog());
+    EXPECT_TRUE(spec.ok()) << spec.error();
+    return std::make_shared<const Spec>(std::move(*spec));
+  }
+  // One refresh: the first role of `spec` reads `runs` (unknown when `up` is false).
+  RefreshResult Refresh(const std::shared_ptr<const Spec>& spec, std::vector<schedwatch::Run> runs,
+                        bool up = true) {
+    RefreshResult result;
+    result.spec = spec;
+    for (const JobSpec& job : spec->jobs) {
+      RoleResult role;
+      role.job = &job;
+      if (!up) role.status.conditions.set(static_cast<int>(Condition::kUnknown));
+      if (up && &job == &spec->jobs[0]) {
+        for (const schedwatch::Run& run : runs) role.status.history.Add(run);
+      }
+      result.roles.push_back(std::move(role));
+    }
+    store_.Update(result);
+    return result;
+  }
+  static std::pair<std::uint32_t, std::uint32_t> Counts(const RefreshResult& result) {
+    return {result.roles[0].run_counts.succeeded, result.roles[0].run_counts.failed};
+  }
+  using Pair = std::pair<std::uint32_t, std::uint32_t>;
+  RunHistoryStore store_;
+};
+
+constexpr const char* kOneJob =
+    R"(  - {role: a, source: k, schedule: "*/10 * * * *", spec_version: "1"}
+  - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
+)";
+
+TEST_F(RunCountsTest, EachFinishedRunOnceAcrossRefreshesARunningOneWhenItFinishes) {
+  auto spec = Load(kOneJob);
+  // The first read: what the source shows is counted (the counters start at zero then).
+  RefreshResult first =
+      Refresh(spec, {Finished(100, 110), Finished(200, 210, false), Running(300)});
+  EXPECT_EQ(Counts(first), (Pair{1, 1}));
+  // Shown again: not again. The running one counts when it is first seen finished.
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(100, 110), Finished(200, 210, false), Running(300)})),
+            (Pair{1, 1}));
+  RefreshResult finished = Refresh(spec, {Finished(200, 210, false), Finished(300, 390, false)});
+  EXPECT_EQ(Counts(finished), (Pair{1, 2}));
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(300, 390, false), Finished(400, 410)})), (Pair{2, 2}));
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(300, 390, false), Finished(400, 410)})), (Pair{2, 2}));
+  // b's source shows it no run: no series (neither runs nor counts).
+  EXPECT_FALSE(finished.roles[1].runs);
+  EXPECT_TRUE(finished.roles[1].run_counts.empty());
+  // While the source is unknown the counts stay, and so do the series.
+  RefreshResult down = Refresh(spec, {}, false);
+  EXPECT_EQ(Counts(down), (Pair{2, 2}));
+  EXPECT_TRUE(down.roles[0].runs);
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(400, 410)})), (Pair{2, 2}));
+}
+
+TEST_F(RunCountsTest, AReloadKeepsTheCountsOfARoleOnTheSameSource) {
+  EXPECT_EQ(Counts(Refresh(Load(kOneJob), {Finished(100, 110), Finished(200, 210)})), (Pair{2, 0}));
+  // A new spec object with the same role and source: its runs are not counted again.
+  EXPECT_EQ(Counts(Refresh(Load(kOneJob), {Finished(100, 110), Finished(200, 210)})), (Pair{2, 0}));
+  EXPECT_EQ(Counts(Refresh(Load(kOneJob), {Finished(200, 210), Finished(300, 310, false)})),
+            (Pair{2, 1}));
+  // On another source it is another role's history: counted from what that one shows.
+  auto moved = Load(R"(  - {role: a, source: c, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  EXPECT_EQ(Counts(Refresh(moved, {Finished(300, 310, false)})), (Pair{0, 1}));
+}
+
+// A GitHub page shows 30 runs, the store keeps 20: a run the source shows again after it fell
+// out of the kept ones is not counted again.
+TEST_F(RunCountsTest, ARunShownAgainAfterItLeftTheKeptRunsIsNotCountedAgain) {
+  auto spec = Load(kOneJob);
+  std::vector<schedwatch::Run> page;
+  for (int i = 1; i <= 25; ++i) {
+    page.push_back(Finished(i * 100, i * 100 + 10));
+    Refresh(spec, page);
+  }
+  RefreshResult all = Refresh(spec, page);
+  EXPECT_EQ(Counts(all), (Pair{25, 0}));
+  ASSERT_EQ(all.roles[0].runs->size(), kRunHistoryKept);
+  EXPECT_EQ(all.roles[0].runs->front().started, 600);
+  // Runs 3 and 5 are older than every kept run: shown again, not counted; 26 is new.
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(300, 310), Finished(500, 510, false),
+                                  Finished(2600, 2610, false)})),
+            (Pair{25, 1}));
+  // A run the store keeps no start of, newer than the oldest kept one, was never seen.
+  EXPECT_EQ(Counts(Refresh(spec, {Finished(2550, 2560)})), (Pair{26, 1}));
+}
+
+TEST_F(RunCountsTest, DurationHistogramOnlyForJobsThatAskAndCountedTheSameWay) {
+  auto spec = Load(R"(  - {role: a, source: k, schedule: "*/10 * * * *", spec_version: "1",
+     duration_histogram: true}
+  - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  RefreshResult running = Refresh(spec, {Running(100)});
+  // Its series start with the role's first run, at zero.
+  ASSERT_EQ(running.durations.size(), 1u);
+  EXPECT_EQ(running.durations[0].job, &spec->jobs[0]);
+  EXPECT_EQ(running.roles[0].run_counts.empty(), true);
+  EXPECT_EQ(running.durations[0].histogram->sum, 0);
+  RefreshResult first = Refresh(spec, {Finished(100, 142), Finished(200, 200, false)});
+  RefreshResult again = Refresh(spec, {Finished(100, 142), Finished(200, 200, false)});
+  ASSERT_EQ(again.durations.size(), 1u);
+  EXPECT_EQ(again.durations[0].histogram, first.durations[0].histogram);  // unchanged: shared
+  const DurationHistogram& histogram = *again.durations[0].histogram;
+  EXPECT_EQ(histogram.sum, 42);
+  EXPECT_EQ(histogram.counts[0], 1u);  // le 1: the failure that took no time
+  EXPECT_EQ(histogram.counts[4], 1u);  // le 60
+  EXPECT_EQ(std::accumulate(histogram.counts.begin(), histogram.counts.end(), 0u), 2u);
+  // Roles of jobs without it have none, and neither does a job once it stops asking.
+  auto without = Load(kOneJob);
+  EXPECT_TRUE(Refresh(without, {Finished(300, 310)}).durations.empty());
 }
 
 }  // namespace

@@ -316,8 +316,25 @@ TEST(Generate, GlobalRulesAreTheSameForEverySpec) {
   Output other = Generate(MakeSpec(50, pushed), options);
   EXPECT_EQ(one.global_rules, other.global_rules);
   YAML::Node global = YAML::Load(one.global_rules);
-  ASSERT_EQ(global["groups"].size(), 1u);
+  ASSERT_EQ(global["groups"].size(), 2u);
   EXPECT_EQ(global["groups"][0]["name"].as<std::string>(), "schedwatch-global");
+  // The success ratio: one recording rule, whatever the mode and the roles; replicas merged
+  // with max, the identity labels kept.
+  const YAML::Node& runs = global["groups"][1];
+  EXPECT_EQ(runs["name"].as<std::string>(), "schedwatch-runs");
+  ASSERT_EQ(runs["rules"].size(), 1u);
+  EXPECT_EQ(runs["rules"][0]["record"].as<std::string>(),
+            "role:schedwatch_job_runs_success:ratio_rate1d");
+  EXPECT_EQ(
+      runs["rules"][0]["expr"].as<std::string>(),
+      "max by (job, cluster, source, role) (increase(schedwatch_job_runs_total{job=\"schedwatch\","
+      "outcome=\"success\"}[1d])) / (max by (job, cluster, source, role) (sum by (job, "
+      "cluster, instance, source, role) (increase(schedwatch_job_runs_total{job=\"schedwatch\"}"
+      "[1d]))) > 0)");
+  options.success_ratio_window = 6 * 3600;
+  EXPECT_NE(Generate(MakeSpec(3), options)
+                .global_rules.find("record: role:schedwatch_job_runs_success:ratio_rate6h"),
+            std::string::npos);
   int watchdogs = 0;
   for (const auto& rule : global["groups"][0]["rules"]) {
     watchdogs += rule["alert"].as<std::string>() == "Watchdog";
@@ -392,8 +409,9 @@ TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
   YAML::Node tests = YAML::Load(output.rule_tests);
   // Two groups (every role, then exact annotations) for each of the 13 role cases (two for
   // SuccessAbsent; Failing's two for thresholds left out: no job sets one), five exporter cases
-  // and seven replica cases (no identity labels: no cases of two watchers).
-  EXPECT_EQ(tests["tests"].size(), 2 * 13 + 5u + 7u);
+  // and seven replica cases (no identity labels: no cases of two watchers), and the success
+  // ratio's.
+  EXPECT_EQ(tests["tests"].size(), 2 * 13 + 5u + 7u + 1u);
   EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
 }
 

@@ -42,6 +42,7 @@ MODES = ("per-role", "joined")
 OUTPUT_FILES = ("schedwatch.rules.yml", "schedwatch-global.rules.yml",
                 "schedwatch.rules.test.yml", "alertmanager.yml", "dashboard.json")
 IDENTITY = ("--identity-labels", "cluster,region")
+RATIO_WINDOW = ("--success-ratio-window", "30m")
 # examples/kubernetes/prometheusrule.yaml: generated from the ConfigMap's spec with these flags.
 KUBERNETES_RULE_FLAGS = ("--mode", "joined", "--output-format", "prometheus-rule",
                          "--identity-labels", "cluster")
@@ -157,8 +158,10 @@ def check_promtool(args, tmp):
     boundary = os.path.join(args.source_dir, "tests", "rules", "boundary.test.yml")
     runs = [(spec, mode, ()) for spec in specs for mode in MODES]
     runs += [(spec, mode, IDENTITY) for spec in specs[-2:] for mode in MODES]
+    runs += [(specs[-2], mode, RATIO_WINDOW) for mode in MODES]
     for spec, mode, extra in runs:
-        out = os.path.join(tmp, spec_name(spec) + ("-identity" if extra else ""), mode)
+        suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window"}[extra]
+        out = os.path.join(tmp, spec_name(spec) + suffix, mode)
         if not generate(args, spec, mode, out, extra):
             continue
         label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
@@ -195,6 +198,17 @@ def check_promtool(args, tmp):
         result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=identity_out)
         check("generated tests fail when the rules merge without the identity labels",
               result.returncode != 0)
+        # The success ratio merges replicas with max: added, their runs would count twice.
+        ratio_out = os.path.join(tmp, "spec", "per-role")
+        global_rules = os.path.join(ratio_out, "schedwatch-global.rules.yml")
+        with open(global_rules) as f:
+            text = f.read()
+        merge = "max by (job, source, role) (sum by"
+        check("the success ratio merges replicas with max", merge in text, merge)
+        with open(global_rules, "w") as f:
+            f.write(text.replace(merge, "sum by (job, source, role) (sum by"))
+        result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=ratio_out)
+        check("generated tests fail when the success ratio adds replicas", result.returncode != 0)
     check_two_specs(args, tmp)
     promtool_ok(["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
                 None, "promtool check config examples/prometheus.yml (with its rule files)")
@@ -395,7 +409,11 @@ def check_bad_spec(args, tmp):
                        (["--config.file", spec, "--out", out, "--output-format", "helm"],
                         "unknown --output-format"),
                        (["--config.file", spec, "--out", out, "--exporter-alert-for", "-1m"],
-                        "bad --exporter-alert-for")):
+                        "bad --exporter-alert-for"),
+                       (["--config.file", spec, "--out", out, "--success-ratio-window", "5m"],
+                        "--success-ratio-window shorter than 10m"),
+                       (["--config.file", spec, "--out", out, "--success-ratio-window", "90m30s"],
+                        "--success-ratio-window not in whole minutes")):
         result = run([args.rulegen, *argv])
         check(f"{what}: exit 2 with a message", result.returncode == 2 and result.stderr.strip(),
               f"exit {result.returncode}: {result.stderr}")

@@ -68,6 +68,23 @@ jobs:
   EXPECT_EQ(NoAlerting().min_runtime, 0);
 }
 
+TEST(JobAlertingTest, DurationHistogramOverTheDefaults) {
+  auto spec = Parse(R"(version: 1
+defaults: {duration_histogram: true}
+sources: {demo: {type: file, path: live.yaml}}
+jobs:
+  - {role: a, source: demo, schedule: "0 3 * * *", spec_version: "1"}
+  - {role: b, source: demo, schedule: "0 3 * * *", spec_version: "1", duration_histogram: false}
+  - {role: c, source: demo, schedule: "0 3 * * *", spec_version: "1"}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_TRUE(spec->jobs[0].Alerting().duration_histogram);
+  EXPECT_FALSE(spec->jobs[1].Alerting().duration_histogram);
+  EXPECT_EQ(spec->jobs[1].alerting, nullptr);  // false and nothing else set: no object
+  EXPECT_EQ(spec->jobs[0].alerting, spec->jobs[2].alerting);
+  EXPECT_FALSE(NoAlerting().duration_histogram);
+}
+
 TEST(JobAlertingTest, JobsWithoutThemHoldNoObject) {
   auto spec = Parse(R"(version: 1
 sources: {demo: {type: file, path: live.yaml}}

@@ -1,6 +1,6 @@
-// How a job's alerts are labelled, graded, tuned and held: settings most jobs leave alone. They
-// live behind one pointer in JobSpec that jobs with equal values share, so that 100,000 jobs
-// without them cost a null pointer each.
+// How a job's alerts are labelled, graded, tuned and held, and which optional series it gets:
+// settings most jobs leave alone. They live behind one pointer in JobSpec that jobs with equal
+// values share, so that 100,000 jobs without them cost a null pointer each.
 #pragma once
 
 #include <array>
@@ -38,12 +38,14 @@ struct JobAlerting {
   std::int64_t min_runtime = 0;  // a success shorter than this is too_short; 0: no check
   // Planned downtime: the defaults' windows, then the job's own (maintenance.h).
   MaintenanceWindows maintenance;
+  // schedwatch_job_run_duration_seconds for the role: a histogram of its counted runs.
+  bool duration_histogram = false;
 
   // Whether `failing` is judged from the runs rather than the latest failure and success.
   bool Thresholds() const { return failure_threshold > 1 || recovery_threshold > 1; }
   bool empty() const {
     return labels.empty() && severity.empty() && !Thresholds() && min_runtime == 0 &&
-           maintenance.empty();
+           maintenance.empty() && !duration_histogram;
   }
   // The level of `kind`, or `built_in` when the spec does not set one.
   std::string_view SeverityOf(std::string_view kind, std::string_view built_in) const {
@@ -62,7 +64,7 @@ struct JobAlerting {
     return labels == other.labels && severity == other.severity &&
            failure_threshold == other.failure_threshold &&
            recovery_threshold == other.recovery_threshold && min_runtime == other.min_runtime &&
-           maintenance == other.maintenance;
+           maintenance == other.maintenance && duration_histogram == other.duration_histogram;
   }
 };
 

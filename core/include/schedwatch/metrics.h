@@ -10,7 +10,7 @@
 
 namespace schedwatch::metrics {
 
-enum class Type { kGauge, kCounter };
+enum class Type { kGauge, kCounter, kHistogram };
 
 struct Metric {
   std::string_view name;
@@ -22,7 +22,7 @@ struct Metric {
 };
 
 constexpr std::string_view TypeName(Type type) {
-  return type == Type::kCounter ? "counter" : "gauge";
+  return type == Type::kCounter ? "counter" : type == Type::kHistogram ? "histogram" : "gauge";
 }
 
 // Per role, one series per role of the spec (rendered by exporter/exposition.cc).
@@ -90,6 +90,14 @@ inline constexpr Metric kJobRegisteredObjects{
 inline constexpr Metric kJobRunningSince{
     "schedwatch_job_running_since_timestamp_seconds", Type::kGauge, "role,source",
     "Start of the oldest run still going, Unix seconds; absent when none runs."};
+inline constexpr Metric kJobRunDuration{
+    "schedwatch_job_run_duration_seconds", Type::kHistogram, "role,source",
+    "Durations of the finished runs counted in schedwatch_job_runs_total, for jobs with "
+    "duration_histogram: true."};
+inline constexpr Metric kJobRuns{
+    "schedwatch_job_runs_total", Type::kCounter, "role,source,outcome",
+    "Finished runs the exporter saw in the source's run history, each counted once when first "
+    "seen finished, by outcome (success, failure); only for roles whose source showed runs."};
 inline constexpr Metric kJobStaleAfter{
     "schedwatch_job_stale_after_seconds", Type::kGauge, "role,source",
     "Staleness threshold in force: the override, else 2 x period + max_runtime."};
@@ -151,7 +159,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 37> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 39> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -171,7 +179,9 @@ inline constexpr std::array<const Metric*, 37> kAll = {&kJobActiveObjects,
                                                        &kJobPeriod,
                                                        &kJobProgressStaleAfter,
                                                        &kJobRegisteredObjects,
+                                                       &kJobRunDuration,
                                                        &kJobRunningSince,
+                                                       &kJobRuns,
                                                        &kJobStaleAfter,
                                                        &kBuildInfo,
                                                        &kClockStep,
