@@ -38,10 +38,26 @@ struct Defaults {
 // The keys every job may have; the source types add their own.
 const std::vector<std::string>& CommonJobKeys() {
   static const auto* keys = new std::vector<std::string>{
-      "role",        "source",      "schedule",          "timezone",           "spec_version",
-      "start_grace", "max_runtime", "missed_starts",     "alert_for",          "stale_after",
-      "progress",    "template",    "success_metric",    "runs_dir",           "labels",
-      "severity",    "min_runtime", "failure_threshold", "recovery_threshold", "maintenance",
+      "role",
+      "source",
+      "schedule",
+      "timezone",
+      "spec_version",
+      "start_grace",
+      "max_runtime",
+      "missed_starts",
+      "alert_for",
+      "stale_after",
+      "progress",
+      "template",
+      "success_metric",
+      "runs_dir",
+      "labels",
+      "severity",
+      "min_runtime",
+      "failure_threshold",
+      "recovery_threshold",
+      "maintenance",
       "duration_histogram",
   };
   return *keys;
