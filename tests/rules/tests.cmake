@@ -24,6 +24,7 @@ schedwatch_script_test(NAME rulegen_operator_examples LABELS integration
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 add_executable(rulegen_test ${TESTS}/rules/rulegen_test.cc)
+schedwatch_test_flags(rulegen_test)
 target_link_libraries(rulegen_test PRIVATE schedwatch::rulegen schedwatch::source_catalog yaml-cpp nlohmann_json::nlohmann_json
                                            GTest::gtest GTest::gtest_main)
 gtest_discover_tests(rulegen_test TEST_PREFIX "rulegen." DISCOVERY_TIMEOUT 60 TEST_LIST rulegen_test_TESTS)
