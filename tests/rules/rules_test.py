@@ -178,40 +178,41 @@ def check_promtool(args, tmp):
             promtool_ok(["test", "rules", "boundary.test.yml"], out,
                         f"promtool test rules: hand-written boundary tests ({label})")
     # A broken rule must make the generated tests fail: they test something.
-    out = os.path.join(tmp, "spec", "joined")
-    rules = os.path.join(out, "schedwatch.rules.yml")
-    if os.path.exists(rules):
-        with open(rules) as f:
-            text = f.read()
-        gate = " and on(job, instance) up{job=\"schedwatch\"} == 1"
-        check("the joined rules gate on the replica's up", gate in text, gate)
-        with open(rules, "w") as f:
-            f.write(text.replace(gate, ""))
-        result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=out)
-        check("generated tests fail when the exporter gate is removed", result.returncode != 0)
-        # Merging replicas by the identity is what keeps two watchers apart.
-        identity_out = os.path.join(tmp, "spec-identity", "joined")
-        with open(os.path.join(identity_out, "schedwatch.rules.yml")) as f:
-            text = f.read()
-        with open(os.path.join(identity_out, "schedwatch.rules.yml"), "w") as f:
-            f.write(text.replace("by (job, cluster, region, source, role)", "by (job, source, role)"))
-        result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=identity_out)
-        check("generated tests fail when the rules merge without the identity labels",
-              result.returncode != 0)
-        # The success ratio merges replicas with max: added, their runs would count twice.
-        ratio_out = os.path.join(tmp, "spec", "per-role")
-        global_rules = os.path.join(ratio_out, "schedwatch-global.rules.yml")
-        with open(global_rules) as f:
-            text = f.read()
-        merge = "max by (job, source, role) (sum by"
-        check("the success ratio merges replicas with max", merge in text, merge)
-        with open(global_rules, "w") as f:
-            f.write(text.replace(merge, "sum by (job, source, role) (sum by"))
-        result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=ratio_out)
-        check("generated tests fail when the success ratio adds replicas", result.returncode != 0)
+    fails_when_changed(os.path.join(tmp, "spec", "joined"), "schedwatch.rules.yml",
+                       " and on(job, instance) up{job=\"schedwatch\"} == 1", "",
+                       "the exporter gate is removed")
+    # Merging replicas by the identity is what keeps two watchers apart.
+    fails_when_changed(os.path.join(tmp, "spec-identity", "joined"), "schedwatch.rules.yml",
+                       "by (job, cluster, region, source, role)", "by (job, source, role)",
+                       "the rules merge without the identity labels")
+    # The success ratio merges replicas with max: added, their runs would count twice.
+    fails_when_changed(os.path.join(tmp, "spec", "per-role"), "schedwatch-global.rules.yml",
+                       "max by (job, source, role) (sum by", "sum by (job, source, role) (sum by",
+                       "the success ratio adds replicas")
+    # An open maintenance window holds the role's alerts (the example's backup has a window).
+    fails_when_changed(os.path.join(tmp, "desired-state", "per-role"), "schedwatch.rules.yml",
+                       " unless on() (max(schedwatch_job_in_maintenance{job=\"schedwatch\","
+                       "role=\"backup\",source=\"demo\"}) == 1)", "",
+                       "a maintenance window no longer holds the alerts")
     check_two_specs(args, tmp)
     promtool_ok(["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
                 None, "promtool check config examples/prometheus.yml (with its rule files)")
+
+
+def fails_when_changed(out, rules_file, old, new, what):
+    """Replaces `old` (which the rules must hold) with `new` in a generated rules file of `out`:
+    the generated tests must then fail."""
+    path = os.path.join(out, rules_file)
+    if not os.path.exists(path):
+        check(f"{path} was generated", False)
+        return
+    with open(path) as f:
+        text = f.read()
+    check(f"{rules_file} of {out} holds {old!r}", old in text, old)
+    with open(path, "w") as f:
+        f.write(text.replace(old, new))
+    result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=out)
+    check(f"generated tests fail when {what}", result.returncode != 0)
 
 
 def check_two_specs(args, tmp):
