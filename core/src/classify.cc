@@ -65,12 +65,15 @@ bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int
   if (job.schedule.is_monotonic()) {
     // No fire times of its own: the scheduler's own next start, passed by more than the grace
     // with no start (trigger or run) at or after it.
-    return std::any_of(
-        observation.objects.begin(), observation.objects.end(), [&](const LiveObject& object) {
-          return object.enabled && object.next_start && now - *object.next_start > grace &&
-                 !(started && *started >= *object.next_start) &&
-                 !OpenWindow(job.Alerting().maintenance, *object.next_start);
-        });
+    // A next start inside a maintenance window is due when the window closes.
+    return std::any_of(observation.objects.begin(), observation.objects.end(),
+                       [&](const LiveObject& object) {
+                         if (!object.enabled || !object.next_start) return false;
+                         std::int64_t due = *object.next_start;
+                         if (auto open = OpenWindow(job.Alerting().maintenance, due))
+                           due = open->end;
+                         return now - due > grace && !(started && *started >= *object.next_start);
+                       });
   }
   std::optional<std::int64_t> fire = CountedFireBefore(job, now - grace);
   for (int i = 1; fire && i < job.missed_starts; ++i) fire = CountedFireBefore(job, *fire - 1);

@@ -177,6 +177,27 @@ TEST_F(MaintenanceClassifyTest, AnUnknownSourceStillSaysTheWindowIsOpen) {
   EXPECT_EQ(status.maintenance_until, At("2026-12-05T14:00:00Z"));
 }
 
+TEST(MaintenanceMonotonicTest, ATimersNextStartInAWindowIsDueWhenItCloses) {
+  auto spec = Parse(R"(  - role: t
+    source: timers
+    schedule: monotonic
+    spec_version: "1"
+    start_grace: 5m
+    stale_after: 2d
+    maintenance: [{from: "2026-12-05T10:00:00Z", to: "2026-12-05T14:00:00Z"}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  RoleObservation observation;
+  observation.source_up = true;
+  observation.objects.push_back({"t.timer", "t", "monotonic", "", "1"});
+  observation.objects[0].next_start = At("2026-12-05T11:00:00Z");
+  observation.desired_since = At("2026-12-01T00:00:00Z");
+  const JobSpec& job = spec->jobs[0];
+  EXPECT_FALSE(Classify(job, observation, At("2026-12-05T13:00:00Z")).Has(Condition::kNotStarted));
+  EXPECT_FALSE(Classify(job, observation, At("2026-12-05T14:05:00Z")).Has(Condition::kNotStarted));
+  EXPECT_TRUE(Classify(job, observation, At("2026-12-05T14:05:01Z")).Has(Condition::kNotStarted));
+}
+
 TEST(MaintenanceSpecTest, DefaultsApplyToEveryJobInItsOwnDialectAndZone) {
   auto spec = Parse(R"(  - {role: a, source: host, schedule: "0 2 * * *", spec_version: "1"}
   - {role: b, source: host, schedule: "0 2 * * *", spec_version: "1", timezone: Asia/Seoul,
