@@ -178,6 +178,8 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
     const metrics::Metric& metric = metrics::kJobRunDuration;
     Header(out, metric);
     const std::string bucket = std::string(metric.name) + "_bucket";
+    const std::string sum = std::string(metric.name) + "_sum";
+    const std::string count_name = std::string(metric.name) + "_count";
     for (const RoleDurations& role : result.durations) {
       const DurationHistogram& histogram = *role.histogram;
       std::uint64_t count = 0;
@@ -192,10 +194,10 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
         }
         writer.EndOfLine();
       }
-      job_series(std::string(metric.name) + "_sum", *role.job);
+      job_series(sum, *role.job);
       fmt::format_to(std::back_inserter(out), "}} {}\n", histogram.sum);
       writer.EndOfLine();
-      job_series(std::string(metric.name) + "_count", *role.job);
+      job_series(count_name, *role.job);
       fmt::format_to(std::back_inserter(out), "}} {}\n", count);
       writer.EndOfLine();
     }
