@@ -73,11 +73,13 @@ int main(int argc, char** argv) {
       }
       RoleResult role;
       role.job = &job;
-      role.status = Classify(job, observation, now);
+      std::vector<Run> runs;
+      role.status = Classify(job, observation, now, std::nullopt, &runs);
+      store.Add(role, runs);
       role.objects = std::move(observation.objects);
       result.roles.push_back(std::move(role));
     }
-    store.Update(result);
+    store.Finish(result);
   }
   std::size_t runs = 0;
   std::vector<RoleRuns> copies;  // to put the runs back after measuring

@@ -82,7 +82,7 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                                                std::int64_t now) {
   const JobSpec& job = *role.job;
   const RoleStatus& status = role.status;
-  const RunHistory& history = status.history;
+  const RunSummary& history = status.history;
   const std::vector<LiveObject>& objects = role.objects.list();
   std::vector<ConditionReason> reasons;
   auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
@@ -230,8 +230,8 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                           FormatDuration(job.progress()->stale_after)),
         "inputs and domain conditions", "SchedwatchJobProgressStalled");
   }
-  if (status.held.any() && status.clock_step) {
-    const ClockStep& step = *status.clock_step;
+  if (status.held.any() && status.clock_step()) {
+    const ClockStep& step = *status.clock_step();
     static constexpr struct {
       Condition condition;
       const char* alert;

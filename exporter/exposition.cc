@@ -29,15 +29,17 @@ const std::vector<RoleGauge>& RoleGauges() {
        [](const RoleResult& r) { return Maybe(r.status.active_objects); }},
       {&metrics::kJobDriftedObjects,
        [](const RoleResult& r) { return Maybe(r.status.drifted_objects); }},
-      {&metrics::kJobGuarded, [](const RoleResult& r) { return Maybe(r.guarded); }},
+      {&metrics::kJobGuarded, [](const RoleResult& r) { return Maybe(r.Records().guarded); }},
       {&metrics::kJobInMaintenance,
        [](const RoleResult& r) {
          return r.job->Alerting().maintenance.empty()
                     ? std::nullopt
                     : Value(r.status.maintenance_until ? 1.0 : 0.0);
        }},
-      {&metrics::kJobLastDuration, [](const RoleResult& r) { return Maybe(r.last_duration); }},
-      {&metrics::kJobLastExitCode, [](const RoleResult& r) { return Maybe(r.last_exit_code); }},
+      {&metrics::kJobLastDuration,
+       [](const RoleResult& r) { return Maybe(r.Records().last_duration); }},
+      {&metrics::kJobLastExitCode,
+       [](const RoleResult& r) { return Maybe(r.Records().last_exit_code); }},
       {&metrics::kJobLastFailure,
        [](const RoleResult& r) { return Maybe(r.status.history.last_failure); }},
       {&metrics::kJobLastProgress,

@@ -209,15 +209,18 @@ void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation,
   }
   counted = std::move(still_there);
   observed.new_duplicates_prevented[job.role] = fresh;
-  role.run_records = static_cast<int>(read.records.size());
-  role.skipped_duplicates = summary.skipped;
-  if (!summary.has_runs) return;
-  // A wrapper's record is exact: it replaces what the scheduler's log or status said.
-  observation.history = summary.history;
-  role.last_duration = summary.last_duration;
-  if (summary.last_exit_code) role.last_exit_code = summary.last_exit_code;
-  if (summary.last_signal) role.last_exit_code = 128 + *summary.last_signal;
-  role.guarded = summary.guarded;
+  auto facts = std::make_shared<RunRecordFacts>();
+  facts->run_records = static_cast<int>(read.records.size());
+  facts->skipped_duplicates = summary.skipped;
+  if (summary.has_runs) {
+    // A wrapper's record is exact: it replaces what the scheduler's log or status said.
+    observation.history = summary.history;
+    facts->last_duration = summary.last_duration;
+    if (summary.last_exit_code) facts->last_exit_code = summary.last_exit_code;
+    if (summary.last_signal) facts->last_exit_code = 128 + *summary.last_signal;
+    facts->guarded = summary.guarded;
+  }
+  role.records = std::move(facts);
 }
 
 void Observer::Forget(const Spec& spec) {

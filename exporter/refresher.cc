@@ -152,14 +152,16 @@ void Refresher::RefreshOnce() {
             observation.source_up && JudgedFromKeptRuns(*role.job)) {
           AddKeptRuns(*previous->runs, observation.history);
         }
-        role.status = Classify(*role.job, observation, now, recent_step);
+        std::vector<Run> runs;
+        role.status = Classify(*role.job, observation, now, recent_step, &runs);
+        run_history_.Add(role, runs);  // runs kept across refreshes, for the status page
         role.objects = std::move(observation.objects);
         if (known) role.objects.ShareIfEqual(previous->objects);
       });
   last.reset();
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
   RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
-  run_history_.Update(result);  // runs kept across refreshes, for the status page
+  run_history_.Finish(result);
   LogChanges(result);
   self_metrics_.Update(result, observed.problems, observed.new_duplicates_prevented);
   std::size_t role_count = result.roles.size();
@@ -184,7 +186,7 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
   result.roles = std::move(observed.roles);
   std::map<std::string, std::int64_t> future_counted;
   for (const RoleResult& role : result.roles) {
-    if (!role.status.in_future.empty()) AddFutureProblem(observed, role, now, future_counted);
+    if (!role.status.in_future().empty()) AddFutureProblem(observed, role, now, future_counted);
   }
   future_counted_ = std::move(future_counted);  // roles whose future times went are forgotten
   for (auto& source : observed.sources) source.problems = CapProblems(std::move(source.problems));
@@ -199,7 +201,7 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
 void Refresher::AddFutureProblem(Observed& observed, const RoleResult& role, std::int64_t now,
                                  std::map<std::string, std::int64_t>& counted) {
   // Times the scheduler or the job reported, never their text: a file's bytes stay out.
-  const std::vector<FutureTime>& times = role.status.in_future;
+  const std::vector<FutureTime>& times = role.status.in_future();
   constexpr std::size_t kTimesNamed = 3;
   std::string named;
   std::int64_t latest = times.front().time;

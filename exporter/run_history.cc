@@ -108,65 +108,63 @@ void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
   }
 }
 
-void RunHistoryStore::Update(RefreshResult& result) {
-  std::vector<Kept> kept;
-  kept.reserve(result.roles.size());
-  std::vector<RoleDurations> durations;
-  for (RoleResult& role : result.roles) {
-    std::shared_ptr<const RoleRuns> slot;
-    RunCounts counts;
-    if (Kept* before = Find(kept_, *role.job)) {
-      slot = std::move(before->runs);
-      counts = before->counts;
-    }
-    std::shared_ptr<const DurationHistogram> histogram;
-    bool timed = role.job->Alerting().duration_histogram;
-    if (RoleDurations* before = timed ? Find(durations_, *role.job) : nullptr) {
-      histogram = before->histogram;
-    }
-    if (!role.status.Has(Condition::kUnknown)) {
-      std::vector<Run> read = std::move(role.status.history.runs);
-      role.status.history.runs = {};
-      static const RoleRuns kNone;
-      const RoleRuns& old = slot ? *slot : kNone;
-      std::shared_ptr<DurationHistogram> observed;
-      ForEachNewlyFinished(old, read, [&](const Run& run) {
-        ++(run.outcome == Run::Outcome::kSucceeded ? counts.succeeded : counts.failed);
-        if (!timed) return;
-        if (!observed) {
-          observed = histogram ? std::make_shared<DurationHistogram>(*histogram)
-                               : std::make_shared<DurationHistogram>();
-        }
-        observed->Observe(std::max<std::int64_t>(0, run.finished.value_or(0) - run.started));
-      });
-      if (observed) histogram = std::move(observed);
-      const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
-      bool complete = type != nullptr && type->reports_complete_history();
-      RoleRuns merged = MergeRuns(old, read, complete);
-      if (merged.empty()) {
-        slot.reset();
-      } else if (!slot || *slot != merged) {
-        slot = std::make_shared<const RoleRuns>(std::move(merged));
-      }
-    }
-    role.runs = slot;
-    role.run_counts = counts;
-    // Kept, and served, from the first run the source shows the role (both outcomes, 0 until
-    // counted): a run first seen running is then an increase when it ends. None for a role
-    // that never showed a run.
-    if (!slot && counts.empty()) continue;
-    if (timed) {
-      if (!histogram) histogram = std::make_shared<const DurationHistogram>();
-      durations.push_back({role.job, std::move(histogram)});
-    }
-    kept.push_back({role.job, std::move(slot), counts});
+void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read) {
+  std::shared_ptr<const RoleRuns> slot;
+  RunCounts counts;
+  if (Kept* before = Find(kept_, *role.job)) {
+    slot = before->runs;
+    counts = before->counts;
   }
-  // Roles that left the spec are forgotten: they are not in `kept`.
-  SortByRole(kept);
-  SortByRole(durations);
-  kept_ = std::move(kept);
-  durations_ = durations;
-  result.durations = std::move(durations);
+  std::shared_ptr<const DurationHistogram> histogram;
+  bool timed = role.job->Alerting().duration_histogram;
+  if (RoleDurations* before = timed ? Find(durations_, *role.job) : nullptr) {
+    histogram = before->histogram;
+  }
+  if (!role.status.Has(Condition::kUnknown)) {
+    static const RoleRuns kNone;
+    const RoleRuns& old = slot ? *slot : kNone;
+    std::shared_ptr<DurationHistogram> observed;
+    ForEachNewlyFinished(old, read, [&](const Run& run) {
+      ++(run.outcome == Run::Outcome::kSucceeded ? counts.succeeded : counts.failed);
+      if (!timed) return;
+      if (!observed) {
+        observed = histogram ? std::make_shared<DurationHistogram>(*histogram)
+                             : std::make_shared<DurationHistogram>();
+      }
+      observed->Observe(std::max<std::int64_t>(0, run.finished.value_or(0) - run.started));
+    });
+    if (observed) histogram = std::move(observed);
+    const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
+    bool complete = type != nullptr && type->reports_complete_history();
+    RoleRuns merged = MergeRuns(old, read, complete);
+    if (merged.empty()) {
+      slot.reset();
+    } else if (!slot || *slot != merged) {
+      slot = std::make_shared<const RoleRuns>(std::move(merged));
+    }
+  }
+  role.runs = slot;
+  role.run_counts = counts;
+  // Kept, and served, from the first run the source shows the role (both outcomes, 0 until
+  // counted): a run first seen running is then an increase when it ends. None for a role
+  // that never showed a run.
+  if (!slot && counts.empty()) return;
+  if (timed) {
+    if (!histogram) histogram = std::make_shared<const DurationHistogram>();
+    adding_durations_.push_back({role.job, std::move(histogram)});
+  }
+  adding_.push_back({role.job, std::move(slot), counts});
+}
+
+void RunHistoryStore::Finish(RefreshResult& result) {
+  // Roles that left the spec are forgotten: they were not added.
+  SortByRole(adding_);
+  SortByRole(adding_durations_);
+  kept_ = std::move(adding_);
+  adding_ = {};
+  durations_ = std::move(adding_durations_);
+  adding_durations_ = {};
+  result.durations = durations_;
   spec_ = result.spec;
 }
 

@@ -46,11 +46,13 @@ void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
 
 class RunHistoryStore {
  public:
-  // Merges the runs of every role whose source was read into the store, moves them from
-  // status.history.runs into RoleResult::runs, counts the newly finished ones into
-  // RoleResult::run_counts and RefreshResult::durations, gives roles of unread sources what the
-  // store kept, and forgets roles that left the spec. Called once per refresh, by one thread.
-  void Update(RefreshResult& result);
+  // One role of a refresh: `read`, the runs its source showed (Classify's), merged into what
+  // was kept; sets RoleResult::runs and counts the newly finished runs into run_counts. A role
+  // whose source is unknown gets what was kept. Called by one thread, once for each role.
+  void Add(RoleResult& role, const std::vector<Run>& read);
+  // Once every role of the refresh was added: forgets the roles that were not (they left the
+  // spec) and sets RefreshResult::durations.
+  void Finish(RefreshResult& result);
 
   std::size_t roles() const { return kept_.size(); }
 
@@ -65,6 +67,9 @@ class RunHistoryStore {
   std::shared_ptr<const Spec> spec_;      // the last refresh's: holds the jobs of kept_
   std::vector<Kept> kept_;                // sorted by role; roles without runs or counts left out
   std::vector<RoleDurations> durations_;  // sorted by role; jobs with duration_histogram only
+  // The refresh being added, in the order added.
+  std::vector<Kept> adding_;
+  std::vector<RoleDurations> adding_durations_;
 };
 
 }  // namespace schedwatch

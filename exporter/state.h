@@ -112,18 +112,30 @@ class RoleObjects {
   std::shared_ptr<const std::vector<LiveObject>> list_;
 };
 
-struct RoleResult {
-  const JobSpec* job = nullptr;
-  RoleStatus status;  // status.history.runs is moved into `runs`
-  RoleObjects objects;
-  std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
-  // From schedwatch_run's records (jobs with runs_dir); unset without them.
+// What schedwatch_run's records said of a role (jobs with runs_dir).
+struct RunRecordFacts {
   std::optional<double> last_duration;
   std::optional<int> last_exit_code;  // 128 + N for a run ended by signal N, as shells say
   std::optional<bool> guarded;
   int run_records = 0;
   int skipped_duplicates = 0;  // among the records kept
+};
+
+// One role at one refresh. A refresh holds one per role, twice while the next is built: what
+// few roles have is out of line.
+struct RoleResult {
+  const JobSpec* job = nullptr;
+  RoleStatus status;
+  RoleObjects objects;
+  std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
+  // Set for jobs with runs_dir.
+  std::shared_ptr<const RunRecordFacts> records;
   RunCounts run_counts;  // schedwatch_job_runs_total: served while `runs` is set or counts are
+
+  const RunRecordFacts& Records() const {
+    static const RunRecordFacts kNone;
+    return records ? *records : kNone;
+  }
 };
 
 struct RefreshResult {

@@ -184,9 +184,8 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                        {"drift_fields", DriftFields(job, object)}});
     if (!object.state.empty()) objects.back()["state"] = object.state;
   }
-  auto count = [](const std::optional<int>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-  };
+  auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  const RunRecordFacts& records = role.Records();
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& reason : ExplainConditions(role, FindSource(result, job.source), now)) {
     reasons.push_back({{"condition", ConditionName(reason.condition)},
@@ -195,36 +194,33 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                        {"runbook", RunbookLink(options.runbook_url, reason.alert)}});
     if (reason.held) reasons.back()["held"] = true;
   }
-  nlohmann::json out = {
-      {"role", job.role},
-      {"source", job.source},
-      {"schedule", job.schedule.text()},
-      {"timezone", job.timezone},
-      {"spec_version", job.spec_version},
-      {"labels", LabelsJson(job)},
-      {"conditions", conditions},
-      {"registered_objects", count(status.registered_objects)},
-      {"active_objects", count(status.active_objects)},
-      {"drifted_objects", count(status.drifted_objects)},
-      {"last_scheduled", Maybe(status.last_scheduled)},
-      {"next_scheduled", Maybe(status.next_scheduled)},
-      {"last_started", Maybe(status.history.last_started)},
-      {"last_success", Maybe(status.history.last_success)},
-      {"last_failure", Maybe(status.history.last_failure)},
-      {"running_since", Maybe(status.history.running_since)},
-      {"last_progress", Maybe(status.last_progress)},
-      {"stale_after_seconds", Maybe(job.stale_after)},
-      {"last_duration_seconds",
-       role.last_duration ? nlohmann::json(*role.last_duration) : nlohmann::json(nullptr)},
-      {"last_exit_code",
-       role.last_exit_code ? nlohmann::json(*role.last_exit_code) : nlohmann::json(nullptr)},
-      {"guarded", role.guarded ? nlohmann::json(*role.guarded) : nlohmann::json(nullptr)},
-      {"run_records", role.run_records},
-      {"skipped_duplicates", role.skipped_duplicates},
-      {"objects", objects},
-      {"reasons", reasons},
-      {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
-                        detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
+  nlohmann::json out = {{"role", job.role},
+                        {"source", job.source},
+                        {"schedule", job.schedule.text()},
+                        {"timezone", job.timezone},
+                        {"spec_version", job.spec_version},
+                        {"labels", LabelsJson(job)},
+                        {"conditions", conditions},
+                        {"registered_objects", or_null(status.registered_objects)},
+                        {"active_objects", or_null(status.active_objects)},
+                        {"drifted_objects", or_null(status.drifted_objects)},
+                        {"last_scheduled", Maybe(status.last_scheduled)},
+                        {"next_scheduled", Maybe(status.next_scheduled)},
+                        {"last_started", Maybe(status.history.last_started)},
+                        {"last_success", Maybe(status.history.last_success)},
+                        {"last_failure", Maybe(status.history.last_failure)},
+                        {"running_since", Maybe(status.history.running_since)},
+                        {"last_progress", Maybe(status.last_progress)},
+                        {"stale_after_seconds", Maybe(job.stale_after)},
+                        {"last_duration_seconds", or_null(records.last_duration)},
+                        {"last_exit_code", or_null(records.last_exit_code)},
+                        {"guarded", or_null(records.guarded)},
+                        {"run_records", records.run_records},
+                        {"skipped_duplicates", records.skipped_duplicates},
+                        {"objects", objects},
+                        {"reasons", reasons},
+                        {"runs", RunsJson(role, FindSourceSpec(result, job.source), now,
+                                          detailed ? kRunHistoryKept : kStatusRunsPerRole)}};
   if (!job.Alerting().maintenance.empty()) out["maintenance"] = MaintenanceJson(job, status, now);
   if (auto judgement = FailingJudgementOf(role)) {
     const JobAlerting& alerting = job.Alerting();
@@ -233,9 +229,9 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
                                   {"finished_runs", judgement->finished_runs},
                                   {"short_history", judgement->short_history}};
   }
-  if (!status.in_future.empty()) {
+  if (!status.in_future().empty()) {
     nlohmann::json in_future = nlohmann::json::array();
-    for (const auto& time : status.in_future) {
+    for (const auto& time : status.in_future()) {
       in_future.push_back({{"what", time.what}, {"time", time.time}});
     }
     out["in_future"] = in_future;  // set aside: neither a start nor a success
@@ -255,7 +251,7 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
     out["desired_since"] = status.desired_since;
     out["thresholds"] = thresholds;
     out["progress_file"] = job.progress() ? nlohmann::json(job.progress()->file) : nullptr;
-    out["ledger_id"] = status.ledger_id ? nlohmann::json(*status.ledger_id) : nullptr;
+    out["ledger_id"] = status.ledger_id() ? nlohmann::json(*status.ledger_id()) : nullptr;
     out["ledger_mismatch"] =
         status.ledger_mismatch ? nlohmann::json(*status.ledger_mismatch) : nullptr;
   }
@@ -648,7 +644,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
   } else {
     out += "<dt>checkpoint</dt><dd>none in the spec</dd>";
   }
-  if (status.ledger_id) {
+  if (status.ledger_id()) {
     std::string live;
     for (const auto& object : role.objects) {
       live += (live.empty() ? "" : ", ") + ("<code>" + EscapeHtml(object.id) + "</code>");
@@ -657,7 +653,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
                    "<dt>ledger ID</dt><dd id=\"ledger\" data-mismatch=\"{}\"><code>{}</code> "
                    "against live {}: {}</dd>",
                    status.ledger_mismatch.value_or(false) ? "true" : "false",
-                   EscapeHtml(*status.ledger_id), live.empty() ? "none" : live,
+                   EscapeHtml(*status.ledger_id()), live.empty() ? "none" : live,
                    status.ledger_mismatch.value_or(false)
                        ? fmt::format("<mark>not live</mark> (<a href=\"{}\">runbook</a>)",
                                      EscapeHtml(RunbookLink(options.runbook_url,

@@ -156,6 +156,19 @@ void RunHistory::Merge(const RunHistory& other) {
   for (const Run& run : other.runs) KeepRun(runs, run);
 }
 
+const RoleStatus::Rare& RoleStatus::rare() const {
+  static const Rare kNone;
+  return rare_ ? *rare_ : kNone;
+}
+
+RoleStatus::Rare& RoleStatus::MutableRare() {
+  // A copy, as statuses copied before share the old one.
+  auto rare = rare_ ? std::make_shared<Rare>(*rare_) : std::make_shared<Rare>();
+  Rare& mutable_rare = *rare;
+  rare_ = std::move(rare);
+  return mutable_rare;
+}
+
 std::string RoleStatus::ConditionList() const {
   std::string out;
   for (int i = 0; i < kConditionCount; ++i) {
@@ -219,7 +232,7 @@ bool Later(std::optional<std::int64_t> time, std::int64_t limit) { return time &
 
 // Classify at `now`, believing times up to `believed_until` + kClockSkewAllowance.
 RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int64_t now,
-                      std::int64_t believed_until) {
+                      std::int64_t believed_until, std::vector<Run>* runs) {
   RoleStatus status;
   const std::int64_t limit = believed_until + kClockSkewAllowance;
   RoleObservation sane;
@@ -239,7 +252,7 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
       sane.ledger_id = given.ledger_id;
       sane.desired_since = given.desired_since;
       chosen = &sane;
-      status.in_future = std::move(in_future);
+      status.MutableRare().in_future = std::move(in_future);
     }
   }
   const RoleObservation& observation = *chosen;
@@ -269,10 +282,11 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   status.registered_objects = registered;
   status.active_objects = active;
   status.drifted_objects = drifted;
-  status.history = observation.history;
+  status.history = static_cast<const RunSummary&>(observation.history);
+  if (runs != nullptr) *runs = observation.history.runs;
   status.last_progress = observation.last_progress;
-  status.ledger_id = observation.ledger_id;
   if (observation.ledger_id) {
+    status.MutableRare().ledger_id = observation.ledger_id;
     status.ledger_mismatch = std::none_of(objects.begin(), objects.end(), [&](const LiveObject& o) {
       return o.id == *observation.ledger_id;
     });
@@ -357,12 +371,14 @@ RunHistory WithoutFutureTimes(const RunHistory& history, std::int64_t limit,
 }
 
 RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
-                    const std::optional<ClockStep>& recent_step) {
-  if (!recent_step || recent_step->seconds == 0) return ClassifyAt(job, observation, now, now);
+                    const std::optional<ClockStep>& recent_step, std::vector<Run>* runs) {
+  if (!recent_step || recent_step->seconds == 0) {
+    return ClassifyAt(job, observation, now, now, runs);
+  }
   const std::int64_t unstepped = now - recent_step->seconds;
   const std::int64_t believed_until = std::max(now, unstepped);
-  RoleStatus status = ClassifyAt(job, observation, now, believed_until);
-  RoleStatus before = ClassifyAt(job, observation, unstepped, believed_until);
+  RoleStatus status = ClassifyAt(job, observation, now, believed_until, runs);
+  RoleStatus before = ClassifyAt(job, observation, unstepped, believed_until, nullptr);
   for (Condition condition : kTimeBased) {
     int bit = static_cast<int>(condition);
     if (status.conditions.test(bit) && !before.conditions.test(bit)) status.held.set(bit);
@@ -370,7 +386,7 @@ RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std:
   if (status.held.none()) return status;
   status.conditions &= ~status.held;
   if (status.conditions.none()) status.conditions.set(static_cast<int>(Condition::kOk));
-  status.clock_step = recent_step;
+  status.MutableRare().clock_step = recent_step;
   return status;
 }
 

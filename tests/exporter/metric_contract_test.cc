@@ -228,9 +228,11 @@ jobs:
   role.status.last_progress = kNow;
   role.status.ledger_mismatch = false;
   role.status.maintenance_until = kNow + 60;
-  role.last_duration = 1.5;
-  role.last_exit_code = 0;
-  role.guarded = true;
+  RunRecordFacts records;
+  records.last_duration = 1.5;
+  records.last_exit_code = 0;
+  records.guarded = true;
+  role.records = std::make_shared<const RunRecordFacts>(records);
   role.runs = std::make_shared<const RoleRuns>();
   role.run_counts = {3, 1};
   result.roles.push_back(role);

@@ -523,7 +523,7 @@ TEST_F(ClockStepTest, StepBackMakesNoRecentRunFutureAndRaisesNothing) {
   auto published = Refresh();
   const RoleResult& tick = Role(*published, "tick");
   EXPECT_EQ(tick.status.ConditionList(), "ok");
-  EXPECT_TRUE(tick.status.in_future.empty());
+  EXPECT_TRUE(tick.status.in_future().empty());
   EXPECT_TRUE(tick.status.history.last_success.has_value());
   EXPECT_TRUE(Has(*published, "schedwatch_exporter_clock_step_seconds -3600"));
   EXPECT_EQ(published->metrics.find("run_in_future"), std::string::npos);
@@ -610,7 +610,7 @@ jobs:
   const RoleResult& wrapped = Role(*published, "wrapped");
   EXPECT_FALSE(wrapped.status.history.last_success.has_value());
   EXPECT_FALSE(wrapped.status.history.last_started.has_value());
-  ASSERT_EQ(wrapped.status.in_future.size(), 1u);
+  ASSERT_EQ(wrapped.status.in_future().size(), 1u);
   EXPECT_NE(published->metrics.find(
                 R"(schedwatch_source_errors_total{reason="run_in_future",source="s"} 1)"),
             std::string::npos);

@@ -80,36 +80,29 @@ jobs:
                         "spec.yaml", BuiltInCatalog());
   ASSERT_TRUE(spec.ok()) << spec.error();
   auto shared = std::make_shared<const Spec>(std::move(*spec));
-  auto refresh = [&](bool up, std::vector<schedwatch::Run> runs, std::size_t roles = 2) {
+  RunHistoryStore store;
+  auto refresh = [&](bool up, const std::vector<schedwatch::Run>& runs, std::size_t roles = 2) {
     RefreshResult result;
     result.spec = shared;
     for (std::size_t i = 0; i < roles; ++i) {
       RoleResult role;
       role.job = &shared->jobs[i];
-      if (up) {
-        for (const schedwatch::Run& run : runs) role.status.history.Add(run);
-      } else {
-        role.status.conditions.set(static_cast<int>(Condition::kUnknown));
-      }
+      if (!up) role.status.conditions.set(static_cast<int>(Condition::kUnknown));
+      store.Add(role, runs);
       result.roles.push_back(std::move(role));
     }
+    store.Finish(result);
     return result;
   };
-  RunHistoryStore store;
   RefreshResult first = refresh(true, {Finished(100, 110)});
-  store.Update(first);
   ASSERT_TRUE(first.roles[0].runs);
-  EXPECT_TRUE(first.roles[0].status.history.runs.empty());  // kept once, in the store
   RefreshResult second = refresh(true, {Finished(100, 110)});
-  store.Update(second);
   EXPECT_EQ(second.roles[0].runs.get(), first.roles[0].runs.get());  // unchanged: not copied
-  RefreshResult down = refresh(false, {});
-  store.Update(down);
+  RefreshResult down = refresh(false, {Finished(300, 310)});  // an unknown role's read is ignored
   ASSERT_TRUE(down.roles[0].runs);
   EXPECT_EQ(down.roles[0].runs->size(), 1u);
   EXPECT_EQ(store.roles(), 2u);
   RefreshResult fewer = refresh(true, {Finished(200, 210)}, 1);
-  store.Update(fewer);
   EXPECT_EQ(store.roles(), 1u);
   EXPECT_EQ(fewer.roles[0].runs->size(), 2u);
 }
@@ -164,9 +157,11 @@ jobs:
     result.spec = shared;
     RoleResult role;
     role.job = &job;
-    role.status = Classify(job, observation, start + 60);
+    std::vector<schedwatch::Run> runs;
+    role.status = Classify(job, observation, start + 60, std::nullopt, &runs);
+    store.Add(role, runs);
     result.roles.push_back(std::move(role));
-    store.Update(result);
+    store.Finish(result);
     kept = result.roles[0].runs;
     seen.push_back(result.roles[0].status.ConditionList() + " / " +
                    FailingHistoryText(result.roles[0]));
@@ -202,12 +197,10 @@ jobs:
       RoleResult role;
       role.job = &job;
       if (!up) role.status.conditions.set(static_cast<int>(Condition::kUnknown));
-      if (up && &job == &spec->jobs[0]) {
-        for (const schedwatch::Run& run : runs) role.status.history.Add(run);
-      }
+      store_.Add(role, up && &job == &spec->jobs[0] ? runs : std::vector<schedwatch::Run>{});
       result.roles.push_back(std::move(role));
     }
-    store_.Update(result);
+    store_.Finish(result);
     return result;
   }
   static std::pair<std::uint32_t, std::uint32_t> Counts(const RefreshResult& result) {

@@ -131,13 +131,15 @@ jobs:
       observation.ledger_id = s.ledger;
       RoleResult role;
       role.job = &job;
-      role.status = Classify(job, observation, kNow);
+      std::vector<Run> runs;
+      role.status = Classify(job, observation, kNow, std::nullopt, &runs);
+      store.Add(role, runs);
       role.objects = observation.source_up ? observation.objects : std::vector<LiveObject>{};
       result.roles.push_back(std::move(role));
     }
     std::sort(result.roles.begin(), result.roles.end(),
               [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
-    store.Update(result);
+    store.Finish(result);
   }
 
   const RoleResult& Role(const std::string& name) const {

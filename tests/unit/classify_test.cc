@@ -362,14 +362,15 @@ TEST_F(ClassifyTest, RunDatedInTheFutureIsNeitherStartNorSuccess) {
   RoleObservation observation = Healthy(Job("retry"));
   std::int64_t real_success = *observation.history.last_success;
   observation.history.Add({k2099, k2099 + 30, Run::Outcome::kSucceeded});
-  RoleStatus status = Classify(Job("retry"), observation, kNow);
+  std::vector<schedwatch::Run> runs;
+  RoleStatus status = Classify(Job("retry"), observation, kNow, std::nullopt, &runs);
   EXPECT_EQ(status.ConditionList(), "ok");
   EXPECT_EQ(status.history.last_success, real_success);  // not 2099
   EXPECT_EQ(status.history.last_started, kNow + 1);
-  ASSERT_EQ(status.history.runs.size(), 1u);
-  ASSERT_EQ(status.in_future.size(), 1u);
-  EXPECT_EQ(status.in_future[0].what, "run start");
-  EXPECT_EQ(status.in_future[0].time, k2099);
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(status.in_future().size(), 1u);
+  EXPECT_EQ(status.in_future()[0].what, "run start");
+  EXPECT_EQ(status.in_future()[0].time, k2099);
 }
 
 TEST_F(ClassifyTest, OnlyFutureRunsKeepNoRoleOkForever) {
@@ -378,14 +379,16 @@ TEST_F(ClassifyTest, OnlyFutureRunsKeepNoRoleOkForever) {
   observation.history.Add({k2099, k2099 + 30, Run::Outcome::kSucceeded});
   // A run that started on time but says it ended in 2099 is no success either.
   observation.history.Add({kNow - 20 * kMinute, k2099, Run::Outcome::kSucceeded});
-  RoleStatus status = Classify(Job("retry"), observation, kNow + kDay);
+  std::vector<schedwatch::Run> runs = {
+      {1, 2, schedwatch::Run::Outcome::kSucceeded}};  // replaced, not added to
+  RoleStatus status = Classify(Job("retry"), observation, kNow + kDay, std::nullopt, &runs);
   EXPECT_EQ(status.ConditionList(), "not_started,stale");
   EXPECT_FALSE(status.history.last_success.has_value());
   EXPECT_FALSE(status.history.last_started.has_value());
-  EXPECT_TRUE(status.history.runs.empty());
-  ASSERT_EQ(status.in_future.size(), 2u);
-  EXPECT_EQ(status.in_future[0].what, "run end");
-  EXPECT_EQ(status.in_future[1].what, "run start");
+  EXPECT_TRUE(runs.empty());
+  ASSERT_EQ(status.in_future().size(), 2u);
+  EXPECT_EQ(status.in_future()[0].what, "run end");
+  EXPECT_EQ(status.in_future()[1].what, "run start");
 }
 
 TEST_F(ClassifyTest, TimesWithinTheSkewAllowanceAreBelieved) {
@@ -393,11 +396,11 @@ TEST_F(ClassifyTest, TimesWithinTheSkewAllowanceAreBelieved) {
   observation.history.Add(
       {kNow + kClockSkewAllowance - 10, kNow + kClockSkewAllowance, Run::Outcome::kSucceeded});
   RoleStatus status = Classify(Job("retry"), observation, kNow);
-  EXPECT_TRUE(status.in_future.empty());
+  EXPECT_TRUE(status.in_future().empty());
   EXPECT_EQ(status.history.last_success, kNow + kClockSkewAllowance);
   observation.history.Add({kNow + kClockSkewAllowance + 1, std::nullopt, Run::Outcome::kRunning});
   status = Classify(Job("retry"), observation, kNow);
-  ASSERT_EQ(status.in_future.size(), 1u);
+  ASSERT_EQ(status.in_future().size(), 1u);
   EXPECT_FALSE(status.history.running_since.has_value());
   EXPECT_EQ(status.history.last_started, kNow + kClockSkewAllowance - 10);
 }
@@ -411,8 +414,8 @@ TEST_F(ClassifyTest, FutureSummaryWithoutRunsIsDropped) {
   RoleStatus status = Classify(Job("retry"), observation, kNow);
   EXPECT_FALSE(status.history.last_success.has_value());
   EXPECT_EQ(status.history.last_started, kNow - kMinute);
-  ASSERT_EQ(status.in_future.size(), 1u);
-  EXPECT_EQ(status.in_future[0].what, "last success");
+  ASSERT_EQ(status.in_future().size(), 1u);
+  EXPECT_EQ(status.in_future()[0].what, "last success");
   EXPECT_EQ(status.ConditionList(), "stale");
 }
 
@@ -421,8 +424,8 @@ TEST_F(ClassifyTest, FutureCheckpointIsSetAside) {
   observation.last_progress = k2099;
   RoleStatus status = Classify(Job("checkpointed"), observation, kNow);
   EXPECT_FALSE(status.last_progress.has_value());
-  ASSERT_EQ(status.in_future.size(), 1u);
-  EXPECT_EQ(status.in_future[0].what, "checkpoint");
+  ASSERT_EQ(status.in_future().size(), 1u);
+  EXPECT_EQ(status.in_future()[0].what, "checkpoint");
   EXPECT_EQ(status.ConditionList(), "stalled");
 }
 
@@ -437,20 +440,20 @@ TEST_F(ClassifyTest, ClockStepForwardHoldsWhatOnlyTheStepRaises) {
   EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kNotStarted)));
   EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kHung)));
   EXPECT_TRUE(status.held.test(static_cast<int>(Condition::kStale)));
-  ASSERT_TRUE(status.clock_step.has_value());
-  EXPECT_EQ(status.clock_step->seconds, kHour);
+  ASSERT_TRUE(status.clock_step().has_value());
+  EXPECT_EQ(status.clock_step()->seconds, kHour);
 }
 
 TEST_F(ClassifyTest, ClockStepBackDoesNotMakeRecentRunsFuture) {
   RoleObservation observation = Healthy(Job("retry"));
   // Without the step known, the runs of the last hour look an hour ahead, so none counts.
   RoleStatus unaware = Classify(Job("retry"), observation, kNow - kHour);
-  EXPECT_EQ(unaware.in_future.size(), 1u);
+  EXPECT_EQ(unaware.in_future().size(), 1u);
   EXPECT_EQ(unaware.ConditionList(), "not_started,stale");
   RoleStatus status =
       Classify(Job("retry"), observation, kNow - kHour, ClockStep{-kHour, kNow - kHour});
   EXPECT_EQ(status.ConditionList(), "ok");
-  EXPECT_TRUE(status.in_future.empty());
+  EXPECT_TRUE(status.in_future().empty());
   EXPECT_TRUE(status.held.none());
   EXPECT_EQ(status.history.last_success, kNow + 30);
 }
@@ -464,7 +467,7 @@ TEST_F(ClassifyTest, ClockStepHoldsNothingThatHeldBeforeIt) {
       Classify(Job("retry"), observation, kNow + kHour, ClockStep{kHour, kNow + kHour});
   EXPECT_EQ(status.ConditionList(), "not_started,stale");
   EXPECT_TRUE(status.held.none());
-  EXPECT_FALSE(status.clock_step.has_value());
+  EXPECT_FALSE(status.clock_step().has_value());
   // A condition that is not about time is never held.
   observation = Healthy(Job("retry"));
   observation.objects.clear();

@@ -99,7 +99,7 @@ jobs:
   observation.desired_since = 1000;
   observation.objects.push_back({"obj-2", "a", "*/10 * * * *", "", "1", true});
   RoleStatus status = Classify(spec->jobs[0], observation, 2000);
-  EXPECT_EQ(*status.ledger_id, "obj-1");
+  EXPECT_EQ(*status.ledger_id(), "obj-1");
   EXPECT_TRUE(*status.ledger_mismatch);
   EXPECT_EQ(status.desired_since, 1000);
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,15 +106,19 @@ struct FutureTime {
 // Runs kept per role for people (status page, timeline): the newest ones.
 inline constexpr std::size_t kRunHistoryKept = 20;
 
-// What the run history says about a role. Sources that keep only summaries (a CronJob's
-// lastSuccessfulTime) fill these directly; others use Add(), which also keeps the run itself.
-struct RunHistory {
+// What a run history says in four times, without its runs.
+struct RunSummary {
   OptionalTime last_started;
   OptionalTime last_success;   // end time of the latest successful run
   OptionalTime last_failure;   // end time of the latest failed run
   OptionalTime running_since;  // start of the oldest run still going
+};
+
+// What the run history says about a role. Sources that keep only summaries (a CronJob's
+// lastSuccessfulTime) fill these directly; others use Add(), which also keeps the run itself.
+struct RunHistory : RunSummary {
   // The newest kRunHistoryKept runs, oldest first. One start time is one run: a finished
-  // report replaces a running one. The summaries above count every run ever added.
+  // report replaces a running one. The summaries count every run ever added.
   std::vector<Run> runs;
 
   void Add(const Run& run);
@@ -131,29 +136,42 @@ struct RoleObservation {
   std::int64_t desired_since = 0;             // when the exporter first saw the role desired
 };
 
+// A role's judgement at one refresh. A refresh holds one per role, twice while the next is built
+// (100,000 roles: 120 bytes each); what few roles have is kept out of line (Rare).
 struct RoleStatus {
   std::bitset<kConditionCount> conditions;
+  // Time-based conditions (not_started, hung, stale, stalled) that only a recent clock step
+  // raised: judged by the clock as it was before the step they do not hold, so they are held
+  // back (not in `conditions`) and `clock_step()` says why.
+  std::bitset<kConditionCount> held;
   // Absent while the source is unknown.
   OptionalCount registered_objects, active_objects, drifted_objects;
+  std::optional<bool> ledger_mismatch;
   OptionalTime last_scheduled, next_scheduled;
   // The end of the maintenance window open now (maintenance.h); absent outside windows.
   OptionalTime maintenance_until;
-  RunHistory history;  // absent values stay absent while unknown
+  RunSummary history;  // absent values stay absent while unknown; the runs go to the caller
   OptionalTime last_progress;
-  std::optional<bool> ledger_mismatch;
-  std::optional<std::string> ledger_id;  // what the ledger last verified
-  std::int64_t desired_since = 0;        // what "never succeeded" and "never started" count from
-  // Times later than now + kClockSkewAllowance, left out of `history` and `last_progress`.
-  std::vector<FutureTime> in_future;
-  // Time-based conditions (not_started, hung, stale, stalled) that only a recent clock step
-  // raised: judged by the clock as it was before the step they do not hold, so they are held
-  // back (not in `conditions`) and `clock_step` says why.
-  std::bitset<kConditionCount> held;
-  std::optional<ClockStep> clock_step;  // set when something is held
+  std::int64_t desired_since = 0;  // what "never succeeded" and "never started" count from
+
+  struct Rare {
+    std::optional<std::string> ledger_id;  // what the ledger last verified
+    // Times later than now + kClockSkewAllowance, left out of `history` and `last_progress`.
+    std::vector<FutureTime> in_future;
+    std::optional<ClockStep> clock_step;  // set when something is held
+  };
+  const std::optional<std::string>& ledger_id() const { return rare().ledger_id; }
+  const std::vector<FutureTime>& in_future() const { return rare().in_future; }
+  const std::optional<ClockStep>& clock_step() const { return rare().clock_step; }
+  Rare& MutableRare();  // made on first use
 
   bool Has(Condition condition) const { return conditions.test(static_cast<int>(condition)); }
   // "missing,stale" or "ok".
   std::string ConditionList() const;
+
+ private:
+  const Rare& rare() const;
+  std::shared_ptr<const Rare> rare_;  // null while none is set; shared by copies, never changed
 };
 
 // How `failing` was judged for a job with failure_threshold or recovery_threshold.
@@ -179,8 +197,11 @@ bool Drifted(const JobSpec& job, const LiveObject& object);
 // The role is then judged both at `now` and at `now - recent_step->seconds`, the clock without
 // the step; a time-based condition that only the stepped clock raises is held (see `held`).
 // After a step back, times up to the clock without the step are not in the future.
+// `runs`, when given, receives the runs the judgement believed (those dated in the future set
+// aside), oldest first: RoleStatus keeps only their summaries.
 RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
-                    const std::optional<ClockStep>& recent_step = std::nullopt);
+                    const std::optional<ClockStep>& recent_step = std::nullopt,
+                    std::vector<Run>* runs = nullptr);
 
 // `history` without the times later than `limit`: runs dated later are dropped and the
 // summaries rebuilt from the runs kept (a summary a source reported without runs is dropped
