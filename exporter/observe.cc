@@ -75,6 +75,49 @@ void AddProblem(Observed& observed, std::size_t source_index, SourceProblem prob
   observed.problems[observed.sources[source_index].name].push_back(std::move(problem));
 }
 
+// Each job's objects, in the order of spec.jobs: the published refresh's list where it is
+// unchanged (the common case), so the reads' objects are dropped before any role is classified
+// and the new refresh holds no second copy of them. `by_role`: spec.jobs sorted by role.
+std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role,
+                                      std::vector<SourceRead>& reads,
+                                      const std::vector<RoleResult>& published) {
+  // Every list's objects sorted by role (a role's in the order read): pointers, no map.
+  std::vector<LiveObject*> objects;
+  for (auto& read : reads) {
+    if (!read.reads.snapshot) continue;
+    for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
+  }
+  std::stable_sort(objects.begin(), objects.end(),
+                   [](const LiveObject* a, const LiveObject* b) { return a->role < b->role; });
+  std::vector<RoleObjects> by_job(spec.jobs.size());
+  auto at = objects.begin();
+  auto before = published.begin();
+  for (std::uint32_t job : by_role) {
+    const std::string& role = spec.jobs[job].role;
+    while (at != objects.end() && (*at)->role < role) ++at;
+    auto end = at;
+    while (end != objects.end() && (*end)->role == role) ++end;
+    if (at == end) continue;
+    while (before != published.end() && before->job->role < role) ++before;
+    const bool known = before != published.end() && before->job->role == role;
+    auto equal = [](const LiveObject* a, const LiveObject& b) { return *a == b; };
+    if (known && std::equal(at, end, before->objects.begin(), before->objects.end(), equal)) {
+      by_job[job] = before->objects;
+    } else {
+      std::vector<LiveObject> list;
+      list.reserve(static_cast<std::size_t>(end - at));
+      for (auto it = at; it != end; ++it) list.push_back(std::move(**it));
+      by_job[job] = RoleObjects(std::move(list));
+    }
+    at = end;
+  }
+  for (auto& read : reads) {
+    // Freed now, with their storage (`= {}` would keep it).
+    if (read.reads.snapshot) read.reads.snapshot->objects = std::vector<LiveObject>();
+  }
+  return by_job;
+}
+
 }  // namespace
 
 std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role) {
@@ -87,7 +130,7 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
-                           const EachObservation& each) {
+                           const std::vector<RoleResult>& published, const EachObservation& each) {
   Observed observed;
   RoleOrder by_role(spec.jobs.size());
   std::iota(by_role.begin(), by_role.end(), 0);
@@ -100,26 +143,8 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     observed.sources.push_back(
         StatusOf(read, spec, by_role, now, observed.problems[read.runner->name]));
   }
-  // Each role's objects: every list's objects sorted by role (a role's in the order read), and
-  // each job's range of them, found before any is moved. Pointers and indices, no map.
-  std::vector<LiveObject*> objects;
-  for (auto& read : reads) {
-    if (!read.reads.snapshot) continue;
-    for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
-  }
-  std::stable_sort(objects.begin(), objects.end(),
-                   [](const LiveObject* a, const LiveObject* b) { return a->role < b->role; });
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> objects_of(spec.jobs.size());
-  std::size_t at = 0;
-  for (std::uint32_t job : by_role) {
-    const std::string& role = spec.jobs[job].role;
-    while (at < objects.size() && objects[at]->role < role) ++at;
-    std::size_t end = at;
-    while (end < objects.size() && objects[end]->role == role) ++end;
-    objects_of[job] = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(end)};
-    at = end;
-  }
-  by_role = {};
+  std::vector<RoleObjects> objects = ObjectsByJob(spec, by_role, reads, published);
+  by_role = RoleOrder();
   const std::map<std::string, std::string> ledger = ReadLedgerIds(ledger_file_);
 
   observed.roles.resize(spec.jobs.size());
@@ -129,7 +154,7 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     RoleResult& role = observed.roles[i];
     role.job = &job;
     observation.desired_since = DesiredSince(desired_since, job.role).value_or(now);
-    ObserveRole(job, objects, objects_of[i], reads, source_index, ledger, observation, role,
+    ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, observation, role,
                 observed);
     each(observation, role);
   }
@@ -137,9 +162,7 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   return observed;
 }
 
-void Observer::ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& objects,
-                           std::pair<std::uint32_t, std::uint32_t> objects_of,
-                           std::vector<SourceRead>& reads,
+void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                            const std::unordered_map<std::string_view, std::size_t>& source_index,
                            const std::map<std::string, std::string>& ledger,
                            RoleObservation& observation, RoleResult& role, Observed& observed) {
@@ -149,10 +172,8 @@ void Observer::ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& o
   observation.source_up = read.reads.snapshot.ok();
   if (observation.source_up) {
     SourceSnapshot& snapshot = *read.reads.snapshot;
-    observation.objects.reserve(objects_of.second - objects_of.first);
-    for (std::uint32_t k = objects_of.first; k < objects_of.second; ++k) {
-      observation.objects.push_back(std::move(*objects[k]));
-    }
+    observation.objects = objects.list();
+    role.objects = std::move(objects);
     observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
     if (auto it = snapshot.history.find(job.role); it != snapshot.history.end()) {
       observation.history = std::move(it->second);

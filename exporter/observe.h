@@ -48,16 +48,16 @@ class Observer {
  public:
   explicit Observer(std::string ledger_file) : ledger_file_(std::move(ledger_file)) {}
 
-  // `desired_since`: when each role was first desired. The reads' snapshots are consumed.
+  // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
+  // sorted by role, whose object lists are shared where unchanged. The reads' snapshots are
+  // consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
-                   const EachObservation& each);
+                   const std::vector<RoleResult>& published, const EachObservation& each);
 
  private:
-  // `objects`: every list's objects by role; `objects_of`: the job's range of them.
-  void ObserveRole(const JobSpec& job, const std::vector<LiveObject*>& objects,
-                   std::pair<std::uint32_t, std::uint32_t> objects_of,
-                   std::vector<SourceRead>& reads,
+  // `objects`: the role's, from every read (kept only when the job's source was read).
+  void ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                    const std::unordered_map<std::string_view, std::size_t>& source_index,
                    const std::map<std::string, std::string>& ledger, RoleObservation& observation,
                    RoleResult& role, Observed& observed);

@@ -142,7 +142,7 @@ void Refresher::RefreshOnce() {
   std::shared_ptr<const Published> last = Current();
   const std::vector<RoleResult>& before = last->result.roles;
   Observed observed = observer_.Observe(
-      *config->spec, reads, desired_since_, now,
+      *config->spec, reads, desired_since_, now, before,
       [&](RoleObservation& observation, RoleResult& role) {
         auto previous = std::lower_bound(
             before.begin(), before.end(), role.job->role,
@@ -155,8 +155,6 @@ void Refresher::RefreshOnce() {
         std::vector<Run> runs;
         role.status = Classify(*role.job, observation, now, recent_step, &runs);
         run_history_.Add(role, runs);  // runs kept across refreshes, for the status page
-        role.objects = std::move(observation.objects);
-        if (known) role.objects.ShareIfEqual(previous->objects);
       });
   last.reset();
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired

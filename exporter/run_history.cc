@@ -161,9 +161,9 @@ void RunHistoryStore::Finish(RefreshResult& result) {
   SortByRole(adding_);
   SortByRole(adding_durations_);
   kept_ = std::move(adding_);
-  adding_ = {};
+  adding_.clear();
   durations_ = std::move(adding_durations_);
-  adding_durations_ = {};
+  adding_durations_.clear();
   result.durations = durations_;
   spec_ = result.spec;
 }

@@ -96,14 +96,6 @@ class RoleObjects {
   std::size_t size() const { return list().size(); }
   const LiveObject& operator[](std::size_t i) const { return list()[i]; }
 
-  // Takes `previous`'s list instead of this one when the two are equal, field by field.
-  void ShareIfEqual(const RoleObjects& previous) {
-    if (list_ == previous.list_ || !list_ || !previous.list_) return;
-    if (std::equal(list_->begin(), list_->end(), previous.list_->begin(), previous.list_->end())) {
-      list_ = previous.list_;
-    }
-  }
-
  private:
   static const std::vector<LiveObject>& None() {
     static const std::vector<LiveObject> none;
