@@ -1021,54 +1021,60 @@ class Evaluator {
 }  // namespace
 
 Schedule::Schedule(CronExpression expression, const date::time_zone* zone, DstPolicy policy)
-    : expression_(std::move(expression)), zone_(zone), policy_(policy) {}
+    : parts_(std::make_shared<const Parts>(Parts{std::move(expression), {}, zone, policy, false})) {
+}
 
 Schedule::Schedule(std::vector<CalendarSpec> calendars, const date::time_zone* zone)
-    : calendars_(std::move(calendars)), zone_(zone) {}
+    : parts_(std::make_shared<const Parts>(
+          Parts{{}, std::move(calendars), zone, DstPolicy::kWallClock, false})) {}
 
 Schedule Schedule::Monotonic(const date::time_zone* zone) {
   Schedule schedule;
-  schedule.zone_ = zone;
-  schedule.monotonic_ = true;
+  schedule.parts_ = std::make_shared<const Parts>(Parts{{}, {}, zone, DstPolicy::kWallClock, true});
   return schedule;
 }
 
+const Schedule::Parts& Schedule::parts() const {
+  static const Parts kNever;
+  return parts_ ? *parts_ : kNever;
+}
+
 std::string Schedule::text() const {
-  if (monotonic_) return std::string(kMonotonicSchedule);
-  return is_calendar() ? CalendarText(calendars_) : expression_.text();
+  if (is_monotonic()) return std::string(kMonotonicSchedule);
+  return is_calendar() ? CalendarText(calendars()) : expression().text();
 }
 
 bool Schedule::SameAs(std::string_view live) const {
-  if (monotonic_) return live == kMonotonicSchedule;
-  if (is_calendar()) return SameCalendars(calendars_, live);
-  if (live == expression_.text()) return true;
-  auto parsed = CronExpression::Parse(live, expression_.dialect());
-  return parsed && parsed->Equivalent(expression_);
+  if (is_monotonic()) return live == kMonotonicSchedule;
+  if (is_calendar()) return SameCalendars(calendars(), live);
+  if (live == expression().text()) return true;
+  auto parsed = CronExpression::Parse(live, expression().dialect());
+  return parsed && parsed->Equivalent(expression());
 }
 
 // A seconds field (kGitLab) moves each fire time that far into its minute.
 std::optional<std::int64_t> Schedule::Next(std::int64_t after) const {
-  if (monotonic_) return std::nullopt;
-  if (is_calendar()) return CalendarNext(calendars_, zone_, after);
-  const int second = expression_.second();
-  auto next = Evaluator(expression_, zone_, policy_).Next(std::max(after, kMinTime) - second);
+  if (is_monotonic()) return std::nullopt;
+  if (is_calendar()) return CalendarNext(calendars(), zone(), after);
+  const int second = expression().second();
+  auto next = Evaluator(expression(), zone(), policy()).Next(std::max(after, kMinTime) - second);
   return next ? std::optional<std::int64_t>(*next + second) : std::nullopt;
 }
 
 std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const {
-  if (monotonic_) return std::nullopt;
-  if (is_calendar()) return CalendarPrevious(calendars_, zone_, at_or_before);
-  const int second = expression_.second();
+  if (is_monotonic()) return std::nullopt;
+  if (is_calendar()) return CalendarPrevious(calendars(), zone(), at_or_before);
+  const int second = expression().second();
   // Before year 1 there is nothing, and nothing to subtract from.
-  auto previous = Evaluator(expression_, zone_, policy_)
+  auto previous = Evaluator(expression(), zone(), policy())
                       .Previous(at_or_before < kMinTime ? at_or_before : at_or_before - second);
   return previous ? std::optional<std::int64_t>(*previous + second) : std::nullopt;
 }
 
 std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {
-  if (monotonic_) return std::nullopt;
-  if (is_calendar()) return CalendarPeriod(calendars_, zone_, from);
-  return Evaluator(expression_, zone_, policy_).Period(from);
+  if (is_monotonic()) return std::nullopt;
+  if (is_calendar()) return CalendarPeriod(calendars(), zone(), from);
+  return Evaluator(expression(), zone(), policy()).Period(from);
 }
 
 const date::time_zone* FindZone(std::string_view name) {

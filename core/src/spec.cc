@@ -680,6 +680,15 @@ class Decoder {
   std::vector<std::shared_ptr<const JobAlerting>> alertings_;
   std::map<std::pair<const SourceDescriptor*, std::string>, MaintenanceWindows> default_windows_;
   std::vector<std::pair<MaintenanceWindows, bool>> joined_checked_;
+  // Cron schedules by text, dialect, zone and DST policy: jobs of one schedule share its parts.
+  std::map<std::tuple<std::string, CronDialect, const date::time_zone*, DstPolicy>, Schedule>
+      schedules_;
+  Schedule SharedSchedule(Schedule schedule) {
+    const CronExpression& expression = schedule.expression();
+    auto key = std::make_tuple(expression.text(), expression.dialect(), schedule.zone(),
+                               schedule.policy());
+    return schedules_.emplace(std::move(key), std::move(schedule)).first->second;
+  }
   static constexpr std::size_t kMaxInterned = 256;
   static constexpr std::size_t kMaxWindows = 16;
   static constexpr std::size_t kMaxLabels = 16;
@@ -893,8 +902,8 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
            fmt::format("@reboot has no fire times and is only allowed for {} sources",
                        JoinKeys(reboot_types_)));
     }
-    job.schedule =
-        Schedule(std::move(*expression), FindZone(job.timezone), descriptor.dst_policy());
+    job.schedule = SharedSchedule(
+        Schedule(std::move(*expression), FindZone(job.timezone), descriptor.dst_policy()));
   });
 
   job.start_grace = defaults.start_grace;

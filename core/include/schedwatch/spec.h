@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedwatch/compact_optional.h"
 #include "schedwatch/job_alerting.h"
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
@@ -85,9 +86,9 @@ struct JobSpec {
   std::int64_t start_grace = 0;
   std::int64_t max_runtime = 0;
   std::int64_t alert_for = 0;
-  std::optional<std::int64_t> period;  // nullopt for @reboot
+  OptionalTime period;  // seconds; none for @reboot
   // In force: the override, else 2 x period + max_runtime; nullopt when neither exists.
-  std::optional<std::int64_t> stale_after;
+  OptionalTime stale_after;  // seconds
   int missed_starts = 2;
   int line = 0;
   bool stale_after_overridden = false;
