@@ -44,7 +44,7 @@ SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder&
     status.last_sync = now;
     status.objects = static_cast<int>(snapshot->objects.size());
     for (const auto& object : snapshot->objects) {
-      if (!Desired(spec, desired, object.role)) ++status.unowned_objects;
+      if (!Desired(spec, desired, object.role())) ++status.unowned_objects;
     }
     status.problems = snapshot->problems;
     problems.insert(problems.end(), status.problems.begin(), status.problems.end());
@@ -108,14 +108,14 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
   }
   std::stable_sort(objects.begin(), objects.end(),
-                   [](const LiveObject* a, const LiveObject* b) { return a->role < b->role; });
+                   [](const LiveObject* a, const LiveObject* b) { return a->role() < b->role(); });
   std::vector<std::pair<std::uint32_t, std::uint32_t>> objects_of(spec.jobs.size());
   std::size_t at = 0;
   for (std::uint32_t job : by_role) {
     const std::string& role = spec.jobs[job].role;
-    while (at < objects.size() && objects[at]->role < role) ++at;
+    while (at < objects.size() && objects[at]->role() < role) ++at;
     std::size_t end = at;
-    while (end < objects.size() && objects[end]->role == role) ++end;
+    while (end < objects.size() && objects[end]->role() == role) ++end;
     objects_of[job] = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(end)};
     at = end;
   }
