@@ -321,7 +321,9 @@ int main(int argc, char** argv) {
     }
     auto classify_start = Clock::now();
     std::map<std::string, std::vector<LiveObject>> objects;
-    for (const auto& object : snapshot->objects) objects[object.role].push_back(object);
+    for (const auto& object : snapshot->objects) {
+      objects[std::string(object.role())].push_back(object);
+    }
     std::size_t ok = 0, hung = 0, failing = 0;
     for (const auto& job : spec->jobs) {
       RoleObservation observation;

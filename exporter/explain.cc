@@ -19,7 +19,8 @@ std::string Ids(const std::vector<LiveObject>& objects, bool (*pick)(const LiveO
   std::string out;
   for (const auto& object : objects) {
     if (!pick(object)) continue;
-    out += (out.empty() ? "" : ", ") + object.id;
+    if (!out.empty()) out += ", ";
+    out += object.id();
   }
   return out;
 }
@@ -42,12 +43,12 @@ std::string RunbookLink(const std::string& base, const std::string& alert) {
 std::vector<std::string> DriftFields(const JobSpec& job, const LiveObject& object) {
   std::vector<std::string> fields;
   if (!Drifted(job, object)) return fields;
-  if (!job.schedule.SameAs(object.schedule)) fields.push_back("schedule");
-  if (!object.timezone.empty() && object.timezone != job.timezone &&
-      FindZone(object.timezone) != FindZone(job.timezone)) {
+  if (!job.schedule.SameAs(object.schedule())) fields.push_back("schedule");
+  if (!object.timezone().empty() && object.timezone() != job.timezone &&
+      FindZone(object.timezone()) != FindZone(job.timezone)) {
     fields.push_back("timezone");
   }
-  if (object.spec_version != job.spec_version) fields.push_back("spec_version");
+  if (object.spec_version() != job.spec_version) fields.push_back("spec_version");
   return fields;
 }
 
@@ -117,14 +118,14 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
     std::string text;
     for (const auto& object : objects) {
       for (const auto& field : DriftFields(job, object)) {
-        std::string live = field == "schedule"   ? object.schedule
-                           : field == "timezone" ? object.timezone
-                                                 : object.spec_version;
+        std::string_view live = field == "schedule"   ? object.schedule()
+                                : field == "timezone" ? object.timezone()
+                                                      : object.spec_version();
         std::string desired = field == "schedule"   ? job.schedule.text()
                               : field == "timezone" ? job.timezone
                                                     : job.spec_version;
         text += fmt::format("{}{} has {} \"{}\", the spec \"{}\"", text.empty() ? "" : "; ",
-                            object.id, field, live, desired);
+                            object.id(), field, live, desired);
       }
     }
     add(Condition::kDrift, text.empty() ? "a live object differs from the spec" : text,

@@ -44,7 +44,7 @@ SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder&
     status.last_sync = now;
     status.objects = static_cast<int>(snapshot->objects.size());
     for (const auto& object : snapshot->objects) {
-      if (!Desired(spec, desired, object.role)) ++status.unowned_objects;
+      if (!Desired(spec, desired, object.role())) ++status.unowned_objects;
     }
     status.problems = snapshot->problems;
     problems.insert(problems.end(), status.problems.begin(), status.problems.end());
@@ -88,15 +88,15 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
     for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
   }
   std::stable_sort(objects.begin(), objects.end(),
-                   [](const LiveObject* a, const LiveObject* b) { return a->role < b->role; });
+                   [](const LiveObject* a, const LiveObject* b) { return a->role() < b->role(); });
   std::vector<RoleObjects> by_job(spec.jobs.size());
   auto at = objects.begin();
   auto before = published.begin();
   for (std::uint32_t job : by_role) {
     const std::string& role = spec.jobs[job].role;
-    while (at != objects.end() && (*at)->role < role) ++at;
+    while (at != objects.end() && (*at)->role() < role) ++at;
     auto end = at;
-    while (end != objects.end() && (*end)->role == role) ++end;
+    while (end != objects.end() && (*end)->role() == role) ++end;
     if (at == end) continue;
     while (before != published.end() && before->job->role < role) ++before;
     const bool known = before != published.end() && before->job->role == role;

@@ -18,7 +18,7 @@ namespace {
 // "yes", or "no" with the scheduler's reason ("no (masked)").
 std::string EnabledCell(const LiveObject& object) {
   std::string cell = object.enabled ? "yes" : "no";
-  if (!object.state.empty()) cell += " (" + EscapeHtml(object.state) + ")";
+  if (!object.state().empty()) cell += " (" + EscapeHtml(object.state()) + ")";
   return cell;
 }
 
@@ -176,13 +176,13 @@ nlohmann::json RoleJson(const RefreshResult& result, const RoleResult& role,
   }
   nlohmann::json objects = nlohmann::json::array();
   for (const auto& object : role.objects) {
-    objects.push_back({{"id", object.id},
-                       {"schedule", object.schedule},
-                       {"timezone", object.timezone},
-                       {"spec_version", object.spec_version},
+    objects.push_back({{"id", object.id()},
+                       {"schedule", object.schedule()},
+                       {"timezone", object.timezone()},
+                       {"spec_version", object.spec_version()},
                        {"enabled", object.enabled},
                        {"drift_fields", DriftFields(job, object)}});
-    if (!object.state.empty()) objects.back()["state"] = object.state;
+    if (!object.state().empty()) objects.back()["state"] = object.state();
   }
   auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   const RunRecordFacts& records = role.Records();
@@ -294,7 +294,7 @@ void RenderOverviewRow(std::string& out, const RoleResult& role, const RefreshRe
 
 }  // namespace
 
-std::string EscapeHtml(const std::string& text) {
+std::string EscapeHtml(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -579,7 +579,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
         "<th>schedule</th><th>time zone</th><th>spec version</th></tr></thead><tbody>\n";
     for (const auto& object : role.objects) {
       auto drift = DriftFields(job, object);
-      auto cell = [&](const char* field, const std::string& live, const std::string& desired) {
+      auto cell = [&](const char* field, std::string_view live, const std::string& desired) {
         bool drifts = std::find(drift.begin(), drift.end(), field) != drift.end();
         if (!drifts) return fmt::format("<td>{}</td>", live.empty() ? "—" : EscapeHtml(live));
         return fmt::format(
@@ -591,11 +591,11 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
           std::back_inserter(out),
           "<tr data-object=\"{}\"><td><code>{}</code></td>"
           "<td>{}</td>{}{}{}</tr>\n",
-          EscapeHtml(object.id), EscapeHtml(object.id),
+          EscapeHtml(object.id()), EscapeHtml(object.id()),
           object.enabled ? EnabledCell(object) : "<mark>" + EnabledCell(object) + "</mark>",
-          cell("schedule", object.schedule, job.schedule.text()),
-          cell("timezone", object.timezone, job.timezone),
-          cell("spec_version", object.spec_version, job.spec_version));
+          cell("schedule", object.schedule(), job.schedule.text()),
+          cell("timezone", object.timezone(), job.timezone),
+          cell("spec_version", object.spec_version(), job.spec_version));
     }
     out += "</tbody></table></div>\n";
   }
@@ -647,7 +647,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
   if (status.ledger_id()) {
     std::string live;
     for (const auto& object : role.objects) {
-      live += (live.empty() ? "" : ", ") + ("<code>" + EscapeHtml(object.id) + "</code>");
+      live += (live.empty() ? "" : ", ") + ("<code>" + EscapeHtml(object.id()) + "</code>");
     }
     fmt::format_to(std::back_inserter(out),
                    "<dt>ledger ID</dt><dd id=\"ledger\" data-mismatch=\"{}\"><code>{}</code> "

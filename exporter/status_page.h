@@ -56,6 +56,6 @@ std::string RenderExplainText(const nlohmann::json& role);
 const std::string& StatusScript();
 const std::string& StatusStyle();
 
-std::string EscapeHtml(const std::string& text);
+std::string EscapeHtml(std::string_view text);
 
 }  // namespace schedwatch

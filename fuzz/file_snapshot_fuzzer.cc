@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   RoleObservation observation;
   observation.source_up = true;
   for (const LiveObject& object : snapshot->objects) {
-    if (object.role == job.role) observation.objects.push_back(object);
+    if (object.role() == job.role) observation.objects.push_back(object);
   }
   if (auto it = snapshot->history.find(job.role); it != snapshot->history.end()) {
     observation.history = it->second;

@@ -19,9 +19,9 @@ std::string Render(const Mapped<CronJob>& m) {
   if (m.value) {
     const CronJob& c = *m.value;
     text +=
-        fmt::format(" {} {} {} {} {} {} {} {} {}", c.uid, c.object.id, c.object.role,
-                    c.object.schedule, c.object.timezone, c.object.spec_version, c.object.enabled,
-                    c.last_schedule.value_or(-1), c.last_successful.value_or(-1));
+        fmt::format(" {} {} {} {} {} {} {} {} {}", c.uid, c.object.id(), c.object.role(),
+                    c.object.schedule(), c.object.timezone(), c.object.spec_version(),
+                    c.object.enabled, c.last_schedule.value_or(-1), c.last_successful.value_or(-1));
     for (const auto& uid : c.active_job_uids) text += " " + uid;
   }
   if (m.problem) text += " problem " + m.problem->message;

@@ -78,7 +78,7 @@ using RoleIndex = std::unordered_map<std::string, std::vector<LiveObject>>;
 // Each role's live objects, from one pass over a list: reconcile stays linear in roles.
 RoleIndex ByRole(const SourceSnapshot& snapshot) {
   RoleIndex index;
-  for (const auto& object : snapshot.objects) index[object.role].push_back(object);
+  for (const auto& object : snapshot.objects) index[std::string(object.role())].push_back(object);
   return index;
 }
 
@@ -226,7 +226,7 @@ class Reconciler {
       } else {
         row.action = "verified";
         row.needs_person = false;
-        Record(job, observation.objects.front().id);
+        Record(job, observation.objects.front().id());
       }
     }
     if (!to_create.empty()) Repair(run, **made, to_create, rows);
@@ -351,7 +351,7 @@ class Reconciler {
     }
     row.action = problem.empty() ? what : what + ", but " + problem;
     row.needs_person = !problem.empty();
-    if (problem.empty()) Record(job, objects.front().id);
+    if (problem.empty()) Record(job, objects.front().id());
   }
 
   // Re-lists, a bounded number of times, until each role's object is seen; each list serves
@@ -373,8 +373,8 @@ class Reconciler {
     return seen;
   }
 
-  void Record(const JobSpec& job, const std::string& id) {
-    ledger_updates_[job.role] = {job.source, id, FormatRfc3339(Now())};
+  void Record(const JobSpec& job, std::string_view id) {
+    ledger_updates_[job.role] = {job.source, std::string(id), FormatRfc3339(Now())};
   }
 
   const Spec& spec_;

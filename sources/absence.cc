@@ -9,7 +9,7 @@ std::set<std::string> RolesWithoutObject(const std::vector<std::string>& roles,
                                          const std::vector<LiveObject>& objects) {
   std::unordered_set<std::string_view> present;
   present.reserve(objects.size());
-  for (const auto& object : objects) present.insert(object.role);
+  for (const auto& object : objects) present.insert(object.role());
   std::set<std::string> absent;
   for (const auto& role : roles) {
     if (!present.count(role)) absent.insert(role);

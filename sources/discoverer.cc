@@ -7,18 +7,18 @@ namespace schedwatch {
 
 FoundObject FoundFromLive(const LiveObject& live) {
   FoundObject object;
-  object.id = live.id;
-  object.role = live.role;
-  object.spec_version = live.spec_version;
-  object.marked = !live.role.empty();
-  object.schedule = live.schedule;
-  object.timezone = live.timezone;
+  object.id = live.id();
+  object.role = live.role();
+  object.spec_version = live.spec_version();
+  object.marked = !live.role().empty();
+  object.schedule = live.schedule();
+  object.timezone = live.timezone();
   return object;
 }
 
 std::vector<LiveObject> SortedById(std::vector<LiveObject> objects) {
   std::sort(objects.begin(), objects.end(),
-            [](const LiveObject& a, const LiveObject& b) { return a.id < b.id; });
+            [](const LiveObject& a, const LiveObject& b) { return a.id() < b.id(); });
   return objects;
 }
 

@@ -32,7 +32,7 @@ bool IsUtc(std::string_view name) {
   return name == "UTC" || name == "UCT" || name == "Universal" || name == "Zulu";
 }
 
-bool SameZone(const std::string& a, const std::string& b) {
+bool SameZone(std::string_view a, std::string_view b) {
   if (a == b || (IsUtc(a) && IsUtc(b))) return true;
   const auto* zone_a = FindZone(a);
   return zone_a != nullptr && zone_a == FindZone(b);
@@ -180,9 +180,9 @@ std::string RoleStatus::ConditionList() const {
 }
 
 bool Drifted(const JobSpec& job, const LiveObject& object) {
-  if (object.spec_version != job.spec_version || !object.other_drift.empty()) return true;
-  if (!object.timezone.empty() && !SameZone(object.timezone, job.timezone)) return true;
-  return !job.schedule.SameAs(object.schedule);
+  if (object.spec_version() != job.spec_version || !object.other_drift().empty()) return true;
+  if (!object.timezone().empty() && !SameZone(object.timezone(), job.timezone)) return true;
+  return !job.schedule.SameAs(object.schedule());
 }
 
 FailingJudgement JudgeFailing(const JobAlerting& alerting,
@@ -288,7 +288,7 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   if (observation.ledger_id) {
     status.MutableRare().ledger_id = observation.ledger_id;
     status.ledger_mismatch = std::none_of(objects.begin(), objects.end(), [&](const LiveObject& o) {
-      return o.id == *observation.ledger_id;
+      return o.id() == *observation.ledger_id;
     });
   }
 

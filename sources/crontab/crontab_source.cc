@@ -364,25 +364,22 @@ void CrontabSource::InheritCaches(Source& previous) {
 
 Result<bool> CrontabSource::ReadRuns(const ListContext& context,
                                      const std::vector<LoggedEntry>& logged,
-                                     const std::function<const std::string&(std::uint32_t)>& name,
+                                     const std::function<std::string_view(std::uint32_t)>& name,
                                      std::map<std::string, RunHistory>& finished,
                                      std::map<std::string, RunHistory>& history) {
   // Runs are tied to entries by user and command, as cron logs them: each name once, in order.
-  std::vector<const std::string*> names;
-  auto names_of = [&](const CronRun& run) -> const std::vector<const std::string*>& {
+  std::vector<std::string_view> names;
+  auto names_of = [&](const CronRun& run) -> const std::vector<std::string_view>& {
     names.clear();
     std::string key = run.user + '\0' + run.command;
     auto first = std::lower_bound(
         logged.begin(), logged.end(), key,
         [](const LoggedEntry& entry, const std::string& wanted) { return entry.key < wanted; });
     for (auto it = first; it != logged.end() && it->key == key; ++it) {
-      names.push_back(&name(it->object));
+      names.push_back(name(it->object));
     }
-    std::sort(names.begin(), names.end(),
-              [](const std::string* a, const std::string* b) { return *a < *b; });
-    names.erase(std::unique(names.begin(), names.end(),
-                            [](const std::string* a, const std::string* b) { return *a == *b; }),
-                names.end());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
   };
   CronLogBatch batch;
@@ -393,21 +390,24 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context,
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
   for (const CronRun& run : batch.finished) {
-    for (const std::string* key : names_of(run)) {
-      finished[*key].Add({run.started, run.finished,
-                          run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+    for (std::string_view name : names_of(run)) {
+      finished[std::string(name)].Add(
+          {run.started, run.finished,
+           run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
     }
   }
   for (const CronRun& run : batch.started_only) {
-    for (const std::string* key : names_of(run)) {
-      auto& started = finished[*key].last_started;
+    for (std::string_view name : names_of(run)) {
+      auto& started = finished[std::string(name)].last_started;
       started = std::max(started.value_or(run.started), run.started);
     }
   }
   if (!read) return read;
   history = finished;
   for (const auto& [pid, run] : log_state_.pending) {
-    for (const std::string* key : names_of(run)) history[*key].Add({run.started, std::nullopt});
+    for (std::string_view name : names_of(run)) {
+      history[std::string(name)].Add({run.started, std::nullopt});
+    }
   }
   return true;
 }
@@ -429,7 +429,7 @@ Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context
             [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
   std::map<std::string, RunHistory> finished;
   auto read = ReadRuns(
-      context, logged, [&ids](std::uint32_t i) -> const std::string& { return ids[i]; }, finished,
+      context, logged, [&ids](std::uint32_t i) -> std::string_view { return ids[i]; }, finished,
       contents.history);
   if (!read) contents.history_error = read.error();
   return contents;
@@ -442,8 +442,7 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   if (!entries) return Error{entries.error()};
   objects_last_ = snapshot.objects.size();
   auto read = ReadRuns(
-      context, *entries,
-      [&snapshot](std::uint32_t i) -> const std::string& { return snapshot.objects[i].role; },
+      context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); },
       finished_, snapshot.history);
   if (!read) return Error{read.error()};
   log_problems_.AppendTo(snapshot.problems);

@@ -120,7 +120,7 @@ class CrontabSource : public Source {
   // Reads cron's log and adds the runs of each entry to `finished` (runs that ended) and
   // `history` (those, and the runs still going), under the names `name` gives its index.
   Result<bool> ReadRuns(const ListContext& context, const std::vector<LoggedEntry>& logged,
-                        const std::function<const std::string&(std::uint32_t)>& name,
+                        const std::function<std::string_view(std::uint32_t)>& name,
                         std::map<std::string, RunHistory>& finished,
                         std::map<std::string, RunHistory>& history);
   Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch);

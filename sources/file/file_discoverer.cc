@@ -19,7 +19,7 @@ class FileDiscoverer : public Discoverer {
     for (const LiveObject& live : SortedById(snapshot->objects)) {
       FoundObject object = FoundFromLive(live);
       object.marked = true;  // a snapshot's objects have their roles
-      object.suggested_role = live.role;
+      object.suggested_role = live.role();
       if (!live.enabled) object.not_run_because = "disabled in the snapshot";
       discovery.objects.push_back(std::move(object));
     }

@@ -145,24 +145,22 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
   YamlNode objects = **objects_section;
   for (std::size_t i = 0; i < objects.size(); ++i) {
     Item item(objects.item(i), fmt::format("objects[{}]", i));
-    LiveObject object;
-    object.id = item.Text("id", true);
-    object.role = item.Text("role", true);
-    object.schedule = item.Text("schedule", true);
-    object.timezone = item.Text("timezone", false);
-    object.spec_version = item.Text("spec_version", false);
+    std::string id = item.Text("id", true);
+    std::string role = item.Text("role", true);
+    std::string schedule = item.Text("schedule", true);
+    std::string timezone = item.Text("timezone", false);
+    std::string spec_version = item.Text("spec_version", false);
     std::string enabled = item.Text("enabled", false);
     if (!enabled.empty() && enabled != "true" && enabled != "false") {
       problem(objects.item(i), fmt::format("objects[{}]: enabled ({} bytes) is not true or false",
                                            i, enabled.size()));
       continue;
     }
-    object.enabled = enabled != "false";
     if (!item.problem().empty()) {
       problem(objects.item(i), item.problem());
       continue;
     }
-    snapshot.objects.push_back(std::move(object));
+    snapshot.objects.emplace_back(id, role, schedule, timezone, spec_version, enabled != "false");
   }
   for (std::size_t i = 0; *runs_section && i < (*runs_section)->size(); ++i) {
     YamlNode runs = **runs_section;

@@ -275,13 +275,10 @@ std::string NormalizeWorkflowPath(std::string_view path) {
 }
 
 LiveObject MakeLiveObject(const Workflow& workflow, const WorkflowFile* file, const JobSpec& job) {
-  LiveObject object;
-  object.id = std::to_string(workflow.id);
-  object.role = job.role;
-  object.enabled = workflow.state == "active";
-  object.timezone = "UTC";  // GitHub runs schedules in UTC unless the entry names a zone
-  if (file == nullptr) return object;
-  object.spec_version = file->spec_version;
+  std::string id = std::to_string(workflow.id);
+  bool enabled = workflow.state == "active";
+  // GitHub runs schedules in UTC unless the entry names a zone.
+  if (file == nullptr) return LiveObject(id, job.role, "", "UTC", "", enabled);
   const CronEntry* chosen = nullptr;
   int best = 0;  // 2: same schedule and zone, 1: same schedule
   for (const auto& entry : file->schedules) {
@@ -291,11 +288,13 @@ LiveObject MakeLiveObject(const Workflow& workflow, const WorkflowFile* file, co
     if (score > best) chosen = &entry, best = score;
   }
   if (chosen == nullptr && !file->schedules.empty()) chosen = &file->schedules.front();
+  std::string_view schedule;
+  std::string_view timezone = "UTC";
   if (chosen != nullptr) {
-    object.schedule = chosen->cron;
-    if (!chosen->timezone.empty()) object.timezone = chosen->timezone;
+    schedule = chosen->cron;
+    if (!chosen->timezone.empty()) timezone = chosen->timezone;
   }
-  return object;
+  return LiveObject(id, job.role, schedule, timezone, file->spec_version, enabled);
 }
 
 Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {

@@ -148,18 +148,16 @@ Result<SchedulePage> ParseSchedulePage(std::string_view body) {
 
 LiveObject MakeLiveObject(const PipelineSchedule& schedule, const JobSpec& job,
                           const std::string& desired_ref) {
-  LiveObject object;
-  object.id = std::to_string(schedule.id);
-  object.role = job.role;
-  object.schedule = schedule.cron;
   std::string zone = IanaZone(schedule.cron_timezone);
+  std::string spec_version;
+  if (schedule.marker && *schedule.marker) spec_version = (*schedule.marker)->spec_version;
   // An unknown zone is drift: GitLab would not accept it, the job's zone is not it.
-  object.timezone = zone.empty() ? Shorten(schedule.cron_timezone, 64) : zone;
-  if (schedule.marker && *schedule.marker) object.spec_version = (*schedule.marker)->spec_version;
-  object.enabled = schedule.active;
+  LiveObject object(std::to_string(schedule.id), job.role, schedule.cron,
+                    zone.empty() ? Shorten(schedule.cron_timezone, 64) : zone, spec_version,
+                    schedule.active);
   if (!desired_ref.empty() && ShortRef(schedule.ref) != ShortRef(desired_ref)) {
-    object.other_drift =
-        fmt::format("runs on ref {}, the spec says {}", Shorten(schedule.ref, 100), desired_ref);
+    object.set_other_drift(
+        fmt::format("runs on ref {}, the spec says {}", Shorten(schedule.ref, 100), desired_ref));
   }
   return object;
 }

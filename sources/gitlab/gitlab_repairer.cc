@@ -132,11 +132,11 @@ Result<ScheduleTemplate> ReadScheduleTemplate(std::string_view text, const JobSp
     return Error{fmt::format("cron_timezone: GitLab knows no zone \"{}\"", schedule.cron_timezone)};
   }
   LiveObject object = MakeLiveObject(schedule, job, desired_ref);
-  if (!object.other_drift.empty()) return Error{"ref: " + object.other_drift};
+  if (!object.other_drift().empty()) return Error{"ref: " + std::string(object.other_drift())};
   if (Drifted(job, object)) {
     return Error{fmt::format(
         "cron \"{}\" in {}, spec_version {}: not the job's schedule \"{}\" in {}, spec_version {}",
-        schedule.cron, object.timezone, object.spec_version, job.schedule.expression().text(),
+        schedule.cron, object.timezone(), object.spec_version(), job.schedule.expression().text(),
         job.timezone, job.spec_version)};
   }
 

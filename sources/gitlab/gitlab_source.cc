@@ -166,14 +166,9 @@ Result<SourceSnapshot> GitLabSource::List(const ListContext& context) {
     auto job = job_by_role.find(marker.role);
     if (job == job_by_role.end()) {
       // A role the spec does not name: shown as unowned, not read further.
-      LiveObject object;
-      object.id = std::to_string(schedule.id);
-      object.role = marker.role;
-      object.schedule = schedule.cron;
-      object.timezone = gitlab::IanaZone(schedule.cron_timezone);
-      object.spec_version = marker.spec_version;
-      object.enabled = schedule.active;
-      snapshot.objects.push_back(std::move(object));
+      snapshot.objects.emplace_back(std::to_string(schedule.id), marker.role, schedule.cron,
+                                    gitlab::IanaZone(schedule.cron_timezone), marker.spec_version,
+                                    schedule.active);
       continue;
     }
     const JobSpec& spec = jobs_[job->second];

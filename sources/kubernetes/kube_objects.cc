@@ -381,15 +381,13 @@ std::string Truncate(std::string text) {
 }
 
 // Old CronJobs may carry their zone in the schedule ("CRON_TZ=Europe/Berlin 0 2 * * *").
-void SplitZonePrefix(LiveObject& object) {
+void SplitZonePrefix(std::string& schedule, std::string& timezone) {
   for (std::string_view prefix : {"CRON_TZ=", "TZ="}) {
-    if (object.schedule.rfind(prefix, 0) != 0) continue;
-    auto space = object.schedule.find(' ');
+    if (schedule.rfind(prefix, 0) != 0) continue;
+    auto space = schedule.find(' ');
     if (space == std::string::npos) return;
-    if (object.timezone.empty()) {
-      object.timezone = object.schedule.substr(prefix.size(), space - prefix.size());
-    }
-    object.schedule.erase(0, object.schedule.find_first_not_of(' ', space));
+    if (timezone.empty()) timezone = schedule.substr(prefix.size(), space - prefix.size());
+    schedule.erase(0, schedule.find_first_not_of(' ', space));
     return;
   }
 }
@@ -498,19 +496,21 @@ Mapped<CronJob> MapCronJob(const Json& item, std::size_t i, bool unlabelled = fa
     if (!unlabelled || mapped.problem) return mapped;
   }
   CronJob cronjob;
-  cronjob.object.id = Identify(reader, metadata);
-  cronjob.object.role = role;
+  std::string id = Identify(reader, metadata);
   cronjob.uid = reader.Text(metadata, "uid", "metadata.uid", true);
+  std::string spec_version;
   if (const Json* annotations = reader.Object(metadata, "annotations", "metadata.annotations")) {
-    cronjob.object.spec_version =
+    spec_version =
         reader.Text(*annotations, kSpecVersionAnnotation, "the spec-version annotation", false);
   }
   const Json* spec = reader.Object(item, "spec", "spec");
   if (spec == nullptr && reader.ok()) reader.Fail("spec", "is missing");
+  std::string schedule, timezone;
+  bool enabled = true;
   if (spec != nullptr) {
-    cronjob.object.schedule = reader.Text(*spec, "schedule", "spec.schedule", true);
-    cronjob.object.timezone = reader.Text(*spec, "timeZone", "spec.timeZone", false);
-    cronjob.object.enabled = !reader.Flag(*spec, "suspend", "spec.suspend");
+    schedule = reader.Text(*spec, "schedule", "spec.schedule", true);
+    timezone = reader.Text(*spec, "timeZone", "spec.timeZone", false);
+    enabled = !reader.Flag(*spec, "suspend", "spec.suspend");
   }
   if (const Json* status = reader.Object(item, "status", "status")) {
     cronjob.last_schedule = reader.Time(*status, "lastScheduleTime", "status.lastScheduleTime");
@@ -531,8 +531,9 @@ Mapped<CronJob> MapCronJob(const Json& item, std::size_t i, bool unlabelled = fa
     mapped.problem = reader.problem();
     return mapped;
   }
-  SplitZonePrefix(cronjob.object);
-  if (cronjob.object.timezone.empty()) cronjob.object.timezone = kDefaultTimeZone;
+  SplitZonePrefix(schedule, timezone);
+  if (timezone.empty()) timezone = kDefaultTimeZone;
+  cronjob.object = LiveObject(id, role, schedule, timezone, spec_version, enabled);
   mapped.value = std::move(cronjob);
   return mapped;
 }
@@ -953,7 +954,8 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
   for (const Job& job : jobs) listed_jobs.insert(job.uid);
   for (const CronJob& cronjob : cronjobs) {
     snapshot.objects.push_back(cronjob.object);
-    RunHistory& history = snapshot.history[history_by_id ? cronjob.object.id : cronjob.object.role];
+    RunHistory& history =
+        snapshot.history[std::string(history_by_id ? cronjob.object.id() : cronjob.object.role())];
     RunHistory summary;
     summary.last_started = cronjob.last_schedule;
     summary.last_success = cronjob.last_successful;
@@ -967,7 +969,7 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
   for (const Job& job : jobs) {
     if (job.owner >= cronjobs.size()) continue;
     const LiveObject& owner = cronjobs[job.owner].object;
-    RunHistory& history = snapshot.history[history_by_id ? owner.id : owner.role];
+    RunHistory& history = snapshot.history[std::string(history_by_id ? owner.id() : owner.role())];
     switch (job.state) {
       case JobState::kRunning:
         history.Add(Run{job.started, std::nullopt, Run::Outcome::kRunning});

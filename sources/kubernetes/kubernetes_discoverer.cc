@@ -25,9 +25,10 @@ Result<Discovery> KubernetesDiscoverer::Discover(const ListContext& context) {
   Discovery discovery;
   for (const LiveObject& live : SortedById(snapshot->objects)) {
     FoundObject object = FoundFromLive(live);
-    object.suggested_role = live.id.substr(live.id.find('/') + 1);  // the CronJob's name
+    object.suggested_role = live.id().substr(live.id().find('/') + 1);  // the CronJob's name
     if (!live.enabled) object.not_run_because = "suspended (spec.suspend: true)";
-    if (auto history = snapshot->history.find(live.id); history != snapshot->history.end()) {
+    if (auto history = snapshot->history.find(std::string(live.id()));
+        history != snapshot->history.end()) {
       AddLongestRun(history->second, /*successes_only=*/true, object);
     }
     discovery.objects.push_back(std::move(object));

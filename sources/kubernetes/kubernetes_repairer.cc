@@ -205,16 +205,16 @@ Result<CronJobTemplate> ReadCronJobTemplate(std::string_view text, const JobSpec
     return Error{fmt::format("metadata.labels: must carry {}: {}", kRoleLabel, job.role)};
   }
   const LiveObject& seen = page->items.front().object;
-  if (seen.role != job.role) {
-    return Error{
-        fmt::format("metadata.labels: {} is \"{}\", not \"{}\"", kRoleLabel, seen.role, job.role)};
+  if (seen.role() != job.role) {
+    return Error{fmt::format("metadata.labels: {} is \"{}\", not \"{}\"", kRoleLabel, seen.role(),
+                             job.role)};
   }
   if (!seen.enabled) return Error{"spec.suspend: is true; a repair must create a running job"};
   if (Drifted(job, seen)) {
     return Error{fmt::format(
         "schedule \"{}\", time zone {} and spec version \"{}\" differ from the spec's \"{}\", {} "
         "and \"{}\" (spec.schedule, spec.timeZone, the {} annotation)",
-        seen.schedule, seen.timezone, seen.spec_version, job.schedule.expression().text(),
+        seen.schedule(), seen.timezone(), seen.spec_version(), job.schedule.expression().text(),
         job.timezone, job.spec_version, kSpecVersionAnnotation)};
   }
   return CronJobTemplate{*namespace_name, Text((*object)["metadata"], "name"), object->dump()};

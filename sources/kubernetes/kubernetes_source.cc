@@ -278,7 +278,7 @@ class KubernetesSource : public Source {
       if (!confirmed) return Error{confirmed.error()};
     }
     std::sort(cronjobs.begin(), cronjobs.end(),
-              [](const CronJob& a, const CronJob& b) { return a.object.id < b.object.id; });
+              [](const CronJob& a, const CronJob& b) { return a.object.id() < b.object.id(); });
 
     std::vector<Job> jobs;
     std::vector<std::string> job_scopes;
@@ -344,7 +344,7 @@ class KubernetesSource : public Source {
         if (!cached.insert(cronjob.uid).second) continue;
         Log(LogLevel::kInfo,
             "a CronJob the watch has not shown yet was found by the confirming list",
-            {{"source", settings_.source_name}, {"cronjob", cronjob.object.id}});
+            {{"source", settings_.source_name}, {"cronjob", std::string(cronjob.object.id())}});
         cronjobs.push_back(std::move(cronjob));
       }
     }
@@ -384,7 +384,7 @@ class KubernetesSource : public Source {
     if (!settings_.namespaces.empty()) return settings_.namespaces;
     std::set<std::string> namespaces;
     for (const auto& cronjob : cronjobs) {
-      namespaces.insert(cronjob.object.id.substr(0, cronjob.object.id.find('/')));
+      namespaces.emplace(cronjob.object.id().substr(0, cronjob.object.id().find('/')));
       if (namespaces.size() > kMaxJobNamespaces) return {""};
     }
     return {namespaces.begin(), namespaces.end()};

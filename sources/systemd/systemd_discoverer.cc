@@ -17,23 +17,26 @@ namespace {
 
 constexpr std::string_view kTimerSuffix = ".timer";
 
-std::string Stem(const std::string& name) {
+std::string Stem(std::string_view name) {
   if (name.size() > kTimerSuffix.size() &&
       name.compare(name.size() - kTimerSuffix.size(), kTimerSuffix.size(), kTimerSuffix) == 0) {
-    return name.substr(0, name.size() - kTimerSuffix.size());
+    name.remove_suffix(kTimerSuffix.size());
   }
-  return name;
+  return std::string(name);
 }
 
 // Why a timer that is not enabled would not run: its state without the notes that say nothing
 // about that (Persistent=true).
-std::string NotRunBecause(const std::string& state) {
+std::string NotRunBecause(std::string_view state) {
   std::string out;
   std::size_t start = 0;
   while (start < state.size()) {
     std::size_t end = std::min(state.find(", ", start), state.size());
-    std::string note = state.substr(start, end - start);
-    if (note != "Persistent=true") out += (out.empty() ? "" : ", ") + note;
+    std::string_view note = state.substr(start, end - start);
+    if (note != "Persistent=true") {
+      if (!out.empty()) out += ", ";
+      out += note;
+    }
     start = end + 2;
   }
   return "timer " + (out.empty() ? std::string("not active") : out);
@@ -138,14 +141,15 @@ Discovery FindTimers(const TimersRead& read) {
   std::map<std::string, const UnitReading*> timers;
   for (const auto& timer : read.manager.timers) timers[timer.name] = &timer;
   for (const LiveObject& live : SortedById(mapped.objects)) {
+    std::string id(live.id());
     FoundObject object = FoundFromLive(live);
-    object.marked = !live.role.empty() && !live.spec_version.empty();
-    object.suggested_role = Stem(live.id);
+    object.marked = !live.role().empty() && !live.spec_version().empty();
+    object.suggested_role = Stem(id);
     object.timezone = read.timezone;
-    if (!live.enabled) object.not_run_because = NotRunBecause(live.state);
-    if (live.schedule == kMonotonicSchedule) AddRepetition(*timers.at(live.id), object);
-    RunHistory history = mapped.history[live.id];
-    for (const auto& service : mapped.services[live.id]) {
+    if (!live.enabled) object.not_run_because = NotRunBecause(live.state());
+    if (live.schedule() == kMonotonicSchedule) AddRepetition(*timers.at(id), object);
+    RunHistory history = mapped.history[id];
+    for (const auto& service : mapped.services[id]) {
       // The newest run is the service's properties' (in `history`); the journal has the rest.
       std::string newest;
       if (auto found = read.manager.services.find(service); found != read.manager.services.end()) {

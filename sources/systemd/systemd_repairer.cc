@@ -41,19 +41,16 @@ class SystemdRepairer : public Repairer {
       return Error{
           fmt::format("its {}= is \"{}\", not \"{}\"", systemd::kRoleKey, markers.role, job.role)};
     }
-    LiveObject object;
-    object.id = "template";
-    object.role = markers.role;
-    object.spec_version = markers.spec_version;
+    std::string schedule;
     for (const auto& line : markers.on_calendar) {
-      if (!object.schedule.empty()) object.schedule += '\n';
-      object.schedule += line;
+      if (!schedule.empty()) schedule += '\n';
+      schedule += line;
     }
-    if (markers.on_calendar.empty()) object.schedule = kMonotonicSchedule;  // as MapTimers says
-    if (Drifted(job, object)) {
+    if (markers.on_calendar.empty()) schedule = kMonotonicSchedule;  // as MapTimers says
+    if (Drifted(job, LiveObject("template", markers.role, schedule, "", markers.spec_version))) {
       return Error{fmt::format(
-          "OnCalendar \"{}\" {}=\"{}\" differ from the spec's \"{}\" and \"{}\"", object.schedule,
-          systemd::kSpecVersionKey, object.spec_version, job.schedule.text(), job.spec_version)};
+          "OnCalendar \"{}\" {}=\"{}\" differ from the spec's \"{}\" and \"{}\"", schedule,
+          systemd::kSpecVersionKey, markers.spec_version, job.schedule.text(), job.spec_version)};
     }
     auto service = ReadService(job);
     if (!service) return Error{service.error()};

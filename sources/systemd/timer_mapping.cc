@@ -173,10 +173,6 @@ TimerMapping MapTimers(const ManagerReading& reading,
       continue;
     }
 
-    LiveObject object;
-    object.id = timer.name;
-    object.role = marker.role;
-    object.spec_version = marker.spec_version;
     std::vector<std::string> calendar;
     const auto* triggers = kind.Get("TimersCalendar", "a(sst)");
     if (triggers != nullptr) {
@@ -186,17 +182,19 @@ TimerMapping MapTimers(const ManagerReading& reading,
     }
     bool loaded = load == "loaded";
     if (!loaded) calendar = marker.on_calendar;  // a masked timer reports none
+    std::string schedule;
     for (const auto& line : calendar) {
-      if (!object.schedule.empty()) object.schedule += '\n';
-      object.schedule += line;
+      if (!schedule.empty()) schedule += '\n';
+      schedule += line;
     }
     // Read, and no OnCalendar= among them: monotonic triggers only.
-    if (calendar.empty() && (triggers != nullptr || !loaded)) object.schedule = kMonotonicSchedule;
+    if (calendar.empty() && (triggers != nullptr || !loaded)) schedule = kMonotonicSchedule;
 
     bool masked = load == "masked" || file_state == "masked" || file_state == "masked-runtime";
     bool disabled = file_state == "disabled";
     bool running = active == "active" || active == "activating";
-    object.enabled = loaded && !masked && !disabled && running;
+    LiveObject object(timer.name, marker.role, schedule, "", marker.spec_version,
+                      loaded && !masked && !disabled && running);
     std::vector<std::string> notes;
     if (masked) {
       notes.push_back("masked");
@@ -209,10 +207,12 @@ TimerMapping MapTimers(const ManagerReading& reading,
     if (const auto* persistent = kind.Get("Persistent", "b"); persistent && persistent->flag) {
       notes.push_back("Persistent=true");
     }
+    std::string state;
     for (const auto& note : notes) {
-      if (!object.state.empty()) object.state += ", ";
-      object.state += note;
+      if (!state.empty()) state += ", ";
+      state += note;
     }
+    object.set_state(state);
 
     object.start_delay =
         CeilSeconds(kind.Micros("RandomizedDelayUSec")) + CeilSeconds(kind.Micros("AccuracyUSec"));

@@ -28,8 +28,8 @@ class FakeSource : public Source {
     SourceSnapshot snapshot;
     for (const auto& role : present) {
       LiveObject object;
-      object.id = role;
-      object.role = role;
+      object.set_id(role);
+      object.set_role(role);
       snapshot.objects.push_back(object);
     }
     return snapshot;

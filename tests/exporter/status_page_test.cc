@@ -343,10 +343,10 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
   for (auto& role : fixture.result.roles) {
     std::vector<LiveObject> objects = role.objects.list();
     for (auto& object : objects) {
-      object.id = evil + object.id;
-      object.schedule = evil;
-      object.timezone = evil;
-      object.spec_version = evil;
+      object.set_id(evil + std::string(object.id()));
+      object.set_schedule(evil);
+      object.set_timezone(evil);
+      object.set_spec_version(evil);
     }
     role.objects = std::move(objects);
   }

@@ -9,8 +9,8 @@ namespace {
 
 LiveObject Object(const std::string& id, const std::string& role) {
   LiveObject object;
-  object.id = id;
-  object.role = role;
+  object.set_id(id);
+  object.set_role(role);
   return object;
 }
 

@@ -238,13 +238,13 @@ TEST(CalendarSpecFileTest, SystemdJobsTakeOneExpressionOrAList) {
   // Drift: the timer's lines as systemd reports them, normalised and in any order.
   LiveObject live{"rotate.timer", "rotate", "Sun *-*-* 04:00:00 UTC\n*-*-01 04:00:00", "", "2"};
   EXPECT_FALSE(Drifted(rotate, live));
-  live.schedule = "*-*-01 04:00:00\nSun *-*-* 04:00:00";  // the zone is part of the meaning
+  live.set_schedule("*-*-01 04:00:00\nSun *-*-* 04:00:00");  // the zone is part of the meaning
   EXPECT_TRUE(Drifted(rotate, live));
-  live.schedule = "*-*-01 04:00:00";
+  live.set_schedule("*-*-01 04:00:00");
   EXPECT_TRUE(Drifted(rotate, live));
   live = {"backup.timer", "backup", "Mon..Fri *-*-* 02:30:00", "", "1"};
   EXPECT_FALSE(Drifted(backup, live));
-  live.spec_version = "0";
+  live.set_spec_version("0");
   EXPECT_TRUE(Drifted(backup, live));
 }
 

@@ -117,13 +117,13 @@ TEST_F(ClassifyTest, SuspendedObjectIsInactiveNotMissing) {
 TEST_F(ClassifyTest, TwoObjectsForOneRoleAreDuplicate) {
   RoleObservation observation = Healthy(Job("retry"));
   observation.objects.push_back(observation.objects[0]);
-  observation.objects[1].id = "/etc/cron.d/copy:3";
+  observation.objects[1].set_id("/etc/cron.d/copy:3");
   EXPECT_EQ(Conditions("retry", observation), "duplicate");
 }
 
 TEST_F(ClassifyTest, OlderSpecVersionWithSameScheduleIsDrift) {
   RoleObservation observation = Healthy(Job("retry"));
-  observation.objects[0].spec_version = "6";
+  observation.objects[0].set_spec_version("6");
   RoleStatus status = Classify(Job("retry"), observation, kNow);
   EXPECT_EQ(status.ConditionList(), "drift");
   EXPECT_EQ(status.drifted_objects, 1);
@@ -131,19 +131,19 @@ TEST_F(ClassifyTest, OlderSpecVersionWithSameScheduleIsDrift) {
 
 TEST_F(ClassifyTest, EquivalentScheduleTextIsNotDriftButADifferentOneIs) {
   RoleObservation observation = Healthy(Job("retry"));
-  observation.objects[0].schedule = "0,10,20,30,40,50 * * * *";
+  observation.objects[0].set_schedule("0,10,20,30,40,50 * * * *");
   EXPECT_EQ(Conditions("retry", observation), "ok");
-  observation.objects[0].schedule = "*/15 * * * *";
+  observation.objects[0].set_schedule("*/15 * * * *");
   EXPECT_EQ(Conditions("retry", observation), "drift");
-  observation.objects[0].schedule = "not a schedule";
+  observation.objects[0].set_schedule("not a schedule");
   EXPECT_EQ(Conditions("retry", observation), "drift");
 }
 
 TEST_F(ClassifyTest, DifferentTimeZoneIsDriftAndAnAliasOfTheSameZoneIsNot) {
   RoleObservation observation = Healthy(Job("retry"));
-  observation.objects[0].timezone = "Etc/UTC";
+  observation.objects[0].set_timezone("Etc/UTC");
   EXPECT_EQ(Conditions("retry", observation), "ok");
-  observation.objects[0].timezone = "Asia/Seoul";
+  observation.objects[0].set_timezone("Asia/Seoul");
   EXPECT_EQ(Conditions("retry", observation), "drift");
 }
 
@@ -338,7 +338,7 @@ TEST_F(ClassifyTest, SuccessOlderThanStaleAfterIsStale) {
 TEST_F(ClassifyTest, ConditionsAreIndependent) {
   RoleObservation observation = Healthy(Job("retry"));
   observation.objects.push_back(observation.objects[0]);
-  observation.objects[1].spec_version = "5";
+  observation.objects[1].set_spec_version("5");
   EXPECT_EQ(Conditions("retry", observation), "duplicate,drift");
 }
 
@@ -524,7 +524,7 @@ TEST_F(MonotonicClassifyTest, NoFireTimesStaleAfterFromTheSpecNextStartFromTheTi
   // A disabled timer's next elapse is no promise: the enabled one's counts.
   RoleObservation two = Healthy();
   two.objects.push_back(two.objects[0]);
-  two.objects[1].id = "clean-old.timer";
+  two.objects[1].set_id("clean-old.timer");
   two.objects[1].enabled = false;
   two.objects[1].next_start = kNow + kMinute;
   EXPECT_EQ(Classify(clean(), two, kNow).next_scheduled, kNow + 10 * kMinute);
@@ -575,13 +575,13 @@ TEST_F(MonotonicClassifyTest, FailingStaleAndHungAsForEveryJob) {
 
 TEST_F(MonotonicClassifyTest, OnCalendarLinesOnAMonotonicJobAreDriftAndViceVersa) {
   RoleObservation observation = Healthy();
-  observation.objects[0].schedule = "*-*-* 02:00:00";
+  observation.objects[0].set_schedule("*-*-* 02:00:00");
   EXPECT_EQ(Classify(clean(), observation, kNow).ConditionList(), "drift");
   const JobSpec& nightly = *spec_.FindJob("nightly");
   observation = Healthy();
-  observation.objects[0].role = "nightly";
+  observation.objects[0].set_role("nightly");
   EXPECT_TRUE(Drifted(nightly, observation.objects[0]));
-  observation.objects[0].schedule = "*-*-* 02:00:00";
+  observation.objects[0].set_schedule("*-*-* 02:00:00");
   EXPECT_FALSE(Drifted(nightly, observation.objects[0]));
 }
 

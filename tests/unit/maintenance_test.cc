@@ -134,7 +134,7 @@ TEST_F(MaintenanceClassifyTest, ExcusedFireTimesAreSkippedNotCountedAsMissedStar
 )");
   ASSERT_TRUE(spec.ok()) << spec.error();
   RoleObservation observation = Observed(At("2026-12-03T00:00:00Z"));
-  observation.objects[0].schedule = "0 * * * *";
+  observation.objects[0].set_schedule("0 * * * *");
   // Missed: 01:00, then 02:00 and 03:00 excused, then 04:00: two counted fire times.
   EXPECT_FALSE(
       Classify(spec->jobs[0], observation, At("2026-12-03T01:30:00Z")).Has(Condition::kNotStarted));

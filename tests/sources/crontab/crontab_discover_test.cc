@@ -311,7 +311,7 @@ TEST_F(CrontabDiscoverTest, AUserCrontabKeepsItsOwnerAndMode) {
   auto listed = source.List(ListContext{kNow, nullptr});
   ASSERT_TRUE(listed) << listed.error();
   bool found = false;
-  for (const auto& object : listed->objects) found = found || object.role == "alice-sync";
+  for (const auto& object : listed->objects) found = found || object.role() == "alice-sync";
   EXPECT_TRUE(found);
 }
 

@@ -94,7 +94,7 @@ class CrontabSourceTest : public ::testing::Test {
 
 std::map<std::string, LiveObject> ById(const SourceSnapshot& snapshot) {
   std::map<std::string, LiveObject> objects;
-  for (const auto& object : snapshot.objects) objects[object.id] = object;
+  for (const auto& object : snapshot.objects) objects[std::string(object.id())] = object;
   return objects;
 }
 
@@ -112,16 +112,16 @@ TEST_F(CrontabSourceTest, LiveListFollowsCronsFileRules) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   auto objects = ById(*snapshot);
   ASSERT_EQ(objects.size(), 4u) << ::testing::PrintToString(Problems(*snapshot));
-  EXPECT_EQ(objects["/etc/crontab:5"].role, "nightly");
-  EXPECT_EQ(objects["/etc/crontab:5"].schedule, "0 3 * * *");
-  EXPECT_EQ(objects["/etc/cron.d/app:2"].role, "retry");
-  EXPECT_EQ(objects["/etc/cron.d/app:2"].spec_version, "7");
-  EXPECT_EQ(objects["/etc/cron.d/app:2"].timezone, "");
+  EXPECT_EQ(objects["/etc/crontab:5"].role(), "nightly");
+  EXPECT_EQ(objects["/etc/crontab:5"].schedule(), "0 3 * * *");
+  EXPECT_EQ(objects["/etc/cron.d/app:2"].role(), "retry");
+  EXPECT_EQ(objects["/etc/cron.d/app:2"].spec_version(), "7");
+  EXPECT_EQ(objects["/etc/cron.d/app:2"].timezone(), "");
   EXPECT_TRUE(objects["/etc/cron.d/app:2"].enabled);
-  EXPECT_EQ(objects["/etc/cron.d/app:4"].role, "gate");
+  EXPECT_EQ(objects["/etc/cron.d/app:4"].role(), "gate");
   EXPECT_FALSE(objects["/etc/cron.d/app:4"].enabled);
-  EXPECT_EQ(objects["/var/spool/cron/crontabs/alice:3"].role, "sync");
-  EXPECT_EQ(objects["/var/spool/cron/crontabs/alice:3"].schedule, "*/15 * * * *");
+  EXPECT_EQ(objects["/var/spool/cron/crontabs/alice:3"].role(), "sync");
+  EXPECT_EQ(objects["/var/spool/cron/crontabs/alice:3"].schedule(), "*/15 * * * *");
 
   EXPECT_THAT(
       Problems(*snapshot),
@@ -305,7 +305,7 @@ TEST_F(CrontabSourceTest, ARunOfASharedCommandGoesToEachEnabledRoleOnce) {
   }
   EXPECT_EQ(snapshot->history.count("twin-c"), 0u);  // a disabled line runs nothing
   int twins = 0;
-  for (const auto& object : snapshot->objects) twins += object.role.rfind("twin-", 0) == 0;
+  for (const auto& object : snapshot->objects) twins += object.role().rfind("twin-", 0) == 0;
   EXPECT_EQ(twins, 4);
 }
 

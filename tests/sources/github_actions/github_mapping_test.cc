@@ -198,17 +198,17 @@ TEST(LiveObjectTest, PicksTheEntryEquivalentToTheSpec) {
 
   JobSpec utc = Job("0 3 * * *");
   LiveObject object = MakeLiveObject(workflow, &file, utc);
-  EXPECT_EQ(object.id, "61234567");
-  EXPECT_EQ(object.role, "nightly");
-  EXPECT_EQ(object.schedule, "0 3 * * *");
-  EXPECT_EQ(object.timezone, "UTC");
-  EXPECT_EQ(object.spec_version, "7");
+  EXPECT_EQ(object.id(), "61234567");
+  EXPECT_EQ(object.role(), "nightly");
+  EXPECT_EQ(object.schedule(), "0 3 * * *");
+  EXPECT_EQ(object.timezone(), "UTC");
+  EXPECT_EQ(object.spec_version(), "7");
   EXPECT_TRUE(object.enabled);
   EXPECT_FALSE(Drifted(utc, object));
 
   JobSpec berlin = Job("0 3 * * *", "Europe/Berlin");
   object = MakeLiveObject(workflow, &file, berlin);
-  EXPECT_EQ(object.timezone, "Europe/Berlin");
+  EXPECT_EQ(object.timezone(), "Europe/Berlin");
   EXPECT_FALSE(Drifted(berlin, object));
 
   // Written differently, same fire times: no drift.
@@ -221,7 +221,7 @@ TEST(LiveObjectTest, NoEquivalentEntryReportsTheFirstAsDrift) {
   WorkflowFile file = File("nightly.yml");
   JobSpec job = Job("0 5 * * *");
   LiveObject object = MakeLiveObject(workflow, &file, job);
-  EXPECT_EQ(object.schedule, "0 2 * * *");
+  EXPECT_EQ(object.schedule(), "0 2 * * *");
   EXPECT_TRUE(Drifted(job, object));
 }
 
@@ -237,8 +237,8 @@ TEST(LiveObjectTest, UnreadableOrScheduleLessFileIsDrift) {
   Workflow workflow{1, "x", ".github/workflows/nightly.yml", "active"};
   JobSpec job = Job("0 3 * * *");
   LiveObject unread = MakeLiveObject(workflow, nullptr, job);
-  EXPECT_EQ(unread.schedule, "");
-  EXPECT_EQ(unread.timezone, "UTC");
+  EXPECT_EQ(unread.schedule(), "");
+  EXPECT_EQ(unread.timezone(), "UTC");
   EXPECT_TRUE(Drifted(job, unread));
   WorkflowFile no_schedule = File("no_schedule.yml");
   EXPECT_TRUE(Drifted(job, MakeLiveObject(workflow, &no_schedule, job)));

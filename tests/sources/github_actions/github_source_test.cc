@@ -171,7 +171,7 @@ sources:
 
   static const LiveObject* Object(const SourceSnapshot& snapshot, const std::string& role) {
     for (const auto& object : snapshot.objects) {
-      if (object.role == role) return &object;
+      if (object.role() == role) return &object;
     }
     return nullptr;
   }
@@ -190,15 +190,15 @@ TEST_F(GitHubSourceTest, ReadsEveryPageAndMapsWorkflows) {
   ASSERT_EQ(snapshot->objects.size(), 2u);  // the deleted workflow is no object
   const LiveObject* nightly = Object(*snapshot, "nightly");
   ASSERT_NE(nightly, nullptr);
-  EXPECT_EQ(nightly->id, "61234567");
-  EXPECT_EQ(nightly->schedule, "0 3 * * *");
-  EXPECT_EQ(nightly->timezone, "UTC");
-  EXPECT_EQ(nightly->spec_version, "7");
+  EXPECT_EQ(nightly->id(), "61234567");
+  EXPECT_EQ(nightly->schedule(), "0 3 * * *");
+  EXPECT_EQ(nightly->timezone(), "UTC");
+  EXPECT_EQ(nightly->spec_version(), "7");
   EXPECT_TRUE(nightly->enabled);
   const LiveObject* cleanup = Object(*snapshot, "cleanup");
   ASSERT_NE(cleanup, nullptr);
   EXPECT_FALSE(cleanup->enabled);
-  EXPECT_EQ(cleanup->schedule, "");
+  EXPECT_EQ(cleanup->schedule(), "");
   EXPECT_EQ(snapshot->history["nightly"].last_success, ParseRfc3339("2024-04-28T03:21:30Z"));
   EXPECT_EQ(snapshot->history["nightly"].running_since, ParseRfc3339("2024-04-26T03:10:00Z"));
   EXPECT_EQ(snapshot->history["cleanup"].last_started, std::nullopt);
@@ -237,7 +237,7 @@ TEST_F(GitHubSourceTest, LaterReadsAreConditionalAnd304ReusesTheAnswer) {
   ASSERT_TRUE(counts.has_value());
   EXPECT_EQ(counts->by_outcome, (std::map<std::string, std::uint64_t>{{"200", 7}, {"304", 5}}));
   EXPECT_EQ(second->objects.size(), first->objects.size());
-  EXPECT_EQ(Object(*second, "nightly")->schedule, "0 3 * * *");
+  EXPECT_EQ(Object(*second, "nightly")->schedule(), "0 3 * * *");
   EXPECT_EQ(second->history["nightly"].last_success, first->history["nightly"].last_success);
   EXPECT_EQ(second->problems.size(), first->problems.size());
 }
@@ -266,7 +266,7 @@ TEST_F(GitHubSourceTest, ChangedBlobShaRefetchesTheFile) {
   ASSERT_TRUE(snapshot.ok());
   auto urls = fake_.UrlsSince(before);
   EXPECT_EQ(std::count(urls.begin(), urls.end(), kNightlyFile), 1);
-  EXPECT_EQ(Object(*snapshot, "nightly")->spec_version, "8");
+  EXPECT_EQ(Object(*snapshot, "nightly")->spec_version(), "8");
 }
 
 TEST_F(GitHubSourceTest, TheFloorServesTheLastReadAgain) {
@@ -624,7 +624,7 @@ TEST_F(GitHubSourceTest, ConfiguredBranchSkipsTheRepositoryAndIsTheRef) {
   auto urls = fake_.UrlsSince(0);
   EXPECT_EQ(std::count(urls.begin(), urls.end(), kRepo), 0);
   EXPECT_EQ(std::count(urls.begin(), urls.end(), listing), 1);
-  EXPECT_EQ(Object(*snapshot, "nightly")->schedule, "0 3 * * *");
+  EXPECT_EQ(Object(*snapshot, "nightly")->schedule(), "0 3 * * *");
 }
 
 TEST_F(GitHubSourceTest, FileAbsentFromTheBranchIsAProblemAndDrift) {
@@ -636,7 +636,7 @@ TEST_F(GitHubSourceTest, FileAbsentFromTheBranchIsAProblemAndDrift) {
   EXPECT_EQ(std::count(urls.begin(), urls.end(), kNightlyFile), 0);  // the listing says so
   const LiveObject* nightly = Object(*snapshot, "nightly");
   ASSERT_NE(nightly, nullptr);
-  EXPECT_EQ(nightly->schedule, "");
+  EXPECT_EQ(nightly->schedule(), "");
   bool reported = false;
   for (const auto& problem : snapshot->problems) {
     reported |= problem.reason == "file_not_found" &&
@@ -650,7 +650,7 @@ TEST_F(GitHubSourceTest, MalformedFileIsAProblemTheRestWorks) {
   fake_.routes[kNightlyFile].body = ReadFile(kFixtures / "not_yaml.yml");
   auto snapshot = List(*source, kNow);
   ASSERT_TRUE(snapshot.ok());
-  EXPECT_EQ(Object(*snapshot, "nightly")->schedule, "");
+  EXPECT_EQ(Object(*snapshot, "nightly")->schedule(), "");
   EXPECT_FALSE(Object(*snapshot, "cleanup")->enabled);
   EXPECT_TRUE(std::any_of(snapshot->problems.begin(), snapshot->problems.end(), [](auto& p) {
     return p.reason == "malformed_object" &&

@@ -112,7 +112,7 @@ sources:
                                                 const std::string& role) {
     std::vector<const LiveObject*> found;
     for (const auto& object : snapshot.objects) {
-      if (object.role == role) found.push_back(&object);
+      if (object.role() == role) found.push_back(&object);
     }
     return found;
   }
@@ -137,19 +137,19 @@ TEST_F(GitLabSourceTest, ReadsMarkedSchedulesOverTwoPagesByXNextPage) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   ASSERT_EQ(Objects(*snapshot, "nightly").size(), 1u);
   const LiveObject& nightly = *Objects(*snapshot, "nightly")[0];
-  EXPECT_EQ(nightly.id, "13");
-  EXPECT_EQ(nightly.schedule, "0 3 * * *");
-  EXPECT_EQ(nightly.timezone, "Europe/Berlin");
-  EXPECT_EQ(nightly.spec_version, "7");
+  EXPECT_EQ(nightly.id(), "13");
+  EXPECT_EQ(nightly.schedule(), "0 3 * * *");
+  EXPECT_EQ(nightly.timezone(), "Europe/Berlin");
+  EXPECT_EQ(nightly.spec_version(), "7");
   EXPECT_TRUE(nightly.enabled);
-  EXPECT_EQ(nightly.other_drift, "");  // refs/heads/main is main
+  EXPECT_EQ(nightly.other_drift(), "");  // refs/heads/main is main
   EXPECT_FALSE(Drifted(spec_->jobs[0], nightly));
   // The unmarked schedule 15 is not ours; the ghost role has no schedule.
   EXPECT_EQ(snapshot->objects.size(), 3u);
   EXPECT_TRUE(Objects(*snapshot, "ghost").empty());
   // A Rails zone name is its IANA zone; the ref the job names is the schedule's.
   const LiveObject& report = *Objects(*snapshot, "report")[0];
-  EXPECT_EQ(report.timezone, "America/Los_Angeles");
+  EXPECT_EQ(report.timezone(), "America/Los_Angeles");
   EXPECT_FALSE(Drifted(spec_->jobs[2], report));
   // The requests: two pages, then each marked schedule's pipelines; the token as a bearer.
   ASSERT_GE(fake_.requests.size(), 2u);
@@ -292,24 +292,24 @@ TEST_F(GitLabSourceTest, DriftInCronZoneRefAndSpecVersion) {
   auto snapshot = List(*source);
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   const LiveObject& report = *Objects(*snapshot, "report")[0];
-  EXPECT_EQ(report.other_drift, "runs on ref main, the spec says release");
-  EXPECT_EQ(report.timezone, "Asia/Tokyo");
+  EXPECT_EQ(report.other_drift(), "runs on ref main, the spec says release");
+  EXPECT_EQ(report.timezone(), "Asia/Tokyo");
   EXPECT_TRUE(Drifted(spec_->jobs[2], report));
   // Each difference alone is drift.
   for (int change = 0; change < 4; ++change) {
     LiveObject one = report;
-    one.other_drift.clear();
-    one.schedule = change == 0 ? "30 7 * * 1-5" : "30 6 * * mon-fri";
-    one.timezone = change == 1 ? "Asia/Tokyo" : "America/Los_Angeles";
-    one.spec_version = change == 2 ? "1" : "2";
-    if (change == 3) one.other_drift = "runs on ref main, the spec says release";
+    one.set_other_drift("");
+    one.set_schedule(change == 0 ? "30 7 * * 1-5" : "30 6 * * mon-fri");
+    one.set_timezone(change == 1 ? "Asia/Tokyo" : "America/Los_Angeles");
+    one.set_spec_version(change == 2 ? "1" : "2");
+    if (change == 3) one.set_other_drift("runs on ref main, the spec says release");
     EXPECT_TRUE(Drifted(spec_->jobs[2], one)) << change;
   }
   LiveObject same = report;
-  same.other_drift.clear();
-  same.schedule = "30 6 * * mon-fri";
-  same.timezone = "America/Los_Angeles";
-  same.spec_version = "2";
+  same.set_other_drift("");
+  same.set_schedule("30 6 * * mon-fri");
+  same.set_timezone("America/Los_Angeles");
+  same.set_spec_version("2");
   EXPECT_FALSE(Drifted(spec_->jobs[2], same));
 }
 

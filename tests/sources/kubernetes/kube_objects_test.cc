@@ -49,33 +49,33 @@ TEST(CronJobListTest, MapsLabelledCronJobs) {
 
   const CronJob& backup = page->items[0];
   EXPECT_EQ(backup.uid, "5b1c2a9e-0001-4c61-9a0e-2f7b8c1d4e01");
-  EXPECT_EQ(backup.object.id, "ops/db-backup");
-  EXPECT_EQ(backup.object.role, "backup");
-  EXPECT_EQ(backup.object.schedule, "30 2 * * *");
-  EXPECT_EQ(backup.object.timezone, "Europe/Berlin");
-  EXPECT_EQ(backup.object.spec_version, "4");
+  EXPECT_EQ(backup.object.id(), "ops/db-backup");
+  EXPECT_EQ(backup.object.role(), "backup");
+  EXPECT_EQ(backup.object.schedule(), "30 2 * * *");
+  EXPECT_EQ(backup.object.timezone(), "Europe/Berlin");
+  EXPECT_EQ(backup.object.spec_version(), "4");
   EXPECT_TRUE(backup.object.enabled);
   EXPECT_EQ(backup.last_schedule, T("2024-05-01T00:30:00Z"));
   EXPECT_EQ(backup.last_successful, T("2024-05-01T00:41:12Z"));
   EXPECT_TRUE(backup.active_job_uids.empty());
 
   const CronJob& report = page->items[1];
-  EXPECT_EQ(report.object.id, "analytics/report-hourly");
-  EXPECT_EQ(report.object.timezone, "UTC") << "no timeZone: the controller's default, UTC";
-  EXPECT_EQ(report.object.spec_version, "");
+  EXPECT_EQ(report.object.id(), "analytics/report-hourly");
+  EXPECT_EQ(report.object.timezone(), "UTC") << "no timeZone: the controller's default, UTC";
+  EXPECT_EQ(report.object.spec_version(), "");
   EXPECT_EQ(report.active_job_uids,
             std::vector<std::string>{"c3f1e2d0-0005-4a8e-b1f2-0c9d8e7f6a55"});
 
   const CronJob& cleanup = page->items[2];
   EXPECT_FALSE(cleanup.object.enabled) << "spec.suspend: true";
-  EXPECT_EQ(cleanup.object.schedule, "0 4 * * *") << "the CRON_TZ= prefix is split off";
-  EXPECT_EQ(cleanup.object.timezone, "Asia/Seoul");
+  EXPECT_EQ(cleanup.object.schedule(), "0 4 * * *") << "the CRON_TZ= prefix is split off";
+  EXPECT_EQ(cleanup.object.timezone(), "Asia/Seoul");
   EXPECT_FALSE(cleanup.last_schedule.has_value());
 
   const CronJob& nulls = page->items[3];
-  EXPECT_EQ(nulls.object.role, "null-zone");
-  EXPECT_EQ(nulls.object.schedule, "@hourly");
-  EXPECT_EQ(nulls.object.timezone, "UTC");
+  EXPECT_EQ(nulls.object.role(), "null-zone");
+  EXPECT_EQ(nulls.object.schedule(), "@hourly");
+  EXPECT_EQ(nulls.object.timezone(), "UTC");
   EXPECT_TRUE(nulls.object.enabled);
 }
 
@@ -173,9 +173,9 @@ TEST(CronJobListTest, KeyOrderDoesNotMatter) {
   ASSERT_TRUE(page.ok()) << page.error();
   EXPECT_EQ(page->continue_token, "after-the-items");
   ASSERT_EQ(page->items.size(), 1u);
-  EXPECT_EQ(page->items[0].object.role, "late");
-  EXPECT_EQ(page->items[0].object.spec_version, "9");
-  EXPECT_EQ(page->items[0].object.schedule, "@daily");
+  EXPECT_EQ(page->items[0].object.role(), "late");
+  EXPECT_EQ(page->items[0].object.spec_version(), "9");
+  EXPECT_EQ(page->items[0].object.schedule(), "@daily");
   EXPECT_FALSE(page->items[0].object.enabled);
   EXPECT_EQ(page->items[0].last_schedule, T("2024-05-01T00:30:00Z"));
 }
@@ -265,7 +265,7 @@ TEST(BuildSnapshotTest, MergesStatusAndJobsPerRole) {
   ASSERT_TRUE(jobs.ok());
   SourceSnapshot snapshot = BuildSnapshot(cronjobs->items, jobs->items);
   ASSERT_EQ(snapshot.objects.size(), 4u);
-  EXPECT_EQ(snapshot.objects[0].id, "ops/db-backup");
+  EXPECT_EQ(snapshot.objects[0].id(), "ops/db-backup");
 
   const RunHistory& backup = snapshot.history.at("backup");
   EXPECT_EQ(backup.last_started, T("2024-05-02T00:30:02Z"));

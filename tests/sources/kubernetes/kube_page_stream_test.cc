@@ -1,5 +1,6 @@
 // List pages read as they stream (PageStream): whatever pieces a page arrives in, the result is
 // the whole-page parse's; a page that is not a list, truncated or too large is a failed read.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -19,11 +20,11 @@ std::string Render(const Mapped<CronJob>& mapped) {
   std::string text = "key=" + mapped.key;
   if (mapped.value) {
     const CronJob& c = *mapped.value;
-    text += " uid=" + c.uid + " id=" + c.object.id + " role=" + c.object.role +
-            " schedule=" + c.object.schedule + " tz=" + c.object.timezone +
-            " version=" + c.object.spec_version + " enabled=" + std::to_string(c.object.enabled) +
-            " last=" + std::to_string(c.last_schedule.value_or(-1)) +
-            " success=" + std::to_string(c.last_successful.value_or(-1));
+    text += fmt::format(
+        " uid={} id={} role={} schedule={} tz={} version={} enabled={} last={} success={}", c.uid,
+        c.object.id(), c.object.role(), c.object.schedule(), c.object.timezone(),
+        c.object.spec_version(), static_cast<int>(c.object.enabled), c.last_schedule.value_or(-1),
+        c.last_successful.value_or(-1));
     for (const auto& uid : c.active_job_uids) text += " active=" + uid;
   }
   if (mapped.problem) text += " problem=" + mapped.problem->reason + ":" + mapped.problem->message;

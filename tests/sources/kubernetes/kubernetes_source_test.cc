@@ -128,11 +128,11 @@ TEST_F(KubernetesSourceTest, ListsEveryPageAndMapsObjectsAndHistory) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
 
   std::map<std::string, LiveObject> objects;
-  for (const auto& object : snapshot->objects) objects[object.id] = object;
+  for (const auto& object : snapshot->objects) objects[std::string(object.id())] = object;
   ASSERT_EQ(objects.size(), 4u);
-  EXPECT_EQ(objects["ops/db-backup"].role, "backup");
-  EXPECT_EQ(objects["ops/db-backup"].timezone, "Europe/Berlin");
-  EXPECT_EQ(objects["analytics/report-hourly"].timezone, "UTC");
+  EXPECT_EQ(objects["ops/db-backup"].role(), "backup");
+  EXPECT_EQ(objects["ops/db-backup"].timezone(), "Europe/Berlin");
+  EXPECT_EQ(objects["analytics/report-hourly"].timezone(), "UTC");
   EXPECT_FALSE(objects["ops/cleanup"].enabled);
   const RunHistory& backup = snapshot->history.at("backup");
   EXPECT_EQ(backup.last_success, ParseRfc3339("2024-05-01T00:41:12Z"));
@@ -170,7 +170,7 @@ TEST_F(KubernetesSourceTest, ListedNamespacesOnly) {
   auto snapshot = List(*source);
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   ASSERT_EQ(snapshot->objects.size(), 1u);
-  EXPECT_EQ(snapshot->objects[0].id, "analytics/report-hourly");
+  EXPECT_EQ(snapshot->objects[0].id(), "analytics/report-hourly");
   EXPECT_EQ(Paths(), (std::vector<std::string>{"/apis/batch/v1/namespaces/analytics/cronjobs",
                                                "/apis/batch/v1/namespaces/analytics/jobs"}));
 }
@@ -359,7 +359,7 @@ TEST_F(KubernetesSourceTest, ItemsOfAPageThatTurnsOutMalformedNeverCount) {
   EXPECT_EQ(Count(Reasons(*snapshot), "malformed_json"), 1u);
   ASSERT_EQ(snapshot->objects.size(), 4u);
   for (const auto& object : snapshot->objects)
-    EXPECT_EQ(object.id.find("ghost"), std::string::npos);
+    EXPECT_EQ(object.id().find("ghost"), std::string::npos);
 }
 
 TEST_F(KubernetesSourceTest, ForbiddenIsAnErrorWithTheStatusMessage) {

@@ -126,7 +126,7 @@ class KubernetesWatchTest : public ::testing::Test {
 
   static const LiveObject* Object(const SourceSnapshot& snapshot, const std::string& id) {
     for (const auto& object : snapshot.objects) {
-      if (object.id == id) return &object;
+      if (object.id() == id) return &object;
     }
     return nullptr;
   }
@@ -322,7 +322,7 @@ TEST_F(KubernetesWatchTest, AnExpiredWatchListsAgain) {
   EXPECT_TRUE(WaitFor([&] { return ReportWatches(*source)->counts.expired >= 3; }));
   EXPECT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
     const LiveObject* object = Object(snapshot, "ops/db-backup");
-    return object != nullptr && object->schedule == "45 3 * * *";
+    return object != nullptr && object->schedule() == "45 3 * * *";
   }));
   EXPECT_EQ(Lists(kCronJobs), 2);
   EXPECT_EQ(Lists(kOpsJobs), 2);
@@ -363,7 +363,7 @@ TEST_F(KubernetesWatchTest, AStalledWatchIsRestartedFromItsResourceVersion) {
   server_->Stall(false);
   EXPECT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
     const LiveObject* object = Object(snapshot, "ops/db-backup");
-    return object != nullptr && object->schedule == "50 3 * * *";
+    return object != nullptr && object->schedule() == "50 3 * * *";
   }));
   EXPECT_EQ(Lists(kCronJobs), 1) << "a stall restarts the watch, it does not list";
 }
@@ -376,7 +376,7 @@ TEST_F(KubernetesWatchTest, AWatchTheServerEndsResumesFromTheLastResourceVersion
   server_->Put("cronjobs", backup);
   ASSERT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
     const LiveObject* object = Object(snapshot, "ops/db-backup");
-    return object != nullptr && object->schedule == "55 3 * * *";
+    return object != nullptr && object->schedule() == "55 3 * * *";
   }));
   server_->Bookmark();
   server_->CloseWatches();

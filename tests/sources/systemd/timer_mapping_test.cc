@@ -18,7 +18,7 @@ using fixtures::Markers;
 
 std::map<std::string, LiveObject> ById(const TimerMapping& mapped) {
   std::map<std::string, LiveObject> out;
-  for (const auto& object : mapped.objects) out[object.id] = object;
+  for (const auto& object : mapped.objects) out[std::string(object.id())] = object;
   return out;
 }
 
@@ -33,11 +33,11 @@ TEST(TimerMapping, RealManagersTimersAndServices) {
   ASSERT_EQ(objects.size(), 6u);
 
   const LiveObject& ok = objects["ok.timer"];
-  EXPECT_EQ(ok.role, "ok");
-  EXPECT_EQ(ok.schedule, "*-*-* *:*:00/10");
-  EXPECT_EQ(ok.spec_version, "3");  // from the drop-in
+  EXPECT_EQ(ok.role(), "ok");
+  EXPECT_EQ(ok.schedule(), "*-*-* *:*:00/10");
+  EXPECT_EQ(ok.spec_version(), "3");  // from the drop-in
   EXPECT_TRUE(ok.enabled);
-  EXPECT_EQ(ok.state, "");
+  EXPECT_EQ(ok.state(), "");
   EXPECT_EQ(ok.start_delay, 1);  // AccuracySec=1s
   ASSERT_TRUE(ok.next_start);
   const RunHistory& ok_history = mapped.history["ok"];
@@ -55,7 +55,7 @@ TEST(TimerMapping, RealManagersTimersAndServices) {
 
   const LiveObject& hung = objects["hung.timer"];
   EXPECT_EQ(hung.start_delay, 4);  // RandomizedDelaySec=3 + AccuracySec=1s
-  EXPECT_EQ(hung.state, "Persistent=true");
+  EXPECT_EQ(hung.state(), "Persistent=true");
   const RunHistory& hung_history = mapped.history["hung"];
   ASSERT_EQ(hung_history.runs.size(), 1u);
   EXPECT_EQ(hung_history.runs[0].outcome, Run::Outcome::kRunning);
@@ -63,17 +63,17 @@ TEST(TimerMapping, RealManagersTimersAndServices) {
 
   const LiveObject& off = objects["off.timer"];
   EXPECT_FALSE(off.enabled);
-  EXPECT_EQ(off.state, "disabled, stopped (inactive)");
-  EXPECT_EQ(off.schedule, "*-*-* 00:00:00");  // "daily", as systemd normalises it
+  EXPECT_EQ(off.state(), "disabled, stopped (inactive)");
+  EXPECT_EQ(off.schedule(), "*-*-* 00:00:00");  // "daily", as systemd normalises it
 
   const LiveObject& masked = objects["masked.timer"];
   EXPECT_FALSE(masked.enabled);
-  EXPECT_EQ(masked.state, "masked");
-  EXPECT_EQ(masked.schedule, "Mon..Fri 02:00\nSat 04:00");  // from its own file
-  EXPECT_EQ(masked.spec_version, "1");
+  EXPECT_EQ(masked.state(), "masked");
+  EXPECT_EQ(masked.schedule(), "Mon..Fri 02:00\nSat 04:00");  // from its own file
+  EXPECT_EQ(masked.spec_version(), "1");
 
   const LiveObject& mono = objects["mono.timer"];
-  EXPECT_EQ(mono.schedule, "monotonic");  // OnUnitActiveSec= and OnActiveSec= only
+  EXPECT_EQ(mono.schedule(), "monotonic");  // OnUnitActiveSec= and OnActiveSec= only
   EXPECT_TRUE(mono.enabled);
   const RunHistory& mono_history = mapped.history["mono"];
   ASSERT_FALSE(mono_history.runs.empty());
@@ -123,8 +123,8 @@ TEST(TimerMapping, SurprisingValuesAreCountedProblemsAndTheRestIsRead) {
   EXPECT_NE(all.find("timer fail.timer: no ActiveState"), std::string::npos) << all;
   EXPECT_NE(all.find("Result \"exploded\""), std::string::npos) << all;
   auto objects = ById(mapped);
-  EXPECT_EQ(objects.size(), 5u);                // fail.timer is no object
-  EXPECT_EQ(objects["ok.timer"].schedule, "");  // unknown, not "monotonic"
+  EXPECT_EQ(objects.size(), 5u);                  // fail.timer is no object
+  EXPECT_EQ(objects["ok.timer"].schedule(), "");  // unknown, not "monotonic"
   EXPECT_TRUE(objects["hung.timer"].enabled);
 }
 
@@ -138,7 +138,7 @@ TEST(TimerMapping, MarkerErrorsAreProblemsNotObjects) {
   EXPECT_EQ(problems.Count(Reason::kMalformedMarker), 1u);
   auto objects = ById(mapped);
   EXPECT_EQ(objects.count("ok.timer"), 0u);
-  EXPECT_EQ(objects["fail.timer"].role, "ok");
+  EXPECT_EQ(objects["fail.timer"].role(), "ok");
 }
 
 TEST(TimerMapping, FixturesRoundTrip) {
