@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a spec and a file-source snapshot with N roles in a realistic mix of conditions; with
 --type crontab, a crontab source instead: a root with etc/passwd, cron.d files of 1,000 marked
-entries each (cron reads at most 10,000 lines a file) and a syslog with a run of most roles."""
+entries each (cron reads at most 10,000 lines a file) and a syslog with --runs runs of most roles."""
 import argparse
 import datetime
 import os
@@ -31,11 +31,13 @@ def crontab(args):
         lines = files.setdefault(f"app{i // 1000:02d}", [])
         lines.append(f"# schedwatch: role={role} spec_version={i % 7 + 1 if kind > 0.04 else 0}")
         lines.append(f"{'#' if kind < 0.05 else ''}{schedule} root /usr/local/bin/{role} --run")
-        started = now - datetime.timedelta(minutes=random.randint(2, 50))
-        pid = 10000 + i
-        for at, word in ((started, "CMD"), (started + datetime.timedelta(seconds=30), "END")):
-            log.append((at, f"{at.isoformat(timespec='microseconds')} vm CRON[{pid}]: (root) "
-                            f"{word} ([{pid + 1}] /usr/local/bin/{role} --run)"))
+        latest = now - datetime.timedelta(minutes=random.randint(2, 50))
+        for run in range(args.runs):  # an hour apart, the latest first
+            started = latest - datetime.timedelta(hours=run)
+            pid = 10000 + i + run * args.roles
+            for at, word in ((started, "CMD"), (started + datetime.timedelta(seconds=30), "END")):
+                log.append((at, f"{at.isoformat(timespec='microseconds')} vm CRON[{pid}]: "
+                                f"(root) {word} ([{pid + 1}] /usr/local/bin/{role} --run)"))
     for name, lines in files.items():
         with open(os.path.join(root, "etc/cron.d", name), "w") as out:
             out.write("\n".join(lines) + "\n")
@@ -50,6 +52,8 @@ def main():
     parser.add_argument("--roles", type=int, default=10000)
     parser.add_argument("--out", required=True, help="directory for spec.yaml and live.yaml")
     parser.add_argument("--type", choices=["file", "crontab"], default="file")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="crontab: runs of each role in the syslog (a fleet with history: 20)")
     args = parser.parse_args()
     random.seed(7)
     os.makedirs(args.out, exist_ok=True)
