@@ -319,7 +319,8 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
   return entries;
 }
 
-Result<bool> CrontabSource::ReadJournal(const ListContext& context, CronLogBatch& batch) {
+Result<bool> CrontabSource::ReadJournal(const ListContext& context, CronLogBatch& batch,
+                                        const std::function<void()>& each_chunk) {
   CronLogOptions log_options{context.now, options_.zone};
   std::vector<std::string> argv = {options_.journalctl, "-t", "CRON", "-o", "json", "--no-pager"};
   if (!options_.journal_directory.empty()) {
@@ -335,16 +336,23 @@ Result<bool> CrontabSource::ReadJournal(const ListContext& context, CronLogBatch
   return platform::RunCommand(
       argv,
       [&](std::string_view text) {
-        return ParseJournalJson(text, log_options, log_state_, batch, &journal_cursor_);
+        auto used = ParseJournalJson(text, log_options, log_state_, batch, &journal_cursor_);
+        each_chunk();
+        return used;
       },
       context.cancelled, command);
 }
 
-Result<bool> CrontabSource::ReadHistory(const ListContext& context, CronLogBatch& batch) {
-  if (options_.journal) return ReadJournal(context, batch);
+Result<bool> CrontabSource::ReadHistory(const ListContext& context, CronLogBatch& batch,
+                                        const std::function<void()>& each_chunk) {
+  if (options_.journal) return ReadJournal(context, batch, each_chunk);
   CronLogOptions log_options{context.now, options_.zone};
   return tail_.Read(
-      [&](std::string_view text) { return ParseSyslog(text, log_options, log_state_, batch); },
+      [&](std::string_view text) {
+        auto used = ParseSyslog(text, log_options, log_state_, batch);
+        each_chunk();
+        return used;
+      },
       [&](bool skip_partial_line) { log_state_.in_long_line = skip_partial_line; },
       context.cancelled);
 }
@@ -383,25 +391,31 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context,
     return names;
   };
   CronLogBatch batch;
-  auto read = ReadHistory(context, batch);
+  // Applied after each chunk of the log: a long log's runs are never all held at once (the
+  // first read of a day's syslog at 100,000 roles held hundreds of MB of them).
+  auto apply = [&] {
+    for (const CronRun& run : batch.finished) {
+      for (std::string_view name : names_of(run)) {
+        finished[std::string(name)].Add(
+            {run.started, run.finished,
+             run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+      }
+    }
+    for (const CronRun& run : batch.started_only) {
+      for (std::string_view name : names_of(run)) {
+        auto& started = finished[std::string(name)].last_started;
+        started = std::max(started.value_or(run.started), run.started);
+      }
+    }
+    batch.finished.clear();
+    batch.started_only.clear();
+  };
+  auto read = ReadHistory(context, batch, apply);
   // The refresher may list twice in one refresh (to confirm an absence) and keeps the last
   // snapshot: log problems are carried over until the refresh's time changes.
   if (context.now != log_problems_now_) log_problems_.Clear();
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
-  for (const CronRun& run : batch.finished) {
-    for (std::string_view name : names_of(run)) {
-      finished[std::string(name)].Add(
-          {run.started, run.finished,
-           run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
-    }
-  }
-  for (const CronRun& run : batch.started_only) {
-    for (std::string_view name : names_of(run)) {
-      auto& started = finished[std::string(name)].last_started;
-      started = std::max(started.value_or(run.started), run.started);
-    }
-  }
   if (!read) return read;
   history = finished;
   for (const auto& [pid, run] : log_state_.pending) {

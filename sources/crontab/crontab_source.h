@@ -123,8 +123,11 @@ class CrontabSource : public Source {
                         const std::function<std::string_view(std::uint32_t)>& name,
                         std::map<std::string, RunHistory>& finished,
                         std::map<std::string, RunHistory>& history);
-  Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch);
-  Result<bool> ReadJournal(const ListContext& context, CronLogBatch& batch);
+  // `each_chunk` is called after each chunk read is parsed into `batch`.
+  Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch,
+                           const std::function<void()>& each_chunk);
+  Result<bool> ReadJournal(const ListContext& context, CronLogBatch& batch,
+                           const std::function<void()>& each_chunk);
 
   CrontabSourceOptions options_;
   LogTail tail_;

@@ -284,6 +284,35 @@ TEST_F(CrontabSourceTest, RunsAreMatchedByUserAndCommand) {
   EXPECT_TRUE(snapshot->problems.size() == 4u) << ::testing::PrintToString(Problems(*snapshot));
 }
 
+// The log is read and applied a chunk (1 MiB) at a time: runs of every chunk count, including
+// those whose CMD and END lines fall in different chunks.
+TEST_F(CrontabSourceTest, ALogOfManyChunksCountsEveryChunksRuns) {
+  std::string log =
+      Line("2026-11-30T00:00:01+00:00", 90, "(alice) CMD ([91] /home/alice/bin/sync --all)") +
+      Line("2026-11-30T00:00:02+00:00", 90,
+           "(CRON) error (grandchild #91 failed with exit status 3)") +
+      Line("2026-11-30T00:00:02+00:00", 90, "(alice) END ([91] /home/alice/bin/sync --all)");
+  constexpr int kRuns = 20000;  // about 3 MiB of lines
+  for (int i = 0; i < kRuns; ++i) {
+    std::string at =
+        fmt::format("2026-11-30T{:02}:{:02}:{:02}+00:00", 1 + i / 3600, i / 60 % 60, i % 60);
+    log += Line(at.c_str(), 1000 + 2 * i,
+                fmt::format("(root) CMD ([{}] /usr/local/bin/retry --queue main)", 1001 + 2 * i)) +
+           Line(at.c_str(), 1000 + 2 * i,
+                fmt::format("(root) END ([{}] /usr/local/bin/retry --queue main)", 1001 + 2 * i));
+  }
+  ASSERT_GT(log.size(), 2u << 20);
+  Append(syslog(), log);
+  CrontabSource source(Options());
+  auto snapshot = List(source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  const RunHistory& retry = snapshot->history["retry"];
+  EXPECT_EQ(retry.last_success, Time("2026-11-30T06:33:19Z"));  // the last run, 19,999 s on
+  ASSERT_EQ(retry.runs.size(), kRunHistoryKept);
+  EXPECT_EQ(retry.runs.front().started, Time("2026-11-30T06:33:00Z"));
+  EXPECT_EQ(snapshot->history["sync"].last_failure, Time("2026-11-30T00:00:02Z"));  // chunk 1
+}
+
 TEST_F(CrontabSourceTest, ARunOfASharedCommandGoesToEachEnabledRoleOnce) {
   // Two roles run the same command, one of them from two lines; a third's line is commented out.
   testing::WriteFile(root_ / "etc/cron.d/twins",
