@@ -130,7 +130,8 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
-                           const std::vector<RoleResult>& published, const EachObservation& each) {
+                           const std::vector<RoleResult>& published, const RunHistoryStore& kept,
+                           const EachObservation& each) {
   Observed observed;
   RoleOrder by_role(spec.jobs.size());
   std::iota(by_role.begin(), by_role.end(), 0);
@@ -154,9 +155,10 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     RoleResult& role = observed.roles[i];
     role.job = &job;
     observation.desired_since = DesiredSince(desired_since, job.role).value_or(now);
-    ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, observation, role,
-                observed);
-    each(observation, role);
+    std::optional<RunSummary> carried;
+    ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, observation, carried,
+                role, observed);
+    each(observation, role, carried ? &*carried : nullptr);
   }
   Forget(spec);
   return observed;
@@ -165,7 +167,9 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
 void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                            const std::unordered_map<std::string_view, std::size_t>& source_index,
                            const std::map<std::string, std::string>& ledger,
-                           RoleObservation& observation, RoleResult& role, Observed& observed) {
+                           const RunHistoryStore& kept, RoleObservation& observation,
+                           std::optional<RunSummary>& carried, RoleResult& role,
+                           Observed& observed) {
   auto index = source_index.find(job.source);
   if (index == source_index.end()) return;  // no such source: the spec check prevents it
   SourceRead& read = reads[index->second];
@@ -178,6 +182,11 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
     if (auto it = snapshot.history.find(job.role); it != snapshot.history.end()) {
       observation.history = std::move(it->second);
       snapshot.history.erase(it);  // freed as it goes, not when the reads are dropped
+    }
+    if (snapshot.news_read != 0) {
+      kept.AddKept(job, observation.history);
+      carried =
+          static_cast<const RunSummary&>(observation.history);  // before run records replace it
     }
     if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
       observation.last_progress = it->second;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "exporter/read_sources.h"
+#include "exporter/run_history.h"
 #include "exporter/state.h"
 #include "schedwatch/classify.h"
 #include "schedwatch/spec.h"
@@ -39,8 +40,10 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 
 // Called for each role as soon as it is observed, in the order of spec.jobs, with its
 // observation (which it may consume) and its result. Only one role's observation is held at a
-// time, never every role's.
-using EachObservation = std::function<void(RoleObservation& observation, RoleResult& role)>;
+// time, never every role's. `carried`: for a source whose reads bring only news, the summaries
+// it has shown of the role's runs, this read's and earlier ones (RunHistoryStore::Add).
+using EachObservation =
+    std::function<void(RoleObservation& observation, RoleResult& role, const RunSummary* carried)>;
 
 // Keeps what saves work across refreshes: run record files already read and skipped records
 // already counted. One refresh at a time.
@@ -49,17 +52,19 @@ class Observer {
   explicit Observer(std::string ledger_file) : ledger_file_(std::move(ledger_file)) {}
 
   // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
-  // sorted by role, whose object lists are shared where unchanged. The reads' snapshots are
-  // consumed.
+  // sorted by role, whose object lists are shared where unchanged; `kept`: the runs kept, which
+  // complete the reads that bring only news. The reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
-                   const std::vector<RoleResult>& published, const EachObservation& each);
+                   const std::vector<RoleResult>& published, const RunHistoryStore& kept,
+                   const EachObservation& each);
 
  private:
   // `objects`: the role's, from every read (kept only when the job's source was read).
   void ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                    const std::unordered_map<std::string_view, std::size_t>& source_index,
-                   const std::map<std::string, std::string>& ledger, RoleObservation& observation,
+                   const std::map<std::string, std::string>& ledger, const RunHistoryStore& kept,
+                   RoleObservation& observation, std::optional<RunSummary>& carried,
                    RoleResult& role, Observed& observed);
   void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
                        Observed& observed);

@@ -52,6 +52,7 @@ Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<cons
       source_options.jobs.push_back(&job);
       runner->desired_roles.push_back(job.role);
     }
+    std::sort(runner->desired_roles.begin(), runner->desired_roles.end());
     auto source = MakeSource(source_options);
     if (!source) return Error{fmt::format("source {}: {}", name, source.error())};
     runner->name = name;
@@ -142,8 +143,8 @@ void Refresher::RefreshOnce() {
   std::shared_ptr<const Published> last = Current();
   const std::vector<RoleResult>& before = last->result.roles;
   Observed observed = observer_.Observe(
-      *config->spec, reads, desired_since_, now, before,
-      [&](RoleObservation& observation, RoleResult& role) {
+      *config->spec, reads, desired_since_, now, before, run_history_,
+      [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
         auto previous = std::lower_bound(
             before.begin(), before.end(), role.job->role,
             [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
@@ -154,9 +155,14 @@ void Refresher::RefreshOnce() {
         }
         std::vector<Run> runs;
         role.status = Classify(*role.job, observation, now, recent_step, &runs);
-        run_history_.Add(role, runs);  // runs kept across refreshes, for the status page
+        run_history_.Add(role, runs, carried);  // kept across refreshes
       });
   last.reset();
+  for (const SourceRead& read : reads) {
+    if (read.reads.snapshot && read.reads.snapshot->news_read != 0) {
+      read.runner->used_read->store(read.reads.snapshot->news_read);
+    }
+  }
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
   RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
   run_history_.Finish(result);

@@ -25,12 +25,17 @@ RecordedRun Record(const Run& run, RunOrigin origin) {
 
 bool ByStart(const RecordedRun& a, const RecordedRun& b) { return a.started < b.started; }
 
+bool Same(const RunSummary& a, const RunSummary& b) {
+  return a.last_started == b.last_started && a.last_success == b.last_success &&
+         a.last_failure == b.last_failure && a.running_since == b.running_since;
+}
+
 // One role's slot of a list sorted by role, if it holds the same role on the same source.
-template <typename Entry>
-Entry* Find(std::vector<Entry>& list, const JobSpec& job) {
+template <typename List>
+auto Find(List& list, const JobSpec& job) -> decltype(&*list.begin()) {
   auto it = std::lower_bound(
       list.begin(), list.end(), job.role,
-      [](const Entry& entry, std::string_view role) { return entry.job->role < role; });
+      [](const auto& entry, std::string_view role) { return entry.job->role < role; });
   bool same = it != list.end() && it->job->role == job.role && it->job->source == job.source;
   return same ? &*it : nullptr;
 }
@@ -108,8 +113,18 @@ void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
   }
 }
 
-void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read) {
-  std::shared_ptr<const RoleRuns> slot;
+void RunHistoryStore::AddKept(const JobSpec& job, RunHistory& history) const {
+  const Kept* kept = Find(kept_, job);
+  if (kept == nullptr || !kept->runs) return;
+  AddKeptRuns(kept->runs->runs, history);
+  RunHistory summaries;  // no runs: the read's running ones are all there are
+  static_cast<RunSummary&>(summaries) = kept->runs->carried;
+  history.Merge(summaries);
+}
+
+void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
+                          const RunSummary* carried) {
+  std::shared_ptr<const Runs> slot;
   RunCounts counts;
   if (Kept* before = Find(kept_, *role.job)) {
     slot = before->runs;
@@ -122,7 +137,7 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read) {
   }
   if (!role.status.Has(Condition::kUnknown)) {
     static const RoleRuns kNone;
-    const RoleRuns& old = slot ? *slot : kNone;
+    const RoleRuns& old = slot ? slot->runs : kNone;
     std::shared_ptr<DurationHistogram> observed;
     ForEachNewlyFinished(old, read, [&](const Run& run) {
       ++(run.outcome == Run::Outcome::kSucceeded ? counts.succeeded : counts.failed);
@@ -136,14 +151,16 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read) {
     if (observed) histogram = std::move(observed);
     const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
     bool complete = type != nullptr && type->reports_complete_history();
-    RoleRuns merged = MergeRuns(old, read, complete);
-    if (merged.empty()) {
+    Runs now{MergeRuns(old, read, complete), carried ? *carried : RunSummary{}};
+    now.carried.running_since = std::nullopt;  // each read shows every run still going
+    if (now.runs.empty() && Same(now.carried, RunSummary{})) {
       slot.reset();
-    } else if (!slot || *slot != merged) {
-      slot = std::make_shared<const RoleRuns>(std::move(merged));
+    } else if (!slot || slot->runs != now.runs || !Same(slot->carried, now.carried)) {
+      slot = std::make_shared<const Runs>(std::move(now));
     }
   }
-  role.runs = slot;
+  role.runs =
+      slot && !slot->runs.empty() ? std::shared_ptr<const RoleRuns>(slot, &slot->runs) : nullptr;
   role.run_counts = counts;
   // Kept, and served, from the first run the source shows the role (both outcomes, 0 until
   // counted): a run first seen running is then an increase when it ends. None for a role

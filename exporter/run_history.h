@@ -48,8 +48,14 @@ class RunHistoryStore {
  public:
   // One role of a refresh: `read`, the runs its source showed (Classify's), merged into what
   // was kept; sets RoleResult::runs and counts the newly finished runs into run_counts. A role
-  // whose source is unknown gets what was kept. Called by one thread, once for each role.
-  void Add(RoleResult& role, const std::vector<Run>& read);
+  // whose source is unknown gets what was kept. `carried`, for a source whose reads bring only
+  // news: its summaries so far (AddKept's and the read's), kept for the next refresh. Called by
+  // one thread, once for each role.
+  void Add(RoleResult& role, const std::vector<Run>& read, const RunSummary* carried = nullptr);
+  // For a source whose reads bring only news (SourceSnapshot::news_read): adds to the read's
+  // `history` of `job` the summaries Add kept and the finished runs kept, so that it is judged
+  // as a read of the whole history would be.
+  void AddKept(const JobSpec& job, RunHistory& history) const;
   // Once every role of the refresh was added: forgets the roles that were not (they left the
   // spec) and sets RefreshResult::durations.
   void Finish(RefreshResult& result);
@@ -57,11 +63,17 @@ class RunHistoryStore {
   std::size_t roles() const { return kept_.size(); }
 
  private:
+  // A role's runs, shared with the refreshes (RoleResult::runs points into it), and the
+  // summaries of a source whose reads bring only news.
+  struct Runs {
+    RoleRuns runs;
+    RunSummary carried;
+  };
   // A role's runs and counts, by its job of the last refresh (the role and source compared, not
   // the pointer, so a reloaded spec keeps them): 32 bytes a role, no copy of its names.
   struct Kept {
     const JobSpec* job = nullptr;
-    std::shared_ptr<const RoleRuns> runs;
+    std::shared_ptr<const Runs> runs;
     RunCounts counts;
   };
   std::shared_ptr<const Spec> spec_;      // the last refresh's: holds the jobs of kept_

@@ -41,12 +41,23 @@ struct SourceSnapshot {
   std::map<std::string, RunHistory> history;     // by role
   std::map<std::string, std::int64_t> progress;  // by role, for sources that know it
   std::vector<SourceProblem> problems;
+  // Set by a source whose `history` holds only what no snapshot the refresher used showed yet
+  // (a log read as it grows): this read's number, counted up from 1. The refresher keeps what
+  // earlier reads showed, and says which read it used last in ListContext::used_read. 0: `history`
+  // is what the scheduler shows now, whole.
+  std::uint64_t news_read = 0;
 };
 
 struct ListContext {
   std::int64_t now = 0;  // Unix seconds, taken once per refresh
   // Set when the refresh gave up waiting; long reads should check it and return early.
   const std::atomic<bool>* cancelled = nullptr;
+  // For sources that set SourceSnapshot::news_read: the number of the newest snapshot a refresh
+  // used (0: none), and the roles whose runs the refresher keeps (sorted; null: none). What
+  // those roles' runs were up to that read need not be shown again; other roles' must, as a
+  // reloaded spec may add them.
+  std::uint64_t used_read = 0;
+  const std::vector<std::string>* kept_roles = nullptr;
 };
 
 // What a source that calls an API has spent of it, since the source was made (counts carry over

@@ -367,14 +367,23 @@ void CrontabSource::InheritCaches(Source& previous) {
   tail_.Swap(old->tail_);
   log_state_ = std::move(old->log_state_);
   journal_cursor_ = std::move(old->journal_cursor_);
-  finished_ = std::move(old->finished_);
+  news_ = std::move(old->news_);
+  reads_ = old->reads_;
 }
 
 Result<bool> CrontabSource::ReadRuns(const ListContext& context,
                                      const std::vector<LoggedEntry>& logged,
                                      const std::function<std::string_view(std::uint32_t)>& name,
-                                     std::map<std::string, RunHistory>& finished,
+                                     std::map<std::string, News>& news, std::uint64_t read_number,
                                      std::map<std::string, RunHistory>& history) {
+  auto kept = [&context](const std::string& role) {
+    return context.kept_roles != nullptr &&
+           std::binary_search(context.kept_roles->begin(), context.kept_roles->end(), role);
+  };
+  for (auto it = news.begin(); it != news.end();) {
+    bool shown = it->second.read <= context.used_read && kept(it->first);
+    it = shown ? news.erase(it) : std::next(it);
+  }
   // Runs are tied to entries by user and command, as cron logs them: each name once, in order.
   std::vector<std::string_view> names;
   auto names_of = [&](const CronRun& run) -> const std::vector<std::string_view>& {
@@ -396,15 +405,18 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context,
   auto apply = [&] {
     for (const CronRun& run : batch.finished) {
       for (std::string_view name : names_of(run)) {
-        finished[std::string(name)].Add(
-            {run.started, run.finished,
-             run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+        News& entry = news[std::string(name)];
+        entry.history.Add({run.started, run.finished,
+                           run.failed ? Run::Outcome::kFailed : Run::Outcome::kSucceeded});
+        entry.read = read_number;
       }
     }
     for (const CronRun& run : batch.started_only) {
       for (std::string_view name : names_of(run)) {
-        auto& started = finished[std::string(name)].last_started;
+        News& entry = news[std::string(name)];
+        auto& started = entry.history.last_started;
         started = std::max(started.value_or(run.started), run.started);
+        entry.read = read_number;
       }
     }
     batch.finished.clear();
@@ -417,7 +429,7 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context,
   log_problems_now_ = context.now;
   log_problems_.Merge(batch.problems);
   if (!read) return read;
-  history = finished;
+  for (const auto& [role, entry] : news) history.emplace(role, entry.history);
   for (const auto& [pid, run] : log_state_.pending) {
     for (std::string_view name : names_of(run)) {
       history[std::string(name)].Add({run.started, std::nullopt});
@@ -441,9 +453,9 @@ Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context
   }
   std::sort(logged.begin(), logged.end(),
             [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
-  std::map<std::string, RunHistory> finished;
+  std::map<std::string, News> news;
   auto read = ReadRuns(
-      context, logged, [&ids](std::uint32_t i) -> std::string_view { return ids[i]; }, finished,
+      context, logged, [&ids](std::uint32_t i) -> std::string_view { return ids[i]; }, news, 1,
       contents.history);
   if (!read) contents.history_error = read.error();
   return contents;
@@ -455,9 +467,10 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   auto entries = ReadCrontabs(snapshot);
   if (!entries) return Error{entries.error()};
   objects_last_ = snapshot.objects.size();
+  snapshot.news_read = ++reads_;
   auto read = ReadRuns(
-      context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); },
-      finished_, snapshot.history);
+      context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); }, news_,
+      snapshot.news_read, snapshot.history);
   if (!read) return Error{read.error()};
   log_problems_.AppendTo(snapshot.problems);
   snapshot.problems = CapProblems(std::move(snapshot.problems), options_.problems_per_reason);

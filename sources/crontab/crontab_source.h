@@ -117,11 +117,18 @@ class CrontabSource : public Source {
   // collect what List leaves out.
   Result<std::vector<LoggedEntry>> ReadCrontabs(SourceSnapshot& snapshot,
                                                 CrontabContents* everything = nullptr);
-  // Reads cron's log and adds the runs of each entry to `finished` (runs that ended) and
-  // `history` (those, and the runs still going), under the names `name` gives its index.
+  // The runs of one role that no snapshot the refresher used has shown yet: runs that ended and
+  // starts of -L 1, with the number of the read that last added to them.
+  struct News {
+    RunHistory history;
+    std::uint64_t read = 0;
+  };
+  // Reads cron's log into `news` (as read `read_number`), under the names `name` gives each
+  // entry's index, after dropping what the refresher has kept (ListContext::used_read); then
+  // `history` gets the news and the runs still going.
   Result<bool> ReadRuns(const ListContext& context, const std::vector<LoggedEntry>& logged,
                         const std::function<std::string_view(std::uint32_t)>& name,
-                        std::map<std::string, RunHistory>& finished,
+                        std::map<std::string, News>& news, std::uint64_t read_number,
                         std::map<std::string, RunHistory>& history);
   // `each_chunk` is called after each chunk read is parsed into `batch`.
   Result<bool> ReadHistory(const ListContext& context, CronLogBatch& batch,
@@ -133,7 +140,11 @@ class CrontabSource : public Source {
   LogTail tail_;
   CronLogState log_state_;
   std::string journal_cursor_;
-  std::map<std::string, RunHistory> finished_;  // by role: runs that ended, starts of -L 1
+  // By role. A role the refresher keeps is here only until a snapshot it used showed it: the
+  // exporter keeps runs and summaries once, not here as well (100,000 roles: 26 MB, held twice
+  // while a snapshot was copied). A role it does not keep stays, as a reloaded spec may add it.
+  std::map<std::string, News> news_;
+  std::uint64_t reads_ = 0;  // snapshots made by List
   // Objects the last list found: the next list's room, reserved at once (grown by doubling, the
   // list of 100,000 objects was held twice while it moved, and up to half of it was spare).
   std::size_t objects_last_ = 0;

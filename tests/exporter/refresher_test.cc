@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
@@ -675,6 +676,98 @@ jobs:
        ", finished: " + FormatRfc3339(kNow - 30) + ", result: success}\n");
   EXPECT_EQ(counts(), "2 1 3");
   EXPECT_EQ(counts(), "2 1 3");
+}
+
+// The crontab source shows a run of cron's log once (its reads bring only news); the exporter
+// keeps the summaries and runs from then on: across refreshes without news, a read that fails,
+// thresholds judged over runs of several reads, and a reload.
+TEST(RefresherTest, ALogsRunsAreKeptOnceTheSourceShowedThem) {
+  TempDir dir;
+  fs::path root = dir.path() / "root";
+  WriteFile(root / "etc/passwd", fmt::format("alice:x:{}:100::/home/alice:/bin/sh\n", geteuid()));
+  fs::path crontab = root / "var/spool/cron/crontabs/alice";
+  WriteFile(crontab,
+            "# schedwatch: role=sync spec_version=1\n*/15 * * * * /home/alice/bin/sync\n"
+            "# schedwatch: role=report spec_version=1\n0 * * * * /home/alice/bin/report\n");
+  chmod(crontab.c_str(), 0600);
+  fs::path syslog = root / "var/log/syslog";
+  WriteFile(syslog, "");
+  int pid = 100;
+  auto run = [&](const std::string& command, std::int64_t started, bool failed) {
+    std::string text;
+    auto line = [&](std::int64_t at, const std::string& message) {
+      text += fmt::format("{} vm CRON[{}]: {}\n", FormatRfc3339(at), pid, message);
+    };
+    line(started, fmt::format("(alice) CMD ([{}] /home/alice/bin/{})", pid + 1, command));
+    if (failed) {
+      line(started + 5,
+           fmt::format("(CRON) error (grandchild #{} failed with exit status 1)", pid + 1));
+    }
+    line(started + 5, fmt::format("(alice) END ([{}] /home/alice/bin/{})", pid + 1, command));
+    pid += 2;
+    std::ofstream(syslog, std::ios::app) << text;
+  };
+  run("sync", kNow - 3600, false);
+  run("report", kNow - 3000, false);
+  fs::path spec = dir.path() / "spec.yaml";
+  const std::string jobs = fmt::format(R"(version: 1
+sources:
+  cron: {{type: crontab, root: "{}", paths: [/var/spool/cron/crontabs], syslog: /var/log/syslog}}
+jobs:
+  - {{role: sync, source: cron, schedule: "*/15 * * * *", spec_version: "1", failure_threshold: 2}}
+)",
+                                       root.string());
+  WriteFile(spec, jobs);
+  auto refresher = MakeRefresher(spec.string());
+  auto sync = [&] {
+    refresher->RefreshOnce();
+    return Role(*refresher->Current(), "sync");
+  };
+  EXPECT_EQ(sync().status.history.last_success, kNow - 3595);
+  RoleResult role = sync();  // nothing new in the log
+  EXPECT_EQ(role.status.history.last_success, kNow - 3595);
+  EXPECT_EQ(role.status.history.last_started, kNow - 3600);
+  ASSERT_TRUE(role.runs);
+  EXPECT_EQ(role.runs->size(), 1u);
+
+  run("sync", kNow - 1800, true);
+  role = sync();
+  EXPECT_EQ(role.status.history.last_failure, kNow - 1795);
+  EXPECT_EQ(role.status.history.last_success, kNow - 3595);
+  EXPECT_FALSE(role.status.Has(Condition::kFailing));  // one failure of two
+  run("sync", kNow - 900, true);
+  role = sync();
+  EXPECT_TRUE(role.status.Has(Condition::kFailing));  // the first failure came in a read before
+  ASSERT_TRUE(role.runs);
+  EXPECT_EQ(role.runs->size(), 3u);
+
+  // The log cannot be read: unknown, and what was kept comes back with it. The log back in its
+  // place is another file: read again from its start, its runs come twice and count once.
+  fs::rename(syslog, root / "var/log/syslog.away");
+  ASSERT_EQ(mkfifo(syslog.c_str(), 0600), 0);
+  EXPECT_TRUE(sync().status.Has(Condition::kUnknown));
+  fs::remove(syslog);
+  fs::rename(root / "var/log/syslog.away", syslog);
+  role = sync();
+  EXPECT_FALSE(role.status.Has(Condition::kUnknown));
+  EXPECT_EQ(role.status.history.last_success, kNow - 3595);
+  EXPECT_EQ(role.status.history.last_failure, kNow - 895);
+  EXPECT_TRUE(role.status.Has(Condition::kFailing));
+  ASSERT_TRUE(role.runs);
+  EXPECT_EQ(role.runs->size(), 3u);
+  EXPECT_EQ(role.run_counts.succeeded, 1u);
+  EXPECT_EQ(role.run_counts.failed, 2u);
+
+  // A role the spec gains on reload has the runs the log showed before.
+  WriteFile(spec,
+            jobs + R"(  - {role: report, source: cron, schedule: "0 * * * *", spec_version: "1"}
+)");
+  ASSERT_TRUE(refresher->Reload().ok());
+  refresher->RefreshOnce();
+  EXPECT_EQ(Role(*refresher->Current(), "report").status.history.last_success, kNow - 2995);
+  EXPECT_EQ(Role(*refresher->Current(), "sync").status.history.last_success, kNow - 3595);
+  refresher->RefreshOnce();
+  EXPECT_EQ(Role(*refresher->Current(), "report").status.history.last_success, kNow - 2995);
 }
 
 }  // namespace

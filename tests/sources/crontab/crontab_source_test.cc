@@ -370,6 +370,61 @@ TEST_F(CrontabSourceTest, RotationAndTruncation) {
   EXPECT_EQ(snapshot->history["retry"].last_failure, Time("2026-11-30T11:20:07Z"));
 }
 
+// The exporter keeps the runs of the roles it watches: a run a snapshot it used showed is not
+// shown again (news_read, used_read), a snapshot it did not use (a read that timed out, the
+// first of two reads in a refresh) is shown again, and roles it does not keep keep their runs.
+TEST_F(CrontabSourceTest, RunsAUsedSnapshotShowedAreNotShownAgain) {
+  Append(
+      syslog(),
+      Line("2026-11-30T11:00:01+00:00", 100,
+           "(root) CMD ([101] /usr/local/bin/retry --queue main)") +
+          Line("2026-11-30T11:00:03+00:00", 100,
+               "(root) END ([101] /usr/local/bin/retry --queue main)") +
+          Line("2026-11-30T11:00:01+00:00", 102, "(alice) CMD ([103] /home/alice/bin/sync --all)") +
+          Line("2026-11-30T11:00:02+00:00", 102, "(alice) END ([103] /home/alice/bin/sync --all)") +
+          Line("2026-11-30T11:10:01+00:00", 106, "(root) CMD ([107] /usr/local/bin/nightly)"));
+  const std::vector<std::string> kept = {"nightly", "retry"};  // sync is in no spec
+  CrontabSource source(Options());
+  auto list = [&](std::uint64_t used_read, std::int64_t now) {
+    auto snapshot = source.List(ListContext{now, nullptr, used_read, &kept});
+    EXPECT_TRUE(snapshot.ok()) << snapshot.error();
+    return snapshot.ok() ? std::move(*snapshot) : SourceSnapshot{};
+  };
+  SourceSnapshot first = list(0, kNow);
+  EXPECT_EQ(first.news_read, 1u);
+  EXPECT_EQ(first.history["retry"].last_success, Time("2026-11-30T11:00:03Z"));
+
+  // The first snapshot was not used: its runs come again.
+  SourceSnapshot second = list(0, kNow + 30);
+  EXPECT_EQ(second.news_read, 2u);
+  EXPECT_EQ(second.history["retry"].last_success, Time("2026-11-30T11:00:03Z"));
+  EXPECT_EQ(second.history["retry"].runs.size(), 1u);
+
+  // The second was: a kept role's runs are not shown again, a running one still is, and a role
+  // no spec keeps (a reload may add it) keeps its runs.
+  SourceSnapshot third = list(2, kNow + 60);
+  EXPECT_EQ(third.history.count("retry"), 0u);
+  EXPECT_EQ(third.history["nightly"].running_since, Time("2026-11-30T11:10:01Z"));
+  EXPECT_EQ(third.history["nightly"].runs.size(), 1u);
+  EXPECT_EQ(third.history["sync"].last_success, Time("2026-11-30T11:00:02Z"));
+
+  // A new run is shown alone, by both reads of a refresh that confirms an absence.
+  Append(syslog(), Line("2026-11-30T11:20:01+00:00", 110,
+                        "(root) CMD ([111] /usr/local/bin/retry --queue main)") +
+                       Line("2026-11-30T11:20:02+00:00", 110,
+                            "(CRON) error (grandchild #111 failed with exit status 1)") +
+                       Line("2026-11-30T11:20:02+00:00", 110,
+                            "(root) END ([111] /usr/local/bin/retry --queue main)"));
+  for (std::int64_t confirm : {0, 2}) {
+    SourceSnapshot refresh = list(3, kNow + 90 + confirm);
+    const RunHistory& retry = refresh.history["retry"];
+    ASSERT_EQ(retry.runs.size(), 1u) << confirm;
+    EXPECT_EQ(retry.last_failure, Time("2026-11-30T11:20:02Z"));
+    EXPECT_EQ(retry.last_success, std::nullopt);
+  }
+  EXPECT_EQ(list(5, kNow + 120).history.count("retry"), 0u);
+}
+
 TEST_F(CrontabSourceTest, OnReloadTheNewSourceKeepsTheRunsOfARotatedLog) {
   Append(syslog(), Line("2026-11-30T11:00:01+00:00", 200,
                         "(root) CMD ([201] /usr/local/bin/retry --queue main)") +
