@@ -179,6 +179,7 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
     }
   }
   std::vector<LoggedEntry> entries;
+  entries.reserve(objects_last_);
   auto ignored = [&snapshot, everything](const std::string& shown, const std::string& why) {
     if (everything != nullptr) everything->not_run.emplace_back(shown, why);
     snapshot.problems.push_back(
@@ -376,14 +377,6 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context,
                                      const std::function<std::string_view(std::uint32_t)>& name,
                                      std::map<std::string, News>& news, std::uint64_t read_number,
                                      std::map<std::string, RunHistory>& history) {
-  auto kept = [&context](const std::string& role) {
-    return context.kept_roles != nullptr &&
-           std::binary_search(context.kept_roles->begin(), context.kept_roles->end(), role);
-  };
-  for (auto it = news.begin(); it != news.end();) {
-    bool shown = it->second.read <= context.used_read && kept(it->first);
-    it = shown ? news.erase(it) : std::next(it);
-  }
   // Runs are tied to entries by user and command, as cron logs them: each name once, in order.
   std::vector<std::string_view> names;
   auto names_of = [&](const CronRun& run) -> const std::vector<std::string_view>& {
@@ -461,7 +454,19 @@ Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context
   return contents;
 }
 
+void CrontabSource::ForgetShown(const ListContext& context) {
+  auto kept = [&context](const std::string& role) {
+    return context.kept_roles != nullptr &&
+           std::binary_search(context.kept_roles->begin(), context.kept_roles->end(), role);
+  };
+  for (auto it = news_.begin(); it != news_.end();) {
+    bool shown = it->second.read <= context.used_read && kept(it->first);
+    it = shown ? news_.erase(it) : std::next(it);
+  }
+}
+
 Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
+  ForgetShown(context);  // first: not held while the crontabs are read
   SourceSnapshot snapshot;
   snapshot.objects.reserve(objects_last_);
   auto entries = ReadCrontabs(snapshot);

@@ -123,9 +123,11 @@ class CrontabSource : public Source {
     RunHistory history;
     std::uint64_t read = 0;
   };
+  // Forgets the news a snapshot the refresher used showed of the roles it keeps
+  // (ListContext::used_read).
+  void ForgetShown(const ListContext& context);
   // Reads cron's log into `news` (as read `read_number`), under the names `name` gives each
-  // entry's index, after dropping what the refresher has kept (ListContext::used_read); then
-  // `history` gets the news and the runs still going.
+  // entry's index; then `history` gets the news and the runs still going.
   Result<bool> ReadRuns(const ListContext& context, const std::vector<LoggedEntry>& logged,
                         const std::function<std::string_view(std::uint32_t)>& name,
                         std::map<std::string, News>& news, std::uint64_t read_number,
