@@ -1,5 +1,7 @@
 #include "exporter/observe.h"
 
+#include <malloc.h>
+
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
@@ -147,6 +149,9 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   std::vector<RoleObjects> objects = ObjectsByJob(spec, by_role, reads, published);
   by_role = RoleOrder();
   const std::map<std::string, std::string> ledger = ReadLedgerIds(ledger_file_);
+  // The read's objects were freed in small pieces, and the new roles come in one mapping of their
+  // own: without this, both would be resident (100,000 roles: 10 MB more at the peak).
+  malloc_trim(0);
 
   observed.roles.resize(spec.jobs.size());
   for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
