@@ -91,14 +91,14 @@ int main(int argc, char** argv) {
   std::size_t with_store = HeapInUse();
   {
     RunHistoryStore gone = std::move(store);
-    for (auto& role : result.roles) role.runs.reset();
+    for (std::size_t i = 0; i < result.roles.size(); ++i) result.roles.Mutable(i).runs.reset();
   }
   std::size_t without_store = HeapInUse();
   std::printf("%d roles, %zu runs kept: run history %.1f MiB (%.0f bytes a role)\n", roles, runs,
               (with_store - without_store) / 1048576.0,
               static_cast<double>(with_store - without_store) / roles);
   for (std::size_t i = 0; i < result.roles.size(); ++i) {
-    result.roles[i].runs = std::make_shared<const RoleRuns>(std::move(copies[i]));
+    result.roles.Mutable(i).runs = std::make_shared<const RoleRuns>(std::move(copies[i]));
   }
   std::size_t size = 0;
   double overview = Millis([&] { size = RenderStatusHtml(result).size(); }, 5);

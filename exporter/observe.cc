@@ -1,8 +1,7 @@
 #include "exporter/observe.h"
 
-#include <malloc.h>
-
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -81,8 +80,7 @@ void AddProblem(Observed& observed, std::size_t source_index, SourceProblem prob
 // unchanged (the common case), so the reads' objects are dropped before any role is classified
 // and the new refresh holds no second copy of them. `by_role`: spec.jobs sorted by role.
 std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role,
-                                      std::vector<SourceRead>& reads,
-                                      const std::vector<RoleResult>& published) {
+                                      std::vector<SourceRead>& reads, const RoleList& published) {
   // Every list's objects sorted by role (a role's in the order read): pointers, no map.
   std::vector<LiveObject*> objects;
   for (auto& read : reads) {
@@ -132,7 +130,7 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
-                           const std::vector<RoleResult>& published, const RunHistoryStore& kept,
+                           const RoleList& published, const RunHistoryStore& kept,
                            const EachObservation& each) {
   Observed observed;
   RoleOrder by_role(spec.jobs.size());
@@ -153,17 +151,25 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   // own: without this, both would be resident (100,000 roles: 10 MB more at the peak).
   malloc_trim(0);
 
-  observed.roles.resize(spec.jobs.size());
+  observed.roles.reserve(spec.jobs.size());
   for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
     const JobSpec& job = spec.jobs[i];
     RoleObservation observation;  // one role's at a time: handed to `each`, then dropped
-    RoleResult& role = observed.roles[i];
+    RoleResult role;
     role.job = &job;
     observation.desired_since = DesiredSince(desired_since, job.role).value_or(now);
     std::optional<RunSummary> carried;
     ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, observation, carried,
                 role, observed);
     each(observation, role, carried ? &*carried : nullptr);
+    auto before =
+        std::lower_bound(published.begin(), published.end(), job.role,
+                         [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
+    if (before != published.end() && role.Unchanged(*before)) {
+      observed.roles.push_back(before.item());
+    } else {
+      observed.roles.push_back(std::move(role));
+    }
   }
   Forget(spec);
   return observed;

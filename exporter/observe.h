@@ -27,7 +27,7 @@ struct Observed {
   std::vector<SourceStatus> sources;  // in the order of the reads
   // In the order of spec.jobs, each with its job, what run records said and what the
   // EachObservation made of its observation.
-  std::vector<RoleResult> roles;
+  RoleList roles;
   // By source: the problems to count in schedwatch_source_errors_total for this refresh.
   std::map<std::string, std::vector<SourceProblem>> problems;
   // By role: schedwatch_run's skipped records seen for the first time.
@@ -56,7 +56,7 @@ class Observer {
   // complete the reads that bring only news. The reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
-                   const std::vector<RoleResult>& published, const RunHistoryStore& kept,
+                   const RoleList& published, const RunHistoryStore& kept,
                    const EachObservation& each);
 
  private:

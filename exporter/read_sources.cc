@@ -125,8 +125,7 @@ void SourceReaders::Work() {
       queue_.pop_front();
     }
     auto start = std::chrono::steady_clock::now();
-    ListContext context{task->now, &task->cancelled, task->runner->used_read->load(),
-                        &task->runner->desired_roles};
+    ListContext context{task->now, &task->cancelled};
     AbsenceReads reads = Read(*task->runner, context, task->confirm_delay);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     {

@@ -29,9 +29,6 @@ struct SourceRunner {
   std::chrono::milliseconds timeout{0};
   std::shared_ptr<Source> source;
   std::vector<std::string> desired_roles;  // sorted
-  // The newest SourceSnapshot::news_read a refresh used (ListContext::used_read).
-  std::shared_ptr<std::atomic<std::uint64_t>> used_read =
-      std::make_shared<std::atomic<std::uint64_t>>(0);
   // A read is running: the next refresh does not start another (it reports the source late).
   std::shared_ptr<std::atomic<bool>> busy = std::make_shared<std::atomic<bool>>(false);
 };

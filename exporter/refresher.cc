@@ -141,7 +141,7 @@ void Refresher::RefreshOnce() {
   // Each role is classified as soon as it is observed: one observation is held at a time. Its
   // objects are the published refresh's when they are unchanged, not a second copy.
   std::shared_ptr<const Published> last = Current();
-  const std::vector<RoleResult>& before = last->result.roles;
+  const RoleList& before = last->result.roles;
   Observed observed = observer_.Observe(
       *config->spec, reads, desired_since_, now, before, run_history_,
       [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
@@ -160,7 +160,7 @@ void Refresher::RefreshOnce() {
   last.reset();
   for (const SourceRead& read : reads) {
     if (read.reads.snapshot && read.reads.snapshot->news_read != 0) {
-      read.runner->used_read->store(read.reads.snapshot->news_read);
+      read.runner->source->Used(read.reads.snapshot->news_read, read.runner->desired_roles);
     }
   }
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
@@ -195,8 +195,7 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
   future_counted_ = std::move(future_counted);  // roles whose future times went are forgotten
   for (auto& source : observed.sources) source.problems = CapProblems(std::move(source.problems));
   result.sources = std::move(observed.sources);
-  std::sort(result.roles.begin(), result.roles.end(),
-            [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
+  result.roles.SortByRole();
   std::sort(result.sources.begin(), result.sources.end(),
             [](const SourceStatus& a, const SourceStatus& b) { return a.name < b.name; });
   return result;
@@ -236,7 +235,7 @@ void Refresher::LogChanges(const RefreshResult& result) {
   // Against the published refresh, sorted by role as `result` is: no map of every role's last
   // conditions is kept.
   std::shared_ptr<const Published> last = Current();
-  const std::vector<RoleResult>& before = last->result.roles;
+  const RoleList& before = last->result.roles;
   auto previous = before.begin();
   for (const auto& role : result.roles) {
     previous =

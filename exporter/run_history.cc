@@ -25,11 +25,6 @@ RecordedRun Record(const Run& run, RunOrigin origin) {
 
 bool ByStart(const RecordedRun& a, const RecordedRun& b) { return a.started < b.started; }
 
-bool Same(const RunSummary& a, const RunSummary& b) {
-  return a.last_started == b.last_started && a.last_success == b.last_success &&
-         a.last_failure == b.last_failure && a.running_since == b.running_since;
-}
-
 // One role's slot of a list sorted by role, if it holds the same role on the same source.
 template <typename List>
 auto Find(List& list, const JobSpec& job) -> decltype(&*list.begin()) {
@@ -153,9 +148,9 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
     bool complete = type != nullptr && type->reports_complete_history();
     Runs now{MergeRuns(old, read, complete), carried ? *carried : RunSummary{}};
     now.carried.running_since = std::nullopt;  // each read shows every run still going
-    if (now.runs.empty() && Same(now.carried, RunSummary{})) {
+    if (now.runs.empty() && now.carried == RunSummary{}) {
       slot.reset();
-    } else if (!slot || slot->runs != now.runs || !Same(slot->carried, now.carried)) {
+    } else if (!slot || slot->runs != now.runs || slot->carried != now.carried) {
       slot = std::make_shared<const Runs>(std::move(now));
     }
   }

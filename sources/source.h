@@ -43,8 +43,8 @@ struct SourceSnapshot {
   std::vector<SourceProblem> problems;
   // Set by a source whose `history` holds only what no snapshot the refresher used showed yet
   // (a log read as it grows): this read's number, counted up from 1. The refresher keeps what
-  // earlier reads showed, and says which read it used last in ListContext::used_read. 0: `history`
-  // is what the scheduler shows now, whole.
+  // earlier reads showed, and says which read it used (Source::Used). 0: `history` is what the
+  // scheduler shows now, whole.
   std::uint64_t news_read = 0;
 };
 
@@ -52,12 +52,6 @@ struct ListContext {
   std::int64_t now = 0;  // Unix seconds, taken once per refresh
   // Set when the refresh gave up waiting; long reads should check it and return early.
   const std::atomic<bool>* cancelled = nullptr;
-  // For sources that set SourceSnapshot::news_read: the number of the newest snapshot a refresh
-  // used (0: none), and the roles whose runs the refresher keeps (sorted; null: none). What
-  // those roles' runs were up to that read need not be shown again; other roles' must, as a
-  // reloaded spec may add them.
-  std::uint64_t used_read = 0;
-  const std::vector<std::string>* kept_roles = nullptr;
 };
 
 // What a source that calls an API has spent of it, since the source was made (counts carry over
@@ -82,6 +76,13 @@ class Source {
   // read position and the runs it showed. Never conclusions from the old spec's jobs. By
   // default nothing is kept.
   virtual void InheritCaches(Source& previous) { (void)previous; }
+  // For sources that set SourceSnapshot::news_read: the refresher used the snapshot of read
+  // `news_read` and keeps from it the runs of `kept_roles` (sorted), which need not be shown
+  // again; other roles' must, as a reloaded spec may add them. Called after that read returned,
+  // before the next one starts.
+  virtual void Used(std::uint64_t news_read, const std::vector<std::string>& kept_roles) {
+    (void)news_read, (void)kept_roles;
+  }
   // For sources that call a rate-limited API; nullopt for the others. Thread-safe: called while
   // a read may be running.
   virtual std::optional<SourceRequestCounts> RequestCounts() const { return std::nullopt; }

@@ -156,6 +156,27 @@ void RunHistory::Merge(const RunHistory& other) {
   for (const Run& run : other.runs) KeepRun(runs, run);
 }
 
+bool RoleStatus::operator==(const RoleStatus& other) const {
+  auto same_future = [](const std::vector<FutureTime>& a, const std::vector<FutureTime>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const FutureTime& x, const FutureTime& y) {
+                        return x.what == y.what && x.time == y.time;
+                      });
+  };
+  auto same_step = [](const std::optional<ClockStep>& a, const std::optional<ClockStep>& b) {
+    return a.has_value() == b.has_value() && (!a || (a->seconds == b->seconds && a->at == b->at));
+  };
+  return conditions == other.conditions && held == other.held &&
+         registered_objects == other.registered_objects && active_objects == other.active_objects &&
+         drifted_objects == other.drifted_objects && ledger_mismatch == other.ledger_mismatch &&
+         last_scheduled == other.last_scheduled && next_scheduled == other.next_scheduled &&
+         maintenance_until == other.maintenance_until && history == other.history &&
+         last_progress == other.last_progress && desired_since == other.desired_since &&
+         (rare_ == other.rare_ ||
+          (ledger_id() == other.ledger_id() && same_future(in_future(), other.in_future()) &&
+           same_step(clock_step(), other.clock_step())));
+}
+
 const RoleStatus::Rare& RoleStatus::rare() const {
   static const Rare kNone;
   return rare_ ? *rare_ : kNone;

@@ -454,19 +454,15 @@ Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context
   return contents;
 }
 
-void CrontabSource::ForgetShown(const ListContext& context) {
-  auto kept = [&context](const std::string& role) {
-    return context.kept_roles != nullptr &&
-           std::binary_search(context.kept_roles->begin(), context.kept_roles->end(), role);
-  };
+void CrontabSource::Used(std::uint64_t news_read, const std::vector<std::string>& kept_roles) {
   for (auto it = news_.begin(); it != news_.end();) {
-    bool shown = it->second.read <= context.used_read && kept(it->first);
-    it = shown ? news_.erase(it) : std::next(it);
+    bool kept = it->second.read <= news_read &&
+                std::binary_search(kept_roles.begin(), kept_roles.end(), it->first);
+    it = kept ? news_.erase(it) : std::next(it);
   }
 }
 
 Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
-  ForgetShown(context);  // first: not held while the crontabs are read
   SourceSnapshot snapshot;
   snapshot.objects.reserve(objects_last_);
   auto entries = ReadCrontabs(snapshot);

@@ -105,6 +105,8 @@ class CrontabSource : public Source {
   // From a source reading the same log: where it stopped and the runs it saw, which a rotated
   // log could not give again.
   void InheritCaches(Source& previous) override;
+  // Forgets the runs of `kept_roles` that read `news_read` showed, and those of reads before.
+  void Used(std::uint64_t news_read, const std::vector<std::string>& kept_roles) override;
 
  private:
   // What a cron log line names, "user\0command" as logged, and the entry whose runs it can be
@@ -123,9 +125,6 @@ class CrontabSource : public Source {
     RunHistory history;
     std::uint64_t read = 0;
   };
-  // Forgets the news a snapshot the refresher used showed of the roles it keeps
-  // (ListContext::used_read).
-  void ForgetShown(const ListContext& context);
   // Reads cron's log into `news` (as read `read_number`), under the names `name` gives each
   // entry's index; then `history` gets the news and the runs still going.
   Result<bool> ReadRuns(const ListContext& context, const std::vector<LoggedEntry>& logged,

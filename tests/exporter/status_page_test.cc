@@ -137,8 +137,7 @@ jobs:
       role.objects = observation.source_up ? observation.objects : std::vector<LiveObject>{};
       result.roles.push_back(std::move(role));
     }
-    std::sort(result.roles.begin(), result.roles.end(),
-              [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
+    result.roles.SortByRole();
     store.Finish(result);
   }
 
@@ -340,7 +339,8 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
       job.alerting = alerting;
     }
   }
-  for (auto& role : fixture.result.roles) {
+  for (std::size_t i = 0; i < fixture.result.roles.size(); ++i) {
+    RoleResult& role = fixture.result.roles.Mutable(i);
     std::vector<LiveObject> objects = role.objects.list();
     for (auto& object : objects) {
       object.set_id(evil + std::string(object.id()));
@@ -351,8 +351,7 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
     role.objects = std::move(objects);
   }
   fixture.result.sources[1].error = evil;
-  std::sort(fixture.result.roles.begin(), fixture.result.roles.end(),
-            [](const RoleResult& a, const RoleResult& b) { return a.job->role < b.job->role; });
+  fixture.result.roles.SortByRole();
   std::vector<std::string> pages = {RenderStatusHtml(fixture.result)};
   for (const auto& role : fixture.result.roles) {
     pages.push_back(*RenderRoleHtml(fixture.result, role.job->role));
@@ -465,7 +464,8 @@ TEST(StatusPageTest, RolePageAndJsonShowOpenAndNextMaintenanceWindows) {
     if (job.role == "gate") job.alerting = window(now - 600, now + 3600);
     if (job.role == "sync") job.alerting = window(now + 86400, now + 90000);
   }
-  for (auto& role : fixture.result.roles) {
+  for (std::size_t i = 0; i < fixture.result.roles.size(); ++i) {
+    RoleResult& role = fixture.result.roles.Mutable(i);
     if (role.job->role == "gate") role.status.maintenance_until = now + 3600;
   }
   std::string gate = *RenderRoleHtml(fixture.result, "gate");

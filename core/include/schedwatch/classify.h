@@ -138,6 +138,12 @@ struct RunSummary {
   OptionalTime last_success;   // end time of the latest successful run
   OptionalTime last_failure;   // end time of the latest failed run
   OptionalTime running_since;  // start of the oldest run still going
+
+  bool operator==(const RunSummary& other) const {
+    return last_started == other.last_started && last_success == other.last_success &&
+           last_failure == other.last_failure && running_since == other.running_since;
+  }
+  bool operator!=(const RunSummary& other) const { return !(*this == other); }
 };
 
 // What the run history says about a role. Sources that keep only summaries (a CronJob's
@@ -194,6 +200,8 @@ struct RoleStatus {
   bool Has(Condition condition) const { return conditions.test(static_cast<int>(condition)); }
   // "missing,stale" or "ok".
   std::string ConditionList() const;
+  bool operator==(const RoleStatus& other) const;
+  bool operator!=(const RoleStatus& other) const { return !(*this == other); }
 
  private:
   const Rare& rare() const;

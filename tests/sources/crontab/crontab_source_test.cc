@@ -371,8 +371,8 @@ TEST_F(CrontabSourceTest, RotationAndTruncation) {
 }
 
 // The exporter keeps the runs of the roles it watches: a run a snapshot it used showed is not
-// shown again (news_read, used_read), a snapshot it did not use (a read that timed out, the
-// first of two reads in a refresh) is shown again, and roles it does not keep keep their runs.
+// shown again (news_read, Used), a snapshot it did not use (a read that timed out, the first of
+// two reads in a refresh) is shown again, and roles it does not keep keep their runs.
 TEST_F(CrontabSourceTest, RunsAUsedSnapshotShowedAreNotShownAgain) {
   Append(
       syslog(),
@@ -386,7 +386,8 @@ TEST_F(CrontabSourceTest, RunsAUsedSnapshotShowedAreNotShownAgain) {
   const std::vector<std::string> kept = {"nightly", "retry"};  // sync is in no spec
   CrontabSource source(Options());
   auto list = [&](std::uint64_t used_read, std::int64_t now) {
-    auto snapshot = source.List(ListContext{now, nullptr, used_read, &kept});
+    if (used_read != 0) source.Used(used_read, kept);
+    auto snapshot = source.List(ListContext{now, nullptr});
     EXPECT_TRUE(snapshot.ok()) << snapshot.error();
     return snapshot.ok() ? std::move(*snapshot) : SourceSnapshot{};
   };
