@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
   // heap (a fixed threshold stops glibc from raising it after the first free) so that freeing
   // one returns its pages at once, and keep per-thread arenas few.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  mallopt(M_ARENA_MAX, 2);
+  mallopt(M_ARENA_MAX, 1);
   CLI::App app{
       "schedwatch_exporter: watches scheduled jobs from the outside and serves what it "
       "sees as Prometheus metrics."};

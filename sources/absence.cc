@@ -1,18 +1,23 @@
 #include "sources/absence.h"
 
+#include <algorithm>
 #include <string_view>
-#include <unordered_set>
 
 namespace schedwatch {
 
 std::set<std::string> RolesWithoutObject(const std::vector<std::string>& roles,
                                          const std::vector<LiveObject>& objects) {
-  std::unordered_set<std::string_view> present;
+  // A sorted list, not a hash set: 16 bytes an object, held beside a whole snapshot (100,000
+  // objects: 1.6 MB, the set took 4 MB).
+  std::vector<std::string_view> present;
   present.reserve(objects.size());
-  for (const auto& object : objects) present.insert(object.role());
+  for (const auto& object : objects) present.push_back(object.role());
+  std::sort(present.begin(), present.end());
   std::set<std::string> absent;
   for (const auto& role : roles) {
-    if (!present.count(role)) absent.insert(role);
+    if (!std::binary_search(present.begin(), present.end(), std::string_view(role))) {
+      absent.insert(role);
+    }
   }
   return absent;
 }

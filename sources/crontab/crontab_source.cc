@@ -161,6 +161,43 @@ Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
   return Drain(consume, cancelled);
 }
 
+void CrontabSource::LoggedEntries::Reserve(std::size_t entries, std::size_t bytes) {
+  entries_.reserve(entries);
+  text_.reserve(bytes);
+}
+
+void CrontabSource::LoggedEntries::Add(std::string_view user, std::string_view command,
+                                       std::uint32_t object) {
+  Entry entry;
+  entry.offset = text_.size();
+  text_.append(user).append(1, '\0').append(command);
+  entry.size = static_cast<std::uint32_t>(text_.size() - entry.offset);
+  entry.object = object;
+  entries_.push_back(entry);
+}
+
+void CrontabSource::LoggedEntries::Sort() {
+  std::sort(entries_.begin(), entries_.end(),
+            [this](const Entry& a, const Entry& b) { return Name(a) < Name(b); });
+}
+
+void CrontabSource::LoggedEntries::ObjectsOf(std::string_view user, std::string_view command,
+                                             std::vector<std::uint32_t>& objects) const {
+  // user '\0' command, compared without being put together.
+  auto compare = [&](const Entry& entry) {
+    std::string_view name = Name(entry);
+    std::size_t split = std::min(name.find('\0'), name.size());
+    if (int c = name.substr(0, split).compare(user); c != 0) return c;
+    if (split == name.size()) return -1;  // no command: before every name that has one
+    return name.substr(split + 1).compare(command);
+  };
+  auto first = std::partition_point(entries_.begin(), entries_.end(),
+                                    [&](const Entry& entry) { return compare(entry) < 0; });
+  for (auto it = first; it != entries_.end() && compare(*it) == 0; ++it) {
+    objects.push_back(it->object);
+  }
+}
+
 CrontabSource::CrontabSource(CrontabSourceOptions options)
     : options_(std::move(options)),
       tail_(options_.root + options_.syslog, options_.max_backlog_bytes),
@@ -168,8 +205,8 @@ CrontabSource::CrontabSource(CrontabSourceOptions options)
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
-Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
-    SourceSnapshot& snapshot, CrontabContents* everything) {
+Result<CrontabSource::LoggedEntries> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot,
+                                                                 CrontabContents* everything) {
   // Users are looked up afresh at every list, as cron does when it reloads.
   UserTable users = UserTable::System();
   if (!options_.root.empty()) {
@@ -178,8 +215,8 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
       users = UserTable::FromPasswd(*text);
     }
   }
-  std::vector<LoggedEntry> entries;
-  entries.reserve(objects_last_);
+  LoggedEntries entries;
+  entries.Reserve(objects_last_, logged_bytes_last_);
   auto ignored = [&snapshot, everything](const std::string& shown, const std::string& why) {
     if (everything != nullptr) everything->not_run.emplace_back(shown, why);
     snapshot.problems.push_back(
@@ -262,8 +299,8 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
       if (everything != nullptr) everything->entries.push_back({shown, kind, entry});
       if (entry.role.empty()) continue;
       if (entry.enabled) {
-        entries.push_back({entry.user + '\0' + LoggedCommand(entry.command),
-                           static_cast<std::uint32_t>(snapshot.objects.size())});
+        entries.Add(entry.user, LoggedCommand(entry.command),
+                    static_cast<std::uint32_t>(snapshot.objects.size()));
       }
       snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line),
                                   std::move(entry.role), SanitizeUtf8(entry.schedule), "",
@@ -315,8 +352,7 @@ Result<std::vector<CrontabSource::LoggedEntry>> CrontabSource::ReadCrontabs(
     return Error{fmt::format("none of the crontab paths exists{}",
                              options_.root.empty() ? "" : " under " + options_.root)};
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
+  entries.Sort();
   return entries;
 }
 
@@ -372,22 +408,18 @@ void CrontabSource::InheritCaches(Source& previous) {
   reads_ = old->reads_;
 }
 
-Result<bool> CrontabSource::ReadRuns(const ListContext& context,
-                                     const std::vector<LoggedEntry>& logged,
+Result<bool> CrontabSource::ReadRuns(const ListContext& context, const LoggedEntries& logged,
                                      const std::function<std::string_view(std::uint32_t)>& name,
                                      std::map<std::string, News>& news, std::uint64_t read_number,
                                      std::map<std::string, RunHistory>& history) {
   // Runs are tied to entries by user and command, as cron logs them: each name once, in order.
+  std::vector<std::uint32_t> objects;
   std::vector<std::string_view> names;
   auto names_of = [&](const CronRun& run) -> const std::vector<std::string_view>& {
+    objects.clear();
     names.clear();
-    std::string key = run.user + '\0' + run.command;
-    auto first = std::lower_bound(
-        logged.begin(), logged.end(), key,
-        [](const LoggedEntry& entry, const std::string& wanted) { return entry.key < wanted; });
-    for (auto it = first; it != logged.end() && it->key == key; ++it) {
-      names.push_back(name(it->object));
-    }
+    logged.ObjectsOf(run.user, run.command, objects);
+    for (std::uint32_t object : objects) names.push_back(name(object));
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
@@ -437,15 +469,14 @@ Result<CrontabContents> CrontabSource::ListEverything(const ListContext& context
   auto entries = ReadCrontabs(ignored, &contents);
   if (!entries) return Error{entries.error()};
   std::vector<std::string> ids;
-  std::vector<LoggedEntry> logged;
+  LoggedEntries logged;
   for (const auto& found : contents.entries) {
     if (!found.entry.enabled) continue;
-    logged.push_back({found.entry.user + '\0' + LoggedCommand(found.entry.command),
-                      static_cast<std::uint32_t>(ids.size())});
+    logged.Add(found.entry.user, LoggedCommand(found.entry.command),
+               static_cast<std::uint32_t>(ids.size()));
     ids.push_back(fmt::format("{}:{}", SanitizeUtf8(found.file), found.entry.line));
   }
-  std::sort(logged.begin(), logged.end(),
-            [](const LoggedEntry& a, const LoggedEntry& b) { return a.key < b.key; });
+  logged.Sort();
   std::map<std::string, News> news;
   auto read = ReadRuns(
       context, logged, [&ids](std::uint32_t i) -> std::string_view { return ids[i]; }, news, 1,
@@ -468,6 +499,7 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   auto entries = ReadCrontabs(snapshot);
   if (!entries) return Error{entries.error()};
   objects_last_ = snapshot.objects.size();
+  logged_bytes_last_ = entries->bytes();
   snapshot.news_read = ++reads_;
   auto read = ReadRuns(
       context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); }, news_,
