@@ -177,6 +177,9 @@ void RunHistoryStore::Finish(RefreshResult& result) {
   SortByRole(adding_durations_);
   kept_ = std::move(adding_);
   adding_.clear();
+  // The first refresh grew its list by doubling (nothing told its size): not kept at up to
+  // twice what it holds.
+  if (kept_.capacity() > kept_.size() + kept_.size() / 4) kept_.shrink_to_fit();
   durations_ = std::move(adding_durations_);
   adding_durations_.clear();
   result.durations = durations_;
