@@ -122,7 +122,7 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
                                 : field == "timezone" ? object.timezone()
                                                       : object.spec_version();
         std::string desired = field == "schedule"   ? job.schedule.text()
-                              : field == "timezone" ? job.timezone
+                              : field == "timezone" ? job.timezone.str()
                                                     : job.spec_version;
         text += fmt::format("{}{} has {} \"{}\", the spec \"{}\"", text.empty() ? "" : "; ",
                             object.id(), field, live, desired);

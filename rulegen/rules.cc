@@ -345,7 +345,7 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
     std::map<std::string, std::size_t> group_of_source;
     for (const auto& job : spec.jobs) {
       auto [it, added] = group_of_source.emplace(job.source, groups.size());
-      if (added) groups.push_back({"schedwatch-jobs-" + job.source, {}});
+      if (added) groups.push_back({"schedwatch-jobs-" + job.source.str(), {}});
       AddJobRules(options, for_policy, job, /*pushed_only=*/false, groups[it->second].rules);
     }
     return groups;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schedwatch/compact_optional.h"
+#include "schedwatch/interned_text.h"
 #include "schedwatch/job_alerting.h"
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
@@ -78,10 +79,10 @@ struct JobExtras {
 
 struct JobSpec {
   std::string role;
-  std::string source;  // a key of Spec::sources
-  std::string source_type;
+  InternedText source;  // a key of Spec::sources
+  InternedText source_type;
   Schedule schedule;
-  std::string timezone;
+  InternedText timezone;
   std::string spec_version;
   std::int64_t start_grace = 0;
   std::int64_t max_runtime = 0;
