@@ -683,11 +683,6 @@ std::string RenderStatusJson(const RefreshResult& result, const PageOptions& opt
   if (result.clock_step) {
     json["clock_step"] = {{"seconds", result.clock_step->seconds}, {"at", result.clock_step->at}};
   }
-  json["roles"] = nlohmann::json::array();
-  for (const auto& role : result.roles) {
-    if (!label.empty() && !MatchesLabel(*role.job, label)) continue;
-    json["roles"].push_back(RoleJson(result, role, options, false));
-  }
   json["sources"] = nlohmann::json::array();
   for (const auto& source : result.sources) {
     nlohmann::json problems = nlohmann::json::array();
@@ -704,7 +699,22 @@ std::string RenderStatusJson(const RefreshResult& result, const PageOptions& opt
                                {"sync_duration_seconds", source.sync_duration_seconds},
                                {"problems", problems}});
   }
-  return Dump(json);
+  // The roles are dumped one at a time into their place ("roles" sorts before "sources"): as
+  // one document, 100,000 roles took 700 MB while it was built.
+  json["roles"] = nlohmann::json::array();
+  std::string head = Dump(json);
+  const std::string_view kRoles = "\"roles\":[";
+  std::size_t at = head.find(kRoles) + kRoles.size();
+  std::string out = head.substr(0, at);
+  bool first = true;
+  for (const auto& role : result.roles) {
+    if (!label.empty() && !MatchesLabel(*role.job, label)) continue;
+    if (!first) out += ',';
+    first = false;
+    out += Dump(RoleJson(result, role, options, false));
+  }
+  out.append(head, at);
+  return out;
 }
 
 std::optional<std::string> RenderRoleJson(const RefreshResult& result, std::string_view name,

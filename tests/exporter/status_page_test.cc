@@ -398,6 +398,18 @@ TEST(StatusPageTest, PagesCarryNoInlineScriptOrStyle) {
   EXPECT_FALSE(RenderRoleJson(fixture.result, "no-such-role"));
 }
 
+// The roles are written one at a time into the document: the bytes are what dumping it as one
+// document gives (keys sorted, no spaces), with every role, with some, and with none.
+TEST(StatusPageTest, JsonIsWrittenAsOneDocumentWouldBe) {
+  Fixture fixture;
+  for (std::string_view label : {"", "team=payments", "team=nobody"}) {
+    std::string json = RenderStatusJson(fixture.result, {}, label);
+    auto parsed = nlohmann::json::parse(json);
+    EXPECT_EQ(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), json) << label;
+    EXPECT_EQ(parsed["roles"].size(), label.empty() ? 8u : label == "team=payments" ? 2u : 0u);
+  }
+}
+
 TEST(StatusPageTest, JsonShowsAndFiltersByTheSpecsLabels) {
   Fixture fixture;
   auto all = nlohmann::json::parse(RenderStatusJson(fixture.result));
