@@ -162,6 +162,10 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     std::optional<RunSummary> carried;
     ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, observation, carried,
                 role, observed);
+    // Thresholds judged from runs: those the scheduler has since forgotten still count.
+    if (observation.source_up && JudgedFromKeptRuns(job)) {
+      kept.AddKeptRuns(job, observation.history);
+    }
     each(observation, role, carried ? &*carried : nullptr);
     auto before =
         std::lower_bound(published.begin(), published.end(), job.role,

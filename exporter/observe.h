@@ -53,7 +53,8 @@ class Observer {
 
   // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
   // sorted by role, whose object lists are shared where unchanged; `kept`: the runs kept, which
-  // complete the reads that bring only news. The reads' snapshots are consumed.
+  // complete the reads (for thresholds judged from runs, and reads that bring only news). The
+  // reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
                    const RoleList& published, const RunHistoryStore& kept,

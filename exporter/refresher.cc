@@ -145,14 +145,6 @@ void Refresher::RefreshOnce() {
   Observed observed = observer_.Observe(
       *config->spec, reads, desired_since_, now, before, run_history_,
       [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
-        auto previous = std::lower_bound(
-            before.begin(), before.end(), role.job->role,
-            [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
-        bool known = previous != before.end() && previous->job->role == role.job->role;
-        if (known && previous->runs && previous->job->source == role.job->source &&
-            observation.source_up && JudgedFromKeptRuns(*role.job)) {
-          AddKeptRuns(*previous->runs, observation.history);
-        }
         std::vector<Run> runs;
         role.status = Classify(*role.job, observation, now, recent_step, &runs);
         run_history_.Add(role, runs, carried);  // kept across refreshes

@@ -108,10 +108,15 @@ void ForEachNewlyFinished(const RoleRuns& kept, const std::vector<Run>& read,
   }
 }
 
+void RunHistoryStore::AddKeptRuns(const JobSpec& job, RunHistory& history) const {
+  const Kept* kept = Find(kept_, job);
+  if (kept != nullptr && kept->runs) schedwatch::AddKeptRuns(kept->runs->runs, history);
+}
+
 void RunHistoryStore::AddKept(const JobSpec& job, RunHistory& history) const {
   const Kept* kept = Find(kept_, job);
   if (kept == nullptr || !kept->runs) return;
-  AddKeptRuns(kept->runs->runs, history);
+  schedwatch::AddKeptRuns(kept->runs->runs, history);
   RunHistory summaries;  // no runs: the read's running ones are all there are
   static_cast<RunSummary&>(summaries) = kept->runs->carried;
   history.Merge(summaries);

@@ -52,9 +52,11 @@ class RunHistoryStore {
   // news: its summaries so far (AddKept's and the read's), kept for the next refresh. Called by
   // one thread, once for each role.
   void Add(RoleResult& role, const std::vector<Run>& read, const RunSummary* carried = nullptr);
-  // For a source whose reads bring only news (SourceSnapshot::news_read): adds to the read's
-  // `history` of `job` the summaries Add kept and the finished runs kept, so that it is judged
-  // as a read of the whole history would be.
+  // Adds to a read's `history` of `job` the finished runs kept that it does not hold
+  // (::AddKeptRuns).
+  void AddKeptRuns(const JobSpec& job, RunHistory& history) const;
+  // For a source whose reads bring only news (SourceSnapshot::news_read): those runs and the
+  // summaries Add kept, so that the read is judged as a read of the whole history would be.
   void AddKept(const JobSpec& job, RunHistory& history) const;
   // Once every role of the refresh was added: forgets the roles that were not (they left the
   // spec) and sets RefreshResult::durations.

@@ -186,9 +186,8 @@ void CrontabSource::LoggedEntries::ObjectsOf(std::string_view user, std::string_
   // user '\0' command, compared without being put together.
   auto compare = [&](const Entry& entry) {
     std::string_view name = Name(entry);
-    std::size_t split = std::min(name.find('\0'), name.size());
+    std::size_t split = name.find('\0');  // Add put one after the user
     if (int c = name.substr(0, split).compare(user); c != 0) return c;
-    if (split == name.size()) return -1;  // no command: before every name that has one
     return name.substr(split + 1).compare(command);
   };
   auto first = std::partition_point(entries_.begin(), entries_.end(),
