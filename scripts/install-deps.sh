@@ -10,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-cpp-dev
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
   libcli11-dev libhowardhinnant-date-dev zlib1g-dev libcrypt-dev tzdata ca-certificates curl
-  libmicrohttpd-dev libgnutls28-dev dpkg-dev help2man libsystemd-dev"
+  libmicrohttpd-dev libgnutls28-dev dpkg-dev help2man libsystemd-dev ccache"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
