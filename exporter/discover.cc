@@ -132,13 +132,13 @@ std::string Unschedulable(const FoundObject& object, const SourceDescriptor& des
   return "";
 }
 
-std::string CommentLines(const std::string& text) {
+std::string CommentLines(const std::string& text, const std::string& indent = "") {
   std::string out;
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    out += "# " + text.substr(start, end - start) + "\n";
+    out += indent + "# " + text.substr(start, end - start) + "\n";
     start = end + 1;
   }
   return out;
@@ -166,6 +166,7 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
   std::vector<std::unique_ptr<Discoverer>> discoverers;
   std::vector<Placed> placed;
   std::vector<std::string> not_jobs;  // comments: what is no job, and why
+  std::string chosen;                 // a draft's settings discover chose, as its block's lines
   for (const auto& [name, source] : request.spec->sources) {
     if (!request.sources.empty() &&
         std::find(request.sources.begin(), request.sources.end(), name) == request.sources.end()) {
@@ -204,6 +205,21 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
                           runnable, runnable == 1 ? "" : "s", discovery->objects.size() - runnable);
     for (const auto& note : discovery->notes) {
       report += fmt::format("source \"{}\": {}\n", name, note);
+    }
+    for (const auto& setting : discovery->settings) {
+      std::string why = setting.why;
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      if (setting.key.empty()) {
+        report += fmt::format("source \"{}\": {}\n", name, why);
+      } else {
+        report += fmt::format("source \"{}\": {}{}: {} ({})\n", name,
+                              merging ? "set in its block " : "", setting.key, setting.value, why);
+      }
+      // A draft holds the one source it read: its block ends the draft's sources.
+      if (!merging) {
+        chosen += CommentLines(setting.why, "    ");
+        if (!setting.key.empty()) chosen += fmt::format("    {}: {}\n", setting.key, setting.value);
+      }
     }
     discoverers.push_back(std::move(*discoverer));
   }
@@ -274,7 +290,7 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
         "# the markers that tie each object to its role.\n"
         "version: 1\n"
         "sources:\n" +
-        request.draft_sources;
+        request.draft_sources + chosen;
     if (jobs.empty()) {
       text += "jobs: []\n";
     } else {
