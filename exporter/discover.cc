@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -132,7 +133,15 @@ std::string Unschedulable(const FoundObject& object, const SourceDescriptor& des
   return "";
 }
 
-std::string CommentLines(const std::string& text, const std::string& indent = "") {
+// `text` as comment lines. What YAML also takes for a line break (CR, NEL, LS, PS: a crontab
+// file's name may hold one) ends a line too, or the rest would be read as YAML.
+std::string CommentLines(std::string text, const std::string& indent = "") {
+  for (const char* line_break : {"\r", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
+    for (std::size_t at = text.find(line_break); at != std::string::npos;
+         at = text.find(line_break, at + 1)) {
+      text.replace(at, std::strlen(line_break), "\n");
+    }
+  }
   std::string out;
   std::size_t start = 0;
   while (start < text.size()) {
