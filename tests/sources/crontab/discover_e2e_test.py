@@ -162,6 +162,14 @@ def history_checks(exporter, work, root):
               "exist; cron logs to the journal)" in err, err)
         code, _, err = run_tool(exporter, "check", "--config.file", draft_path)
         check("check accepts that draft", code == 0, err)
+        spec_path = os.path.join(work, "lacking.yaml")
+        with open(spec_path, "w") as f:
+            f.write(f'version: 1\nsources:\n  host: {{type: crontab, root: "{root}"}}\njobs: []\n')
+        code, out, err = run_tool(exporter, "discover", "--config.file", spec_path)
+        check("adding to a spec: its source block is left alone, the report says what to set",
+              code == 0 and 'source "host": set in its block history: journal (/var/log/syslog '
+              "does not exist; cron logs to the journal)" in err and
+              out.split("jobs:")[0] == read_text(spec_path).split("jobs:")[0], err + out[:400])
         code, _, err = run_tool(exporter, "discover", "--type", "crontab", "--source", "host",
                                 "--root", root, "--history", "syslog", "--output", draft_path)
         draft = read_text(draft_path)
