@@ -260,9 +260,15 @@ Result<std::string> InsertMarkers(std::string_view text, CrontabKind kind, const
 ChosenSetting FindHistory(CrontabSourceOptions& options, const ListContext& context) {
   const std::string& syslog = options.syslog;
   const std::string path = options.root + syslog;
+  // Not there, or nothing the source could read (a directory, a FIFO): as good as absent.
   struct stat file {};
-  const bool absent = stat(path.c_str(), &file) != 0 && (errno == ENOENT || errno == ENOTDIR);
-  const bool readable = !absent && access(path.c_str(), R_OK) == 0;
+  std::string absent;  // why, "" when it is there
+  if (stat(path.c_str(), &file) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) absent = "does not exist";
+  } else if (!S_ISREG(file.st_mode)) {
+    absent = fmt::format("is {}, not a regular file", platform::DescribeFileType(file.st_mode));
+  }
+  const bool readable = absent.empty() && access(path.c_str(), R_OK) == 0;
   // The newest line of cron's (its daemon logs as "cron", its jobs as "CRON"), from the journal
   // the source would read (CrontabSource::ReadJournal).
   std::vector<std::string> argv = {options.journalctl, "-t", "CRON", "-t", "cron", "-n", "1", "-q",
@@ -284,8 +290,8 @@ ChosenSetting FindHistory(CrontabSourceOptions& options, const ListContext& cont
       context.cancelled, command);
   in_journal = in_journal && read.ok();
 
-  options.journal = absent && in_journal;
-  if (!absent) {
+  options.journal = !absent.empty() && in_journal;
+  if (absent.empty()) {
     std::string why = fmt::format("{} exists", SanitizeUtf8(syslog));
     if (!readable) why += " (this user cannot read it: the exporter's user needs group adm)";
     if (in_journal) {
@@ -297,18 +303,18 @@ ChosenSetting FindHistory(CrontabSourceOptions& options, const ListContext& cont
   }
   if (in_journal) {
     return {"history", "journal",
-            fmt::format("{} does not exist; cron logs to the journal", SanitizeUtf8(syslog))};
+            fmt::format("{} {}; cron logs to the journal", SanitizeUtf8(syslog), absent)};
   }
   std::string journal = read ? "the journal (as this user reads it) has no line of cron's"
                              : "the journal could not be read (" + read.error() + ")";
   return {"", "",
-          fmt::format("No run history found: {} does not exist,\n"
+          fmt::format("No run history found: {} {},\n"
                       "and {}.\n"
                       "Until cron logs to one of them, schedwatch sees only whether each entry\n"
                       "exists, not whether it ran. Install rsyslog (for {}: history: syslog,\n"
                       "the default) or let cron log to the journal (systemd-journald: history:\n"
                       "journal), then run discover again.",
-                      SanitizeUtf8(syslog), journal, SanitizeUtf8(syslog))};
+                      SanitizeUtf8(syslog), absent, journal, SanitizeUtf8(syslog))};
 }
 
 CrontabDiscoverer::CrontabDiscoverer(CrontabSourceOptions options, bool find_history)

@@ -249,6 +249,14 @@ TEST_F(CrontabDiscoverTest, HistoryFromTheJournalWhenCronLogsOnlyThere) {
     EXPECT_EQ(object.longest_run_seconds, 2);
   }
   EXPECT_TRUE(seen);
+  // Something at the syslog path the source could not read is as good as none.
+  ASSERT_EQ(mkfifo((root_ / "var/log/syslog").c_str(), 0600), 0);
+  discovery = CrontabDiscoverer(Options(), true).Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  EXPECT_EQ(discovery->settings.at(0).value, "journal");
+  EXPECT_EQ(discovery->settings.at(0).why,
+            "/var/log/syslog is a FIFO, not a regular file; cron logs to the journal");
+  fs::remove(root_ / "var/log/syslog");
   // Only the daemon's start is there yet (no job ran since boot): cron still logs there.
   fs::remove_all(root_ / "var/log/journal");
   WriteJournal(root_, {{"cron", "(CRON) INFO (Running @reboot jobs)"}});
