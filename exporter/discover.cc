@@ -352,7 +352,9 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
     }
     instructions += item.discoverer->MarkerInstructions(item.object, item.role, item.spec_version);
   }
-  if (unmarked == 0) {
+  if (placed.empty()) {
+    // Nothing read holds a marker or lacks one: no word on markers (a source not read says so).
+  } else if (unmarked == 0) {
     report += "markers: every object has one\n";
   } else if (!instructions.empty()) {
     report += fmt::format("markers to add{}:\n{}",

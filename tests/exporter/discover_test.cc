@@ -216,6 +216,8 @@ TEST(Discover, ASourceThatCannotBeReadIsSaidAndTheExitCodeIsOne) {
   EXPECT_NE(outcome.report.find("source \"host\" (crontab): not read: none of the crontab paths"),
             std::string::npos)
       << outcome.report;
+  // Nothing was read: nothing is said of markers.
+  EXPECT_EQ(outcome.report.find("markers:"), std::string::npos) << outcome.report;
 }
 
 TEST(Discover, TheExampleSpecGetsTheSnapshotsUnownedRoleOnly) {
