@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -132,13 +133,21 @@ std::string Unschedulable(const FoundObject& object, const SourceDescriptor& des
   return "";
 }
 
-std::string CommentLines(const std::string& text) {
+// `text` as comment lines. What YAML also takes for a line break (CR, NEL, LS, PS: a crontab
+// file's name may hold one) ends a line too, or the rest would be read as YAML.
+std::string CommentLines(std::string text, const std::string& indent = "") {
+  for (const char* line_break : {"\r", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
+    for (std::size_t at = text.find(line_break); at != std::string::npos;
+         at = text.find(line_break, at + 1)) {
+      text.replace(at, std::strlen(line_break), "\n");
+    }
+  }
   std::string out;
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    out += "# " + text.substr(start, end - start) + "\n";
+    out += indent + "# " + text.substr(start, end - start) + "\n";
     start = end + 1;
   }
   return out;
@@ -166,6 +175,7 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
   std::vector<std::unique_ptr<Discoverer>> discoverers;
   std::vector<Placed> placed;
   std::vector<std::string> not_jobs;  // comments: what is no job, and why
+  std::string chosen;                 // a draft's settings discover chose, as its block's lines
   for (const auto& [name, source] : request.spec->sources) {
     if (!request.sources.empty() &&
         std::find(request.sources.begin(), request.sources.end(), name) == request.sources.end()) {
@@ -204,6 +214,21 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
                           runnable, runnable == 1 ? "" : "s", discovery->objects.size() - runnable);
     for (const auto& note : discovery->notes) {
       report += fmt::format("source \"{}\": {}\n", name, note);
+    }
+    for (const auto& setting : discovery->settings) {
+      std::string why = setting.why;
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      if (setting.key.empty()) {
+        report += fmt::format("source \"{}\": {}\n", name, why);
+      } else {
+        report += fmt::format("source \"{}\": {}{}: {} ({})\n", name,
+                              merging ? "set in its block " : "", setting.key, setting.value, why);
+      }
+      // A draft holds the one source it read: its block ends the draft's sources.
+      if (!merging) {
+        chosen += CommentLines(setting.why, "    ");
+        if (!setting.key.empty()) chosen += fmt::format("    {}: {}\n", setting.key, setting.value);
+      }
     }
     discoverers.push_back(std::move(*discoverer));
   }
@@ -274,7 +299,7 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
         "# the markers that tie each object to its role.\n"
         "version: 1\n"
         "sources:\n" +
-        request.draft_sources;
+        request.draft_sources + chosen;
     if (jobs.empty()) {
       text += "jobs: []\n";
     } else {
@@ -327,7 +352,9 @@ DiscoverOutcome Discover(const DiscoverRequest& request) {
     }
     instructions += item.discoverer->MarkerInstructions(item.object, item.role, item.spec_version);
   }
-  if (unmarked == 0) {
+  if (placed.empty()) {
+    // Nothing read holds a marker or lacks one: no word on markers (a source not read says so).
+  } else if (unmarked == 0) {
     report += "markers: every object has one\n";
   } else if (!instructions.empty()) {
     report += fmt::format("markers to add{}:\n{}",

@@ -47,10 +47,22 @@ struct FoundObject {
   std::optional<std::int64_t> longest_run_seconds;
 };
 
+// A setting discover chose by looking at the host, for a source block that does not say
+// (crontab: `history: journal` where cron logs only to the journal), and why. No key: only the
+// why, a finding for a person (nothing to read the history from, and what that means).
+struct ChosenSetting {
+  std::string key;
+  std::string value;  // as YAML
+  std::string why;    // lines of text, no '#'
+};
+
 struct Discovery {
   std::vector<FoundObject> objects;  // in a stable order (path and line, namespace and name)
   // What limited the reading and still left it useful ("no run history: ... does not exist").
   std::vector<std::string> notes;
+  // A draft writes them into its source block, each below its why as comments; adding to a
+  // spec, the report names them.
+  std::vector<ChosenSetting> settings;
 };
 
 // A marker discover writes itself (--write-markers), for types that can.

@@ -27,8 +27,12 @@ class CrontabDescriptor : public SourceDescriptor {
       }
     }
     settings->paths = std::move(paths);
-    if (auto syslog = reader.Path("syslog")) settings->syslog = *syslog;
+    if (auto syslog = reader.Path("syslog")) {
+      settings->syslog = *syslog;
+      settings->history_stated = true;
+    }
     if (auto history = reader.String("history")) {
+      settings->history_stated = true;
       if (*history != "syslog" && *history != "journal") {
         reader.Problem("history", fmt::format("expected syslog or journal, got \"{}\"", *history));
       }

@@ -15,6 +15,7 @@ struct CrontabSettings : SourceSettings {
   bool journal = false;            // history: journal (else syslog)
   std::string syslog = "/var/log/syslog";
   std::string journal_directory;  // empty: the system journal
+  bool history_stated = false;    // history: or syslog: is written; else discover looks for it
 };
 
 const SourceDescriptor& Descriptor();

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "schedwatch/platform/replace_file.h"
+#include "schedwatch/platform/subprocess.h"
 
 namespace schedwatch::crontab {
 namespace {
@@ -256,13 +257,76 @@ Result<std::string> InsertMarkers(std::string_view text, CrontabKind kind, const
   return out;
 }
 
-CrontabDiscoverer::CrontabDiscoverer(CrontabSourceOptions options)
-    : options_(options), source_(std::move(options)) {}
+ChosenSetting FindHistory(CrontabSourceOptions& options, const ListContext& context) {
+  const std::string& syslog = options.syslog;
+  const std::string path = options.root + syslog;
+  // Not there, or nothing the source could read (a directory, a FIFO): as good as absent.
+  struct stat file {};
+  std::string absent;  // why, "" when it is there
+  if (stat(path.c_str(), &file) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) absent = "does not exist";
+  } else if (!S_ISREG(file.st_mode)) {
+    absent = fmt::format("is {}, not a regular file", platform::DescribeFileType(file.st_mode));
+  }
+  const bool readable = absent.empty() && access(path.c_str(), R_OK) == 0;
+  // The newest line of cron's (its daemon logs as "cron", its jobs as "CRON"), from the journal
+  // the source would read (CrontabSource::ReadJournal).
+  std::vector<std::string> argv = {options.journalctl, "-t", "CRON", "-t", "cron", "-n", "1", "-q",
+                                   "--no-pager",       "-o", "json"};
+  if (!options.journal_directory.empty()) {
+    argv.push_back("--directory=" + options.root + options.journal_directory);
+  } else if (!options.root.empty()) {
+    argv.push_back("--root=" + options.root);
+  }
+  bool in_journal = false;
+  platform::CommandOptions command;
+  command.clean_error = SanitizeUtf8;
+  auto read = platform::RunCommand(
+      argv,
+      [&](std::string_view text) {
+        in_journal = in_journal || text.find('{') != std::string_view::npos;
+        return text.size();
+      },
+      context.cancelled, command);
+  in_journal = in_journal && read.ok();
+
+  options.journal = !absent.empty() && in_journal;
+  if (absent.empty()) {
+    std::string why = fmt::format("{} exists", SanitizeUtf8(syslog));
+    if (!readable) why += " (this user cannot read it: the exporter's user needs group adm)";
+    if (in_journal) {
+      why +=
+          "; the journal has cron's lines too, but the file is read from where it stopped, "
+          "with no journalctl at each refresh";
+    }
+    return {"history", "syslog", why};
+  }
+  if (in_journal) {
+    return {"history", "journal",
+            fmt::format("{} {}; cron logs to the journal", SanitizeUtf8(syslog), absent)};
+  }
+  std::string journal = read ? "the journal (as this user reads it) has no line of cron's"
+                             : "the journal could not be read (" + read.error() + ")";
+  return {"", "",
+          fmt::format("No run history found: {} {},\n"
+                      "and {}.\n"
+                      "Until cron logs to one of them, schedwatch sees only whether each entry\n"
+                      "exists, not whether it ran. Install rsyslog (for {}: history: syslog,\n"
+                      "the default) or let cron log to the journal (systemd-journald: history:\n"
+                      "journal), then run discover again.",
+                      SanitizeUtf8(syslog), absent, journal, SanitizeUtf8(syslog))};
+}
+
+CrontabDiscoverer::CrontabDiscoverer(CrontabSourceOptions options, bool find_history)
+    : options_(std::move(options)), find_history_(find_history) {}
 
 Result<Discovery> CrontabDiscoverer::Discover(const ListContext& context) {
-  auto contents = source_.ListEverything(context);
-  if (!contents) return Error{contents.error()};
   Discovery discovery;
+  CrontabSourceOptions options = options_;
+  if (find_history_) discovery.settings.push_back(FindHistory(options, context));
+  CrontabSource source(options);
+  auto contents = source.ListEverything(context);
+  if (!contents) return Error{contents.error()};
   std::string zone = options_.zone != nullptr ? std::string(options_.zone->name()) : "";
   if (zone.empty()) {
     try {
@@ -408,7 +472,9 @@ Result<std::string> CrontabDiscoverer::WriteFileMarkers(
 Result<std::unique_ptr<Discoverer>> MakeCrontabDiscoverer(const SourceOptions& options) {
   auto crontab = CrontabOptionsFor(options);
   if (!crontab) return Error{crontab.error()};
-  return std::unique_ptr<Discoverer>(std::make_unique<CrontabDiscoverer>(std::move(*crontab)));
+  const auto* settings = options.spec->SettingsAs<CrontabSettings>();
+  return std::unique_ptr<Discoverer>(std::make_unique<CrontabDiscoverer>(
+      std::move(*crontab), settings != nullptr && !settings->history_stated));
 }
 
 }  // namespace schedwatch::crontab

@@ -34,9 +34,18 @@ Result<std::string> InsertMarkers(std::string_view text, CrontabKind kind, const
                                   const UserTable* users,
                                   const std::vector<std::pair<int, std::string>>& markers);
 
+// Where cron logs on the host `options` reads, for a source block that does not say: syslog
+// when its file exists (even when the journal has cron's lines too: the file is read from where
+// it stopped, with no journalctl at each refresh), else the journal when it holds a line of
+// cron's (identifier CRON or cron); neither: no key, and why. `options.journal` is set to the
+// choice.
+ChosenSetting FindHistory(CrontabSourceOptions& options, const ListContext& context);
+
 class CrontabDiscoverer : public Discoverer {
  public:
-  explicit CrontabDiscoverer(CrontabSourceOptions options);
+  // `find_history`: the spec does not say where cron logs (no history: or syslog:); look
+  // (FindHistory), read the runs there and tell the draft.
+  explicit CrontabDiscoverer(CrontabSourceOptions options, bool find_history = false);
   Result<Discovery> Discover(const ListContext& context) override;
   std::string MarkerInstructions(const FoundObject& object, const std::string& role,
                                  const std::string& spec_version) const override;
@@ -49,7 +58,7 @@ class CrontabDiscoverer : public Discoverer {
                                        const std::vector<const MarkerToWrite*>& markers);
 
   CrontabSourceOptions options_;
-  CrontabSource source_;
+  bool find_history_;
   std::map<std::string, CrontabKind> kinds_;  // of the files discovered, by file
   std::map<std::string, std::string> users_;  // the owner of each user crontab, by file
 };

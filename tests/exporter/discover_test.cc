@@ -190,6 +190,20 @@ TEST(Discover, WrittenMarkersAreFoundNextTime) {
       << outcome.report;
 }
 
+TEST(Discover, AFileNameWithALineBreakOfYamlsStaysInItsComment) {
+  DebianRoot debian;
+  // cron skips the name; the draft lists it as a comment, which must not end at the break.
+  for (const char* line_break : {"\r", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
+    testing::WriteFile(debian.root() / "etc/cron.d" / (std::string("a") + line_break + "jobs: 5"),
+                       "* * * * * root /bin/true\n");
+  }
+  Spec sources = Parse(kHostOnly);
+  DiscoverOutcome outcome = Discover(debian.Request(sources));
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.report;
+  EXPECT_EQ(Parse(outcome.spec_text).jobs.size(), 11u) << outcome.spec_text;
+  EXPECT_EQ(outcome.spec_text.find("\njobs: 5"), std::string::npos) << outcome.spec_text;
+}
+
 TEST(Discover, ASourceThatCannotBeReadIsSaidAndTheExitCodeIsOne) {
   Spec spec = Parse(
       "version: 1\nsources:\n  host:\n    type: crontab\n    root: /nonexistent-root\njobs: []\n");
@@ -202,6 +216,8 @@ TEST(Discover, ASourceThatCannotBeReadIsSaidAndTheExitCodeIsOne) {
   EXPECT_NE(outcome.report.find("source \"host\" (crontab): not read: none of the crontab paths"),
             std::string::npos)
       << outcome.report;
+  // Nothing was read: nothing is said of markers.
+  EXPECT_EQ(outcome.report.find("markers:"), std::string::npos) << outcome.report;
 }
 
 TEST(Discover, TheExampleSpecGetsTheSnapshotsUnownedRoleOnly) {

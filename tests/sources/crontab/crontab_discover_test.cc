@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "schedwatch/platform/replace_file.h"
 #include "schedwatch/schedule.h"
 #include "sources/crontab/crontab_discoverer.h"
+#include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::crontab {
@@ -168,6 +170,132 @@ TEST_F(CrontabDiscoverTest, WithoutALogTheCrontabsAreStillRead) {
   EXPECT_EQ(discovery->objects.size(), 11u);
   ASSERT_EQ(discovery->notes.size(), 1u);
   EXPECT_NE(discovery->notes[0].find("no run history"), std::string::npos);
+}
+
+// A journal under the root, as journald keeps one (var/log/journal/MACHINE-ID), written by
+// systemd-journal-remote: entries of identifier and message, a second apart.
+void WriteJournal(const fs::path& root,
+                  const std::vector<std::pair<std::string, std::string>>& entries) {
+  ASSERT_TRUE(fs::exists("/lib/systemd/systemd-journal-remote"))
+      << "install the Debian package systemd-journal-remote to write test journals";
+  const fs::path directory = root / "var/log/journal/0123456789abcdef0123456789abcdef";
+  fs::create_directories(directory);
+  const fs::path input = root / "journal.export";
+  {
+    std::ofstream out(input, std::ios::binary);
+    std::int64_t usec = (kNow - 3600) * 1000000;
+    for (const auto& [identifier, message] : entries) {
+      usec += 1000000;
+      out << "__REALTIME_TIMESTAMP=" << usec << "\n__MONOTONIC_TIMESTAMP=" << usec - 1000000000
+          << "\n_BOOT_ID=0123456789abcdef0123456789abcdef\nSYSLOG_IDENTIFIER=" << identifier
+          << "\nSYSLOG_PID=40\nMESSAGE=" << message << "\n\n";
+    }
+  }
+  std::string command = "/lib/systemd/systemd-journal-remote --output='" +
+                        (directory / "system.journal").string() + "' '" + input.string() +
+                        "' 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  fs::remove(input);
+}
+
+const std::string kSa1 = "command -v debian-sa1 > /dev/null && debian-sa1 1 1";
+
+// The spec says nothing of where cron logs: discover looks, reads the runs there, and says.
+TEST_F(CrontabDiscoverTest, HistoryFromTheSyslogFileWhenItExists) {
+  CrontabDiscoverer discoverer(Options(), /*find_history=*/true);
+  auto discovery = discoverer.Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  ASSERT_EQ(discovery->settings.size(), 1u);
+  EXPECT_EQ(discovery->settings[0].key, "history");
+  EXPECT_EQ(discovery->settings[0].value, "syslog");
+  EXPECT_EQ(discovery->settings[0].why, "/var/log/syslog exists");
+  EXPECT_TRUE(discovery->notes.empty());
+
+  // The journal has cron's lines as well (rsyslog beside journald): the file is kept.
+  WriteJournal(root_, {{"cron", "(CRON) INFO (pidfile fd = 3)"}});
+  discovery = CrontabDiscoverer(Options(), true).Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  ASSERT_EQ(discovery->settings.size(), 1u);
+  EXPECT_EQ(discovery->settings[0].value, "syslog");
+  EXPECT_NE(discovery->settings[0].why.find("the journal has cron's lines too"), std::string::npos)
+      << discovery->settings[0].why;
+  for (const auto& object : discovery->objects) {
+    if (object.id == "/etc/cron.d/sysstat:6") {
+      EXPECT_EQ(object.longest_run_seconds, 3);
+    }
+  }
+}
+
+TEST_F(CrontabDiscoverTest, HistoryFromTheJournalWhenCronLogsOnlyThere) {
+  fs::remove(root_ / "var/log/syslog");
+  WriteJournal(root_, {{"cron", "(CRON) INFO (pidfile fd = 3)"},
+                       {"CRON", "(root) CMD ([41] " + kSa1 + ")"},
+                       {"CRON", "pam_unix(cron:session): session closed for user root"},
+                       {"CRON", "(root) END ([41] " + kSa1 + ")"}});
+  CrontabDiscoverer discoverer(Options(), /*find_history=*/true);
+  auto discovery = discoverer.Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  ASSERT_EQ(discovery->settings.size(), 1u);
+  EXPECT_EQ(discovery->settings[0].key, "history");
+  EXPECT_EQ(discovery->settings[0].value, "journal");
+  EXPECT_EQ(discovery->settings[0].why, "/var/log/syslog does not exist; cron logs to the journal");
+  // The runs were read there: no note of a missing history, a run of 2 s.
+  EXPECT_TRUE(discovery->notes.empty()) << discovery->notes[0];
+  bool seen = false;
+  for (const auto& object : discovery->objects) {
+    if (object.id != "/etc/cron.d/sysstat:6") continue;
+    seen = true;
+    EXPECT_EQ(object.finished_runs, 1);
+    EXPECT_EQ(object.longest_run_seconds, 2);
+  }
+  EXPECT_TRUE(seen);
+  // Something at the syslog path the source could not read is as good as none.
+  ASSERT_EQ(mkfifo((root_ / "var/log/syslog").c_str(), 0600), 0);
+  discovery = CrontabDiscoverer(Options(), true).Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  EXPECT_EQ(discovery->settings.at(0).value, "journal");
+  EXPECT_EQ(discovery->settings.at(0).why,
+            "/var/log/syslog is a FIFO, not a regular file; cron logs to the journal");
+  fs::remove(root_ / "var/log/syslog");
+  // Only the daemon's start is there yet (no job ran since boot): cron still logs there.
+  fs::remove_all(root_ / "var/log/journal");
+  WriteJournal(root_, {{"cron", "(CRON) INFO (Running @reboot jobs)"}});
+  discovery = CrontabDiscoverer(Options(), true).Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  EXPECT_EQ(discovery->settings.at(0).value, "journal");
+}
+
+TEST_F(CrontabDiscoverTest, NoHistoryAnywhereIsSaidWithWhatItMeans) {
+  fs::remove(root_ / "var/log/syslog");
+  // journald runs, but nothing of cron's is in it.
+  WriteJournal(root_, {{"systemd", "Started cron.service - Regular background program."}});
+  CrontabDiscoverer discoverer(Options(), /*find_history=*/true);
+  auto discovery = discoverer.Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery) << discovery.error();
+  EXPECT_EQ(discovery->objects.size(), 11u);
+  ASSERT_EQ(discovery->settings.size(), 1u);
+  const ChosenSetting& none = discovery->settings[0];
+  EXPECT_EQ(none.key, "");
+  for (const char* words :
+       {"No run history found: /var/log/syslog does not exist,\n", "has no line of cron's",
+        "only whether each entry\nexists", "Install rsyslog", "cron log to the journal"}) {
+    EXPECT_NE(none.why.find(words), std::string::npos) << words << " in " << none.why;
+  }
+  // From the spec: a block without history: or syslog: is looked for; one with either is taken
+  // at its word.
+  for (const auto& [key, looked] : std::vector<std::pair<std::string, bool>>{
+           {"", true}, {"history", false}, {"syslog", false}}) {
+    std::map<std::string, std::vector<std::string>> block = {{"root", {root_.string()}}};
+    if (!key.empty()) block[key] = {key == "history" ? "syslog" : "/var/log/syslog"};
+    SourceSpec spec = *testing::DecodeSourceBlock("host", "crontab", block);
+    SourceOptions options;
+    options.spec = &spec;
+    auto made = MakeCrontabDiscoverer(options);
+    ASSERT_TRUE(made) << made.error();
+    discovery = (*made)->Discover(ListContext{kNow, nullptr});
+    ASSERT_TRUE(discovery) << discovery.error();
+    EXPECT_EQ(discovery->settings.size(), looked ? 1u : 0u) << key;
+  }
 }
 
 TEST_F(CrontabDiscoverTest, FilesCronWouldNotRunAreNoJobs) {

@@ -2,25 +2,23 @@
 """The systemd source against a real systemd 252.
 
 Boots a minimal Debian 12 root (mmdebstrap --variant=minbase --include=systemd,dbus, built once a
-day and reused: /var/tmp/schedwatch-systemd-root-YYYYMMDD, or under $SCHEDWATCH_SYSTEMD_ROOTS)
-with systemd-nspawn --volatile=overlay, so every test starts from the same clean root and writes
-only to a tmpfs. Installs marked timers in it and checks what the real schedwatch_exporter reports
-over the container's system bus and from its journal: timers firing every 10 s that succeed, one
-whose service exits 3, one killed by a signal, a disabled one, a masked one, a deleted one (then
-re-created by `reconcile --apply` from its template), one whose service hangs, two claiming one
-role, a drifted OnCalendar, an unreadable marker, a bus that goes away (unknown, never missing).
+day and reused: /var/tmp/schedwatch-systemd-root-YYYYMMDD, or under $SCHEDWATCH_ROOTS; see
+tests/harness/debian_root.py) with systemd-nspawn --volatile=overlay, so every test starts from
+the same clean root and writes only to a tmpfs. Installs marked timers in it and checks what the
+real schedwatch_exporter reports over the container's system bus and from its journal: timers
+firing every 10 s that succeed, one whose service exits 3, one killed by a signal, a disabled
+one, a masked one, a deleted one (then re-created by `reconcile --apply` from its template), one
+whose service hangs, two claiming one role, a drifted OnCalendar, an unreadable marker, a bus
+that goes away (unknown, never missing).
 Stops the container and removes what nspawn leaves behind (init.scope cgroups, /run/systemd/
 nspawn), also on failure. Needs root, mmdebstrap and systemd-nspawn: without them it FAILS.
 Prints 'N passed, N failed'.
 """
 import argparse
-import datetime
 import glob
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -29,12 +27,11 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from debian_root import Container, debian_root, require_root_tools  # noqa: E402
 from schedwatch_test import (Exporter, StartFailed, check, fail_setup, failed,  # noqa: E402
                              finish, temporary_directory, wait_for)
 
 DEADLINE = time.monotonic() + 420  # the whole test, the root's first build included
-ROOTS = os.environ.get("SCHEDWATCH_SYSTEMD_ROOTS", "/var/tmp")
-ROOT_PREFIX = "schedwatch-systemd-root-"
 
 
 def wait(what, predicate, seconds, interval=0.25):
@@ -43,143 +40,6 @@ def wait(what, predicate, seconds, interval=0.25):
 
 def run(command, timeout=60, **kwargs):
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
-
-
-def debian_sources():
-    for path in ("/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"):
-        if os.path.exists(path) and "debian" in open(path).read():
-            return path
-    return "http://deb.debian.org/debian"
-
-
-def debian_root():
-    """Today's root, built when there is none; older ones are removed."""
-    today = os.path.join(ROOTS, ROOT_PREFIX + datetime.date.today().strftime("%Y%m%d"))
-    for old in glob.glob(os.path.join(ROOTS, ROOT_PREFIX + "*")):
-        if old != today and not old.endswith(".building"):
-            shutil.rmtree(old, ignore_errors=True)
-    if os.path.isdir(today):
-        return today
-    building = today + f".{os.getpid()}.building"
-    started = time.monotonic()
-    result = run(["unshare", "--mount", "--propagation", "private", "mmdebstrap", "--quiet",
-                  "--variant=minbase", "--mode=root", "--dpkgopt=force-unsafe-io",
-                  "--include=systemd,dbus", "bookworm", building, debian_sources()], 600)
-    if result.returncode != 0:
-        shutil.rmtree(building, ignore_errors=True)
-        fail_setup("mmdebstrap failed: " + result.stderr[-2000:])
-    with open(os.path.join(building, "etc", "machine-id"), "w") as f:
-        f.write(os.urandom(16).hex() + "\n")
-    try:
-        os.rename(building, today)  # another run may have made it meanwhile: use theirs
-    except OSError:
-        shutil.rmtree(building, ignore_errors=True)
-    print(f"figure: mmdebstrap minbase with systemd: {time.monotonic() - started:.1f} s")
-    return today
-
-
-class Container:
-    """systemd booted in `root` with nspawn; its files are reached at /proc/LEADER/root."""
-
-    def __init__(self, root, workdir):
-        self.log_path = os.path.join(workdir, "nspawn.log")
-        self.cgroups = own_cgroups()
-        self.cgroups_before = cgroup_directories(self.cgroups)
-        self.process = subprocess.Popen(
-            ["systemd-nspawn", "-D", root, "-b", "--console=passive", "--register=no",
-             "--keep-unit", "--private-network", "--volatile=overlay"],
-            stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.leader = wait("the container's init", self._child, 20)
-        if not self.leader:
-            fail_setup("systemd-nspawn started no init: " + self.log())
-        self.root = f"/proc/{self.leader}/root"
-        self.bus = f"unix:path={self.root}/run/dbus/system_bus_socket"
-        self.journal = f"{self.root}/var/log/journal"
-        state = wait("the container to boot", lambda: self.systemctl(
-            "is-system-running").stdout.strip() in ("running", "degraded"), 60)
-        if not state:
-            fail_setup("the container did not boot: " + self.log())
-
-    def _child(self):
-        if self.process.poll() is not None:
-            fail_setup("systemd-nspawn exited: " + self.log())
-        try:
-            children = open(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read()
-        except OSError:
-            return None
-        return int(children.split()[0]) if children.split() else None
-
-    def log(self):
-        return open(self.log_path, errors="replace").read()[-3000:]
-
-    def systemctl(self, *arguments):
-        return run(["nsenter", "-t", str(self.leader), "-a", "systemctl", "--no-pager"] +
-                   list(arguments), 30)
-
-    def path(self, inside):
-        return self.root + inside
-
-    def write(self, inside, text):
-        os.makedirs(os.path.dirname(self.path(inside)), exist_ok=True)
-        with open(self.path(inside), "w") as f:
-            f.write(text)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.systemctl("poweroff")
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.send_signal(signal.SIGTERM)
-                try:
-                    self.process.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-        remove_leftovers(self.cgroups, self.cgroups_before)
-
-
-def own_cgroups():
-    """This process's cgroup directories (v2, and v1's name=systemd hierarchy)."""
-    found = []
-    for line in open("/proc/self/cgroup"):
-        _, controllers, path = line.rstrip("\n").split(":", 2)
-        if controllers == "":
-            unified = "/sys/fs/cgroup/unified"
-            base = unified if os.path.isdir(unified) else "/sys/fs/cgroup"
-        elif controllers == "name=systemd":
-            base = "/sys/fs/cgroup/systemd"
-        else:
-            continue
-        found.append(base + path.rstrip("/"))
-    return [d for d in found if os.path.isdir(d)]
-
-
-def cgroup_directories(cgroups):
-    """Every directory under this process's cgroups, a few levels deep."""
-    found = set()
-    for base in cgroups:
-        for directory, subdirectories, _ in os.walk(base):
-            if directory.count("/") - base.count("/") >= 3:
-                subdirectories[:] = []
-            found.add(directory)
-    return found
-
-
-def remove_leftovers(cgroups, before):
-    """nspawn leaves payload/init.scope and supervisor under the caller's cgroup and
-    /run/systemd/nspawn: what was not there before is removed bottom-up (rmdir: only when
-    empty)."""
-    for directory in sorted(cgroup_directories(cgroups) - before, key=lambda d: -d.count("/")):
-        try:
-            os.rmdir(directory)
-        except OSError:
-            pass
-    shutil.rmtree("/run/systemd/nspawn", ignore_errors=True)
-    try:
-        os.rmdir("/run/systemd")
-    except OSError:
-        pass
 
 
 def timer(role, calendar="*-*-* *:*:00/10", spec_version="1", extra=""):
@@ -273,18 +133,14 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--capture", required=True)
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        fail_setup("needs root (mmdebstrap, systemd-nspawn)")
-    for tool in ("mmdebstrap", "systemd-nspawn", "nsenter"):
-        if not shutil.which(tool):
-            fail_setup(f"{tool} is not installed (scripts/install-deps.sh with-test-tools)")
-    root = debian_root()
+    require_root_tools()
+    root = debian_root("systemd", ["systemd", "dbus"])
     with temporary_directory("schedwatch-systemd-") as workdir:
         container = None
         exporter = None
         started = time.monotonic()
         try:
-            container = Container(root, workdir)
+            container = Container(root, workdir, until=DEADLINE)
             print(f"figure: nspawn boot to running: {time.monotonic() - started:.1f} s")
             exporter = checks(args, workdir, container)
         finally:
