@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "schedwatch/platform/file.h"
 
@@ -121,7 +122,9 @@ int RemoveStaleTemporaries(const std::string& directory) {
     std::string rest(name.substr(kTemporaryPrefix.size()));
     char* end = nullptr;
     long pid = std::strtol(rest.c_str(), &end, 10);
-    if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
+    if (end == rest.c_str() || *end != '.' || pid <= 0 || pid > std::numeric_limits<pid_t>::max()) {
+      continue;  // no pid: not ours
+    }
     bool alive = pid != getpid() && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
     if (alive) continue;
     struct stat st {};
