@@ -409,7 +409,9 @@ def checks(args, workdir, container):
     check("sw-vendor (masked, its marker in a drop-in): exactly inactive, the timer masked",
           vendor.get("conditions") == ["inactive"] and
           [(o.get("id"), o.get("enabled"), o.get("state")) for o in vendor.get("objects", [])] ==
-          [("sw-vendor.timer", False, "masked")], vendor)
+          [("sw-vendor.timer", False, "masked")] and
+          [r.get("reason") for r in vendor.get("reasons", []) if r.get("condition") == "inactive"]
+          == ["1 live object, none enabled: sw-vendor.timer (masked)"], vendor)
     check("sw-off: disabled and stopped",
           "disabled" in objects.get("sw-off.timer", {}).get("state", ""),
           objects.get("sw-off.timer"))
