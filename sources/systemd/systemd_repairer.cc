@@ -156,8 +156,12 @@ class SystemdRepairer : public Repairer {
     std::string text = fmt::format(
         "schedwatch reconcile is creating {} and {} here; the next reconcile finishes it\n", timer,
         service);
-    if (fd.get() < 0 || write(fd.get(), text.data(), text.size()) < 0 || fsync(fd.get()) != 0) {
+    if (fd.get() < 0)
       return Error{fmt::format("cannot write {}: {}", intent, std::strerror(errno))};
+    if (write(fd.get(), text.data(), text.size()) < 0 || fsync(fd.get()) != 0) {
+      int error = errno;
+      unlink(intent.c_str());  // nothing written yet: no intent either (a full disk)
+      return Error{fmt::format("cannot write {}: {}", intent, std::strerror(error))};
     }
     platform::UniqueFd directory(
         open(intent.substr(0, intent.rfind('/')).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
