@@ -8,13 +8,14 @@ only to a tmpfs. Installs marked timers in it and checks what the real schedwatc
 over the container's system bus and from its journal: timers firing every 10 s that succeed, one
 whose service exits 3, one killed by a signal, a disabled one, a masked one, a deleted one (then
 re-created by `reconcile --apply` from its template), one whose service hangs, two claiming one
-role, a drifted OnCalendar, an unreadable marker, a bus that goes away (unknown, never missing);
-a vendor timer in /lib/systemd/system marked by a drop-in and masked (inactive, and reconcile
-leaves the mask), a mask with no unit (reconcile refuses to write there), and reconcile killed at
-each step of a creation (the next run finishes it).
+role, a drifted OnCalendar, an unreadable marker, a bus that goes away (unknown, never missing).
 Stops the container and removes what nspawn leaves behind (init.scope cgroups, /run/systemd/
 nspawn), also on failure. Needs root, mmdebstrap and systemd-nspawn: without them it FAILS.
 Prints 'N passed, N failed'.
+
+Also: a vendor timer in /lib/systemd/system marked by a drop-in and masked (inactive, and
+reconcile leaves the mask), a mask with no unit (reconcile refuses to write there), and reconcile
+killed at each step of a creation (the next run finishes it).
 """
 import argparse
 import datetime
