@@ -103,9 +103,14 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
         "re-read, then re-create from the template", "SchedwatchJobMissing");
   }
   if (status.Has(Condition::kInactive)) {
+    std::string ids;  // with the scheduler's word for why not: "e2scrub_all.timer (masked)"
+    for (const auto& object : objects) {
+      ids += fmt::format("{}{}", ids.empty() ? "" : ", ", object.id());
+      if (!object.state().empty()) ids += fmt::format(" ({})", object.state());
+    }
     add(Condition::kInactive,
         fmt::format("{}, none enabled: {}", Plural(objects.size(), "live object", "live objects"),
-                    Ids(objects, [](const LiveObject&) { return true; })),
+                    ids),
         "check the change history, enable explicitly", "SchedwatchJobInactive");
   }
   if (status.Has(Condition::kDuplicate)) {

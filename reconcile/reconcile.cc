@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -114,7 +115,18 @@ struct SourceRun {
   const SourceSpec* spec = nullptr;
   std::vector<const JobSpec*> jobs;
   std::unique_ptr<Source> source;
+  std::optional<Result<std::unique_ptr<Repairer>>> repairer;  // made when first needed
 };
+
+// The objects' own word for why they are not enabled ("backup.timer: masked"), or "".
+std::string StatesOf(const std::vector<LiveObject>& objects) {
+  std::string out;
+  for (const auto& object : objects) {
+    if (object.state().empty()) continue;
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", object.id(), object.state());
+  }
+  return out;
+}
 
 class Reconciler {
  public:
@@ -201,6 +213,7 @@ class Reconciler {
 
     RoleIndex live = ByRole(*reads.snapshot);
     std::vector<std::size_t> to_create;
+    std::unordered_set<std::size_t> to_finish;
     for (std::size_t i = 0; i < run.jobs.size(); ++i) {
       const JobSpec& job = *run.jobs[i];
       RoleObservation observation;
@@ -215,12 +228,20 @@ class Reconciler {
       if (status.Has(Condition::kMissing)) {
         row.action = "missing";  // decided by Repair
         to_create.push_back(i);
+      } else if (Repairer* repairer = job.template_path().empty() ? nullptr : RepairerOf(run);
+                 repairer != nullptr && repairer->Unfinished(job)) {
+        row.action = "unfinished";  // decided by Repair
+        to_create.push_back(i);
+        to_finish.insert(i);
       } else if (observation.objects.empty()) {
         row.action = "skipped: absent in one read only";
       } else if (status.Has(Condition::kDuplicate)) {
         row.action = "skipped: duplicate";
       } else if (status.Has(Condition::kInactive)) {
         row.action = "skipped: inactive, enable explicitly";
+        if (auto states = StatesOf(observation.objects); !states.empty()) {
+          row.action += " (" + states + ")";
+        }
       } else if (status.Has(Condition::kDrift)) {
         row.action = "skipped: drift";
       } else {
@@ -229,18 +250,29 @@ class Reconciler {
         Record(job, observation.objects.front().id());
       }
     }
-    if (!to_create.empty()) Repair(run, **made, to_create, rows);
+    if (!to_create.empty()) Repair(run, **made, to_create, to_finish, rows);
     return rows;
   }
 
-  // Creates the jobs run.jobs[i] for i in `indices`, whose rows say `missing`.
+  // The source's repairer, made once; null when it has none.
+  Repairer* RepairerOf(SourceRun& run) {
+    if (!run.repairer) {
+      run.repairer.emplace(options_.make_repairer ? options_.make_repairer(*run.spec)
+                                                  : MakeRepairer(*run.spec));
+    }
+    return *run.repairer ? (*run.repairer)->get() : nullptr;
+  }
+
+  // Creates the jobs run.jobs[i] for i in `indices`, whose rows say `missing`, and finishes
+  // the creations an earlier run left unfinished (`to_finish`).
   void Repair(SourceRun& run, Source& source, const std::vector<std::size_t>& indices,
-              std::vector<ReconcileRow>& rows) {
-    auto repairer =
-        options_.make_repairer ? options_.make_repairer(*run.spec) : MakeRepairer(*run.spec);
+              const std::unordered_set<std::size_t>& to_finish, std::vector<ReconcileRow>& rows) {
+    RepairerOf(run);
+    auto& repairer = *run.repairer;
     struct Ready {
       std::size_t index;
       std::string text;
+      bool finish;
     };
     std::vector<Ready> ready;
     for (std::size_t i : indices) {
@@ -263,11 +295,12 @@ class Reconciler {
         row.action = "skipped: template refused: " + valid.error();
         continue;
       }
+      bool finish = to_finish.count(i) > 0;
       if (!options_.apply) {
-        row.action = "would create";
+        row.action = finish ? "would finish an interrupted creation" : "would create";
         continue;
       }
-      ready.push_back({i, std::move(*text)});
+      ready.push_back({i, std::move(*text), finish});
     }
     if (ready.empty()) return;
 
@@ -285,6 +318,7 @@ class Reconciler {
     struct Pending {
       std::size_t index;
       Creation creation;
+      bool finish;
     };
     std::vector<Pending> pending;
     for (const auto& item : ready) {
@@ -294,7 +328,7 @@ class Reconciler {
         row.action = "skipped: source unknown on the last read (" + third.error() + ")";
         continue;
       }
-      if (const auto& objects = ObjectsOf(live, job.role); !objects.empty()) {
+      if (const auto& objects = ObjectsOf(live, job.role); !objects.empty() && !item.finish) {
         Settle(job, objects, "skipped: appeared before it was created", row);
         continue;
       }
@@ -310,7 +344,7 @@ class Reconciler {
       if (!created->already_exists) {
         Log(LogLevel::kInfo, "created", {{"role", job.role}, {"what", created->what}});
       }
-      pending.push_back({item.index, std::move(*created)});
+      pending.push_back({item.index, std::move(*created), item.finish});
     }
     if (pending.empty()) return;
 
@@ -327,7 +361,11 @@ class Reconciler {
       const auto& objects = ObjectsOf(seen, job.role);
       bool taken = item.creation.already_exists;
       if (!objects.empty()) {
-        Settle(job, objects, taken ? "skipped: appeared before it was created" : "created", row);
+        Settle(job, objects,
+               taken         ? "skipped: appeared before it was created"
+               : item.finish ? "finished an interrupted creation"
+                             : "created",
+               row);
       } else if (taken) {
         row.action =
             fmt::format("skipped: {} exists but is not this role's job", item.creation.what);

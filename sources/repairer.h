@@ -25,6 +25,10 @@ class Repairer {
   // Creates the object. When an object of that name already exists (someone else created it
   // since the last read) it must leave it alone and say so (already_exists), never overwrite.
   virtual Result<Creation> Create(const JobSpec& job, const std::string& template_text) = 0;
+  // Whether an earlier Create of this job was killed after writing and before the object was
+  // live (a systemd timer written, not yet started: it reads `inactive`, not `missing`).
+  // reconcile then calls Create again, which finishes it.
+  virtual bool Unfinished(const JobSpec& /*job*/) { return false; }
 };
 
 // An Error saying why when the source type cannot be repaired (github_actions: a workflow is a

@@ -1,6 +1,8 @@
 // reconcile for systemd: the template is a timer's unit file, `<name>.timer`, with its service
 // `<name>.service` beside it; both are written to the source's unit directory (under `root`),
-// never over a file that is there, then the manager reloads, enables and starts the timer.
+// never over a file that is there nor where the operator masked either unit, then the manager
+// reloads, enables and starts the timer. A creation a kill interrupted is finished by the next
+// run (unit_files.h).
 #pragma once
 
 #include <memory>

@@ -57,7 +57,12 @@ std::map<std::string, UnitMarkers> ReadTimerMarkers(const ManagerReading& readin
     std::vector<std::string> files = UnitFiles(timer);
     std::string load = LoadState(timer);
     if (load == "masked" || (files.empty() && load != "not-found")) {
-      files = MaskedUnitFiles(root, timer.name, reading.unit_path);
+      // The mask hides the unit's own file, not its drop-ins: a vendor timer's marker sits in
+      // the administrator's /etc/systemd/system/NAME.timer.d/ (as discover tells them).
+      std::vector<std::string> own = MaskedUnitFiles(root, timer.name, reading.unit_path);
+      auto dropins = DropInPaths(timer);
+      own.insert(own.end(), dropins.begin(), dropins.end());
+      files = std::move(own);
     }
     markers[timer.name] = ReadUnitMarkers(root, files, cancelled);
   }

@@ -58,8 +58,8 @@ Result<ManagerReading> ReadManagerOf(const SystemdSourceOptions& options,
                                      const ListContext& context);
 // µs to add to this host's CLOCK_MONOTONIC to get wall time (MapTimers' monotonic_to_wall).
 std::int64_t MonotonicToWallMicros();
-// The markers of every timer of `reading`, from its unit files under `root` (a masked timer's
-// own file further down the manager's UnitPath).
+// The markers of every timer of `reading`, from its unit files under `root` (a masked timer's:
+// its own file further down the manager's UnitPath, then its drop-ins).
 std::map<std::string, UnitMarkers> ReadTimerMarkers(const ManagerReading& reading,
                                                     const std::string& root,
                                                     const std::atomic<bool>* cancelled);

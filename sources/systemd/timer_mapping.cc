@@ -74,6 +74,12 @@ std::int64_t CeilSeconds(std::uint64_t micros) {
 
 }  // namespace
 
+std::vector<std::string> DropInPaths(const UnitReading& timer) {
+  auto dropins = timer.unit.find("DropInPaths");
+  if (dropins == timer.unit.end() || dropins->second.signature != "as") return {};
+  return dropins->second.texts;
+}
+
 std::vector<std::string> UnitFiles(const UnitReading& timer) {
   std::vector<std::string> files;
   auto fragment = timer.unit.find("FragmentPath");
@@ -81,10 +87,8 @@ std::vector<std::string> UnitFiles(const UnitReading& timer) {
       !fragment->second.text.empty()) {
     files.push_back(fragment->second.text);
   }
-  auto dropins = timer.unit.find("DropInPaths");
-  if (dropins != timer.unit.end() && dropins->second.signature == "as") {
-    for (const auto& path : dropins->second.texts) files.push_back(path);
-  }
+  auto dropins = DropInPaths(timer);
+  files.insert(files.end(), dropins.begin(), dropins.end());
   return files;
 }
 

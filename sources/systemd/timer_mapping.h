@@ -54,5 +54,7 @@ std::optional<ServiceRun> NewestServiceRun(const UnitReading& service, ProblemSi
 
 // The unit files to read a timer's markers from: FragmentPath then DropInPaths, as reported.
 std::vector<std::string> UnitFiles(const UnitReading& timer);
+// Its DropInPaths alone (a masked unit's are read after its own file further down the path).
+std::vector<std::string> DropInPaths(const UnitReading& timer);
 
 }  // namespace schedwatch::systemd

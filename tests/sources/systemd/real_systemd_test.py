@@ -13,6 +13,10 @@ that goes away (unknown, never missing).
 Stops the container and removes what nspawn leaves behind (init.scope cgroups, /run/systemd/
 nspawn), also on failure. Needs root, mmdebstrap and systemd-nspawn: without them it FAILS.
 Prints 'N passed, N failed'.
+
+Also: a vendor timer in /lib/systemd/system marked by a drop-in and masked (inactive, and
+reconcile leaves the mask), a mask with no unit (reconcile refuses to write there), and reconcile
+killed at each step of a creation (the next run finishes it).
 """
 import argparse
 import glob
@@ -61,6 +65,15 @@ def service(command):
     return f"[Service]\nType=oneshot\nExecStart={command}\n"
 
 
+def vendor_timer():
+    """A package's timer, as e2scrub_all's: no marker; the administrator adds it in a drop-in."""
+    return ("[Unit]\nDescription=schedwatch test vendor timer\n\n[Timer]\n"
+            "OnCalendar=*-*-* *:*:00/10\nAccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n")
+
+
+VENDOR_DROP_IN = "/etc/systemd/system/sw-vendor.timer.d/schedwatch.conf"
+
+
 ETC = "/etc/systemd/system"
 UNITS = {
     # name: (directory, timer text, service command)
@@ -69,6 +82,7 @@ UNITS = {
     "sw-signal": (ETC, timer("sw-signal"), "/bin/sh -c 'kill -9 $$$$'"),
     "sw-off": (ETC, timer("sw-off"), "/bin/true"),
     "sw-masked": ("/usr/local/lib/systemd/system", timer("sw-masked"), "/bin/true"),
+    "sw-vendor": ("/lib/systemd/system", vendor_timer(), "/bin/true"),
     "sw-gone": (ETC, timer("sw-gone"), "/bin/true"),
     "sw-hung": (ETC, timer("sw-hung", extra="RandomizedDelaySec=2\nPersistent=true\n"),
                 "/bin/sleep infinity"),
@@ -102,6 +116,12 @@ jobs:
   - {{role: sw-signal, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
   - {{role: sw-off, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
   - {{role: sw-masked, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
+  - {{role: sw-vendor, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1",
+      template: sw-vendor.timer}}
+  - {{role: sw-veiled, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1",
+      template: sw-veiled.timer}}
+  - {{role: sw-crash, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1",
+      template: sw-crash.timer}}
   - {{role: sw-gone, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1",
       template: sw-gone.timer}}
   - {{role: sw-hung, source: box, schedule: "*-*-* *:*:00/10", spec_version: "1"}}
@@ -119,6 +139,8 @@ def install(container):
     for name, (directory, timer_text, command) in UNITS.items():
         container.write(f"{directory}/{name}.timer", timer_text)
         container.write(f"{directory}/{name}.service", service(command))
+    container.write(VENDOR_DROP_IN, "[Unit]\nX-Schedwatch-Role=sw-vendor\n"
+                    "X-Schedwatch-Spec-Version=1\n")
     result = container.systemctl("daemon-reload")
     check("daemon-reload in the container", result.returncode == 0, result.stderr)
     started = [n + ".timer" for n in UNITS if n not in ("sw-off", "sw-masked")]
@@ -126,6 +148,11 @@ def install(container):
     check("timers enabled and started", result.returncode == 0, result.stderr)
     result = container.systemctl("mask", "sw-masked.timer")
     check("sw-masked masked", result.returncode == 0, result.stderr)
+    # The operator masks a package's enabled timer, and a name no unit has.
+    result = container.systemctl("mask", "--now", "sw-vendor.timer")
+    check("sw-vendor masked", result.returncode == 0, result.stderr)
+    result = container.systemctl("mask", "sw-veiled.timer")
+    check("sw-veiled masked", result.returncode == 0, result.stderr)
 
 
 def main():
@@ -164,6 +191,11 @@ def checks(args, workdir, container):
         f.write(UNITS["sw-gone"][1])
     with open(os.path.join(workdir, "sw-gone.service"), "w") as f:
         f.write(service("/bin/true"))
+    for name in ("sw-vendor", "sw-veiled", "sw-crash"):
+        with open(os.path.join(workdir, f"{name}.timer"), "w") as f:
+            f.write(timer(name))
+        with open(os.path.join(workdir, f"{name}.service"), "w") as f:
+            f.write(service("/bin/true"))
 
     # What the source reads over the bus, as the fixtures hold it.
     capture = run([args.capture, container.bus], 30)
@@ -195,7 +227,8 @@ def checks(args, workdir, container):
         "sw-off": ["inactive"], "sw-masked": ["inactive"], "sw-hung": ["hung"],
         "sw-dup": ["duplicate"], "sw-drift": ["drift"], "sw-version": ["drift"],
         "sw-never": ["missing"], "sw-mono": ["ok"], "sw-mono-fail": ["failing"],
-        "sw-mono-drift": ["drift"],
+        "sw-mono-drift": ["drift"], "sw-vendor": ["inactive"], "sw-veiled": ["missing"],
+        "sw-crash": ["missing"],
     }
 
     def all_seen():
@@ -229,6 +262,13 @@ def checks(args, workdir, container):
           objects.get("sw-masked.timer", {}).get("enabled") is False and
           "masked" in objects.get("sw-masked.timer", {}).get("state", ""),
           objects.get("sw-masked.timer"))
+    vendor = by_role.get("sw-vendor", {})
+    check("sw-vendor (masked, its marker in a drop-in): exactly inactive, the timer masked",
+          vendor.get("conditions") == ["inactive"] and
+          [(o.get("id"), o.get("enabled"), o.get("state")) for o in vendor.get("objects", [])] ==
+          [("sw-vendor.timer", False, "masked")] and
+          [r.get("reason") for r in vendor.get("reasons", []) if r.get("condition") == "inactive"]
+          == ["1 live object, none enabled: sw-vendor.timer (masked)"], vendor)
     check("sw-off: disabled and stopped",
           "disabled" in objects.get("sw-off.timer", {}).get("state", ""),
           objects.get("sw-off.timer"))
@@ -311,6 +351,19 @@ def checks(args, workdir, container):
         ledger) else {}
     check("reconcile --apply: the ledger records the timer", recorded.get("id") == "sw-gone.timer",
           recorded)
+    for name in ("sw-vendor", "sw-veiled"):
+        check(f"reconcile --apply: {name}'s mask is left, no service written beside it",
+              os.readlink(container.path(f"{ETC}/{name}.timer")) == "/dev/null" and
+              not os.path.lexists(container.path(f"{ETC}/{name}.service")) and
+              container.systemctl("is-enabled", f"{name}.timer").stdout.strip() == "masked",
+              sorted(os.listdir(container.path(ETC))))
+    check("reconcile --apply: a masked vendor timer is inactive and says it is masked",
+          re.search(r"^sw-vendor +box +inactive +skipped: inactive, enable explicitly "
+                    r"\(sw-vendor\.timer: masked\)$", applied.stdout, re.M), applied.stdout)
+    check("reconcile --apply: refuses to write where the operator masked the unit",
+          re.search(r"^sw-veiled +box +missing +create failed: masked by the operator: "
+                    r"systemctl unmask sw-veiled\.timer$", applied.stdout, re.M) and
+          applied.returncode == 1, applied.stdout)
     enabled = container.systemctl("is-enabled", "sw-gone.timer").stdout.strip()
     check("re-created timer: enabled", enabled == "enabled", enabled)
     rerun = wait("the re-created timer to run and be ok",
@@ -318,12 +371,97 @@ def checks(args, workdir, container):
                  (roles()[0]["sw-gone"].get("last_success") or 0) > time.time() - 30, 40)
     check("re-created timer: runs again, ok", rerun, roles()[0].get("sw-gone"))
 
+    crash_checks(reconcile, workdir, container)
+
     # The bus goes away: the roles become unknown, never missing.
     container.systemctl("stop", "dbus.service", "dbus.socket")
     unknown = wait("unknown without a bus", lambda: conditions("sw-ok") == ["unknown"], 30)
     check("no bus: unknown, not missing", unknown and "missing" not in conditions("sw-never"),
           roles()[0].get("sw-ok"))
     return exporter
+
+
+def crash_checks(reconcile, workdir, container):
+    """reconcile --apply killed at each step of a creation (the files it would have left are
+    written, then a real SIGKILL): the next run finishes the creation and removes its stale
+    temporary; a person's disabled copy of the same files (no intent) is left alone."""
+    intent = container.path(f"{ETC}/.schedwatch.sw-crash.timer.creating")
+    units = {suffix: container.path(f"{ETC}/sw-crash{suffix}") for suffix in (".timer",
+                                                                               ".service")}
+    texts = {suffix: open(os.path.join(workdir, "sw-crash" + suffix)).read()
+             for suffix in units}
+    temporaries = container.path(f"{ETC}/.schedwatch-*.tmp")
+
+    def write(path, text):
+        with open(path, "w") as f:
+            f.write(text)
+
+    def reset():
+        container.systemctl("disable", "--now", "sw-crash.timer")
+        for path in list(units.values()) + [intent]:
+            if os.path.lexists(path):
+                os.remove(path)
+        container.systemctl("daemon-reload")
+
+    def converged(case, output, action="created"):
+        enabled = container.systemctl("is-enabled", "sw-crash.timer").stdout.strip()
+        active = container.systemctl("is-active", "sw-crash.timer").stdout.strip()
+        check(f"killed {case}: the next reconcile --apply finishes: {action}, enabled, active, "
+              "the files the template's, no intent or temporary left",
+              re.search(rf"^sw-crash +box +\S+ +{action}$", output, re.M) and
+              (enabled, active) == ("enabled", "active") and not os.path.lexists(intent) and
+              not glob.glob(temporaries) and
+              all(open(units[s]).read() == texts[s] for s in units),
+              (output, enabled, active, os.path.lexists(intent), glob.glob(temporaries)))
+
+    reset()  # the apply above created it
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process that is no more: its temporary is stale
+    write(intent, "")
+    write(container.path(f"{ETC}/.schedwatch-{gone.pid}.sw-crash.service.tmp"), "[Serv")
+    applied = run(reconcile + ["--apply"], 120)
+    converged("while writing the service", applied.stdout + applied.stderr)
+    reset()
+
+    write(intent, "")
+    write(units[".service"], texts[".service"])
+    applied = run(reconcile + ["--apply"], 120)
+    converged("after the service, before the timer", applied.stdout + applied.stderr)
+    reset()
+
+    write(intent, "")
+    for suffix, path in units.items():
+        write(path, texts[suffix])
+    applied = run(reconcile + ["--apply"], 120)
+    converged("after both files, before the manager was told", applied.stdout + applied.stderr,
+              "finished an interrupted creation")
+    reset()
+
+    for suffix, path in units.items():
+        write(path, texts[suffix])
+    applied = run(reconcile + ["--apply"], 120)
+    enabled = container.systemctl("is-enabled", "sw-crash.timer").stdout.strip()
+    check("a person's disabled copy of the same files (no intent): reported, left disabled",
+          re.search(r"^sw-crash +box +inactive +skipped: inactive, enable explicitly "
+                    r"\(sw-crash\.timer: disabled, stopped \(inactive\)\)$", applied.stdout,
+                    re.M) and enabled == "disabled", (applied.stdout, enabled))
+    reset()
+
+    # A real kill, as soon as the intent is on disk (the manager's reloads follow).
+    process = subprocess.Popen(reconcile + ["--apply"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    announced = wait("the intent of a creation", lambda: os.path.lexists(intent) or
+                     process.poll() is not None, 60, interval=0.001)
+    process.kill()
+    process.wait()
+    left = sorted(os.path.basename(p) for p in glob.glob(container.path(f"{ETC}/*sw-crash*")) +
+                  glob.glob(container.path(f"{ETC}/.*sw-crash*")))
+    check("reconcile --apply killed mid-creation", announced and process.returncode == -9 and
+          os.path.lexists(intent), (process.returncode, left))
+    print(f"figure: killed with {left} on disk")
+    applied = run(reconcile + ["--apply"], 120)
+    converged("by SIGKILL once its intent was on disk", applied.stdout + applied.stderr,
+              "(created|finished an interrupted creation)")
 
 
 def discover_checks(args, workdir, container):
@@ -370,7 +508,8 @@ def discover_checks(args, workdir, container):
     after = {name: open(container.path(f"{d}/{name}.timer")).read()
              for name, (d, _, _) in UNITS.items()}
     check("discover wrote nothing to the units",
-          before == after and not glob.glob(container.path(f"{ETC}/*.timer.d/schedwatch.conf")))
+          before == after and glob.glob(container.path(f"{ETC}/*.timer.d/schedwatch.conf")) ==
+          [container.path(VENDOR_DROP_IN)])
     checked = run([args.exporter, "check", "--config.file", draft_path], 30)
     check("check accepts the discovered draft", checked.returncode == 0,
           checked.stdout[-500:] + checked.stderr)

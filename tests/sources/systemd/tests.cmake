@@ -3,7 +3,10 @@
 schedwatch_gtests(LIBRARY schedwatch::sources LABELS unit SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/timer_mapping_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/unit_markers_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/unit_journal_test.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/unit_journal_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/masked_timer_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/unit_files_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/systemd_repairer_test.cc)
 
 add_executable(systemd_capture ${CMAKE_CURRENT_LIST_DIR}/systemd_capture.cc)
 target_link_libraries(systemd_capture PRIVATE schedwatch::sources)
