@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -19,6 +21,7 @@ namespace {
 
 constexpr std::size_t kMaxVariables = 100;
 constexpr int kMaxPages = 1000;  // 100,000 schedules
+constexpr std::string_view kPendingMarker = "schedwatch-pending:";
 
 std::string Form(const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string form;
@@ -112,33 +115,44 @@ class GitLabRepairer : public Repairer {
   }
 
  private:
-  // The lowest ID of a schedule under `description` (a pending one), if any.
+  // The lowest ID of a schedule under the pending `description`, if any. The schedules are
+  // listed once a run (a repairer serves one run): each role has its own pending description.
   Result<std::optional<std::int64_t>> FindPending(const std::string& schedules,
                                                   const std::string& description,
                                                   std::int64_t now) {
-    std::optional<std::int64_t> found;
-    std::string url = schedules + "?per_page=100&page=1";
-    for (int page = 0; !url.empty(); ++page) {
-      if (page == kMaxPages) return Error{"too many pages of pipeline schedules"};
-      auto answer = api_->Get(url, now, nullptr);
-      if (!answer) return Error{answer.error()};
-      auto json = nlohmann::json::parse(answer->body, nullptr, false);
-      if (!json.is_array()) return Error{"the pipeline schedules' answer is not a list"};
-      for (const auto& item : json) {
-        if (item.is_object() && item.value("description", nlohmann::json()) == description &&
-            item.contains("id") && item["id"].is_number_integer() &&
-            (!found || item["id"].get<std::int64_t>() < *found)) {
-          found = item["id"].get<std::int64_t>();
+    if (!pending_) {
+      std::map<std::string, std::int64_t> pending;
+      std::string url = schedules + "?per_page=100&page=1";
+      for (int page = 0; !url.empty(); ++page) {
+        if (page == kMaxPages) return Error{"too many pages of pipeline schedules"};
+        auto answer = api_->Get(url, now, nullptr);
+        if (!answer) return Error{answer.error()};
+        auto json = nlohmann::json::parse(answer->body, nullptr, false);
+        if (!json.is_array()) return Error{"the pipeline schedules' answer is not a list"};
+        for (const auto& item : json) {
+          if (!item.is_object() || !item.contains("id") || !item["id"].is_number_integer() ||
+              !item.contains("description") || !item["description"].is_string()) {
+            continue;
+          }
+          auto text = item["description"].get<std::string>();
+          if (text.find(kPendingMarker) == std::string::npos) continue;
+          auto id = item["id"].get<std::int64_t>();
+          auto [it, added] = pending.emplace(std::move(text), id);
+          if (!added) it->second = std::min(it->second, id);
         }
+        url = answer->next;
       }
-      url = answer->next;
+      pending_ = std::move(pending);
     }
-    return found;
+    auto it = pending_->find(description);
+    if (it == pending_->end()) return std::optional<std::int64_t>();
+    return std::optional<std::int64_t>(it->second);
   }
 
   GitLabSettings settings_;
   TokenSource tokens_;
   std::unique_ptr<Api> api_;
+  std::optional<std::map<std::string, std::int64_t>> pending_;  // description -> lowest ID
 };
 
 }  // namespace
@@ -236,7 +250,7 @@ std::string PendingDescription(std::string_view description) {
   constexpr std::string_view kMarker = "schedwatch:";
   for (auto at = pending.find(kMarker); at != std::string::npos;
        at = pending.find(kMarker, at + 1)) {
-    pending.replace(at, kMarker.size(), "schedwatch-pending:");
+    pending.replace(at, kMarker.size(), kPendingMarker);
   }
   return pending;
 }
