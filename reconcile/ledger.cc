@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -43,7 +44,12 @@ Result<bool> WriteLedger(const std::string& path, const Ledger& ledger) {
     json["roles"][role] = {
         {"source", entry.source}, {"id", entry.id}, {"verified", entry.verified}};
   }
-  // fsynced and renamed over: a crash leaves the old ledger or the new one, never half of one.
+  // fsynced and renamed over: a crash leaves the old ledger or the new one, never half of one,
+  // and perhaps a temporary, removed by the next write.
+  auto slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  platform::RemoveStaleTemporaries(
+      slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1)), name);
   auto written = platform::WriteFileAtomically(path, json.dump(2) + "\n", 0644);
   if (!written) return Error{written.error()};
   return true;

@@ -1,7 +1,9 @@
 #include "schedwatch/platform/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +11,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "schedwatch/platform/replace_file.h"
@@ -328,11 +332,135 @@ bool WriteAll(int fd, std::string_view content) {
   while (!content.empty()) {
     ssize_t n = write(fd, content.data(), content.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
     content.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
 }
+
+struct Place {
+  std::string directory, name;
+};
+
+Place PlaceOf(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {path.substr(0, std::max<std::size_t>(slash, 1)), path.substr(slash + 1)};
+}
+
+// The NAME of a temporary WriteFileAtomically made for it, ".NAME.PID.SEQ.tmp" (cron,
+// run-parts and systemd skip names with a dot); empty for any other name.
+std::string_view TemporaryFor(std::string_view entry) {
+  constexpr std::string_view kSuffix = ".tmp";
+  if (entry.size() <= 1 + kSuffix.size() || entry[0] != '.' ||
+      entry.substr(entry.size() - kSuffix.size()) != kSuffix) {
+    return {};
+  }
+  entry.remove_suffix(kSuffix.size());
+  for (int number = 0; number < 2; ++number) {  // SEQ, then PID
+    auto dot = entry.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == entry.size() ||
+        entry.find_first_not_of("0123456789", dot + 1) != std::string_view::npos) {
+      return {};
+    }
+    entry = entry.substr(0, dot);
+  }
+  return entry.substr(1);
+}
+
+// A temporary of this user, lstat'ed (never followed), opened and locked: no writer holds it.
+// The lock is held as long as the descriptor is open.
+struct Claimed {
+  UniqueFd fd;
+  struct stat info {};
+};
+
+std::optional<Claimed> Claim(int directory, const char* entry) {
+  Claimed claimed;
+  if (fstatat(directory, entry, &claimed.info, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(claimed.info.st_mode) || claimed.info.st_uid != geteuid()) {
+    return std::nullopt;
+  }
+  claimed.fd = UniqueFd(openat(directory, entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat opened {};
+  if (claimed.fd.get() < 0 || fstat(claimed.fd.get(), &opened) != 0 ||
+      opened.st_dev != claimed.info.st_dev || opened.st_ino != claimed.info.st_ino ||
+      flock(claimed.fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    return std::nullopt;
+  }
+  // Still the name of what was locked (a writer checks the same after taking its lock).
+  struct stat again {};
+  if (fstatat(directory, entry, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
+      again.st_ino != opened.st_ino || again.st_dev != opened.st_dev) {
+    return std::nullopt;
+  }
+  claimed.info = again;
+  return claimed;
+}
+
+// The names in an open directory (read through a copy of its descriptor).
+Result<std::vector<std::string>> Entries(int directory, const std::string& shown) {
+  int copy = dup(directory);
+  DIR* listing = copy < 0 ? nullptr : fdopendir(copy);
+  if (listing == nullptr) {
+    int error = errno;
+    if (copy >= 0) close(copy);
+    return Error{fmt::format("cannot list {}: {}", shown, Errno(error))};
+  }
+  rewinddir(listing);
+  std::vector<std::string> names;
+  while (const dirent* entry = readdir(listing)) names.emplace_back(entry->d_name);
+  closedir(listing);
+  return names;
+}
+
+// A temporary nobody else can see: its name is ".NAME.PID.SEQ.tmp", taken exclusively, locked
+// for as long as it is written (RemoveStaleTemporaries leaves locked ones alone), and still its
+// name once locked (else a cleaner removed it in between: another name is taken).
+Result<std::pair<UniqueFd, std::string>> OpenNamedTemporary(int directory, const Place& place) {
+  // Unique per process and call: two threads writing the same path never share a temporary.
+  static std::atomic<unsigned long> sequence{0};
+  for (int attempt = 0;; ++attempt) {
+    std::string name = fmt::format(".{}.{}.{}.tmp", place.name, getpid(), ++sequence);
+    UniqueFd fd(openat(directory, name.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (fd.get() < 0) {
+      return Error{fmt::format("cannot write {}/{}: {}", place.directory, name, Errno(errno))};
+    }
+    struct stat opened {
+    }, named{};
+    if (flock(fd.get(), LOCK_EX) == 0 && fstat(fd.get(), &opened) == 0 &&
+        fstatat(directory, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+        opened.st_ino == named.st_ino && opened.st_dev == named.st_dev) {
+      return std::pair{std::move(fd), std::move(name)};
+    }
+    if (attempt == 3) {
+      return Error{
+          fmt::format("cannot write {}/{}: removed while it was written", place.directory, name)};
+    }
+  }
+}
+
+// Content, owner, exact mode (not masked by the umask), then fsync: complete before it is named.
+bool Fill(int fd, std::string_view content, const AtomicWrite& how) {
+  return WriteAll(fd, content) &&
+         (!how.owner || fchown(fd, how.owner->first, how.owner->second) == 0) &&
+         fchmod(fd, static_cast<mode_t>(how.mode)) == 0 && fsync(fd) == 0;
+}
+
+// The unnamed file `fd` (O_TMPFILE) takes the name, or fails with EEXIST when it is taken.
+// AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc/self/fd is the way without it.
+int LinkUnnamed(int fd, int directory, const std::string& name) {
+  if (linkat(fd, "", directory, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  if (errno != ENOENT && errno != EPERM) return -1;
+  std::string self = fmt::format("/proc/self/fd/{}", fd);
+  return linkat(AT_FDCWD, self.c_str(), directory, name.c_str(), AT_SYMLINK_FOLLOW);
+}
+
+bool Unsupported(int error) { return error == EOPNOTSUPP || error == EISDIR || error == EINVAL; }
 
 }  // namespace
 
@@ -346,57 +474,126 @@ Result<bool> WriteFileAtomically(const std::string& path, std::string_view conte
 
 Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
                                  const AtomicWrite& how) {
-  const unsigned int mode = how.mode;
-  const Existing existing = how.existing;
-  // Unique per process and call: two threads writing the same path never share a temporary.
-  static std::atomic<unsigned long> sequence{0};
-  auto slash = path.rfind('/');
-  std::string directory =
-      slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1));
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string temporary = fmt::format("{}/.{}.{}.{}.tmp", directory, name, getpid(), ++sequence);
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Error{fmt::format("cannot write {}: {}", temporary, Errno(errno))};
-  bool written = WriteAll(fd, content) &&
-                 (!how.owner || fchown(fd, how.owner->first, how.owner->second) == 0) &&
-                 fchmod(fd, static_cast<mode_t>(mode)) == 0 && fsync(fd) == 0;
-  int error = errno;
-  if (close(fd) != 0 && written) written = false, error = errno;
-  if (!written) {
-    unlink(temporary.c_str());
-    return Error{fmt::format("cannot write {}: {}", temporary, Errno(error))};
-  }
-  if (how.before_rename) {
-    auto still = how.before_rename();
-    if (!still) {
-      unlink(temporary.c_str());
-      return Error{still.error()};
+  const Place place = PlaceOf(path);
+  UniqueFd directory(open(place.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.get() < 0) return Error{fmt::format("cannot write {}: {}", path, Errno(errno))};
+  bool created = true;
+  // Keeping an existing file: an unnamed file, filled, then linked to its only name. A kill at
+  // any point leaves no file or the complete one, and never a second name for it (cron ignores
+  // a cron.d file with two links).
+  UniqueFd unnamed;
+  if (how.existing == Existing::kKeep) {
+    unnamed = UniqueFd(openat(directory.get(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+    if (unnamed.get() < 0 && !Unsupported(errno)) {
+      return Error{fmt::format("cannot write {}: {}", path, Errno(errno))};
     }
   }
-  bool created = true;
-  if (existing == Existing::kReplace) {
-    if (rename(temporary.c_str(), path.c_str()) != 0) {
-      error = errno;
-      unlink(temporary.c_str());
-      return Error{fmt::format("cannot replace {}: {}", path, Errno(error))};
+  if (unnamed.get() >= 0) {
+    if (!Fill(unnamed.get(), content, how)) {
+      return Error{fmt::format("cannot write {}: {}", path, Errno(errno))};
+    }
+    if (how.before_rename) {
+      if (auto still = how.before_rename(); !still) return Error{still.error()};
+    }
+    if (LinkUnnamed(unnamed.get(), directory.get(), place.name) != 0) {
+      if (errno != EEXIST) return Error{fmt::format("cannot create {}: {}", path, Errno(errno))};
+      created = false;
     }
   } else {
-    // link() fails with EEXIST instead of replacing.
-    int linked = link(temporary.c_str(), path.c_str());
-    error = errno;
-    unlink(temporary.c_str());
-    if (linked != 0 && error != EEXIST) {
-      return Error{fmt::format("cannot create {}: {}", path, Errno(error))};
+    // A named temporary (replacing, or a file system without O_TMPFILE), renamed into place.
+    auto temporary = OpenNamedTemporary(directory.get(), place);
+    if (!temporary) return Error{temporary.error()};
+    const char* name = temporary->second.c_str();
+    auto discard = [&] { unlinkat(directory.get(), name, 0); };
+    if (!Fill(temporary->first.get(), content, how)) {
+      int error = errno;
+      discard();
+      return Error{fmt::format("cannot write {}/{}: {}", place.directory, name, Errno(error))};
     }
-    created = linked == 0;
+    if (how.before_rename) {
+      if (auto still = how.before_rename(); !still) {
+        discard();
+        return Error{still.error()};
+      }
+    }
+    int renamed = how.existing == Existing::kReplace
+                      ? renameat(directory.get(), name, directory.get(), place.name.c_str())
+                      : renameat2(directory.get(), name, directory.get(), place.name.c_str(),
+                                  RENAME_NOREPLACE);
+    if (renamed != 0 && how.existing == Existing::kKeep && Unsupported(errno)) {
+      // Neither O_TMPFILE nor RENAME_NOREPLACE (NFS): link, then unlink the temporary; an
+      // interruption in between is what FinishInterruptedCreate completes.
+      renamed = linkat(directory.get(), name, directory.get(), place.name.c_str(), 0);
+      int error = errno;
+      if (renamed == 0) discard();
+      errno = error;
+    }
+    if (renamed != 0) {
+      int error = errno;
+      discard();
+      if (how.existing == Existing::kReplace || error != EEXIST) {
+        return Error{fmt::format("cannot {} {}: {}",
+                                 how.existing == Existing::kReplace ? "replace" : "create", path,
+                                 Errno(error))};
+      }
+      created = false;
+    }
   }
   // The new name is durable once the directory is synced.
-  int dir = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    fsync(dir);
-    close(dir);
-  }
+  if (created) fsync(directory.get());
   return created;
+}
+
+Result<std::size_t> RemoveStaleTemporaries(const std::string& directory_path,
+                                           std::string_view prefix) {
+  UniqueFd directory(open(directory_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.get() < 0) {
+    return Error{fmt::format("cannot list {}: {}", directory_path, Errno(errno))};
+  }
+  auto entries = Entries(directory.get(), directory_path);
+  if (!entries) return Error{entries.error()};
+  std::size_t removed = 0;
+  for (const auto& entry : *entries) {
+    std::string_view name = TemporaryFor(entry);
+    if (name.empty() || name.substr(0, prefix.size()) != prefix) continue;
+    auto claimed = Claim(directory.get(), entry.c_str());
+    // One link only: a second one is a name someone else may need (FinishInterruptedCreate).
+    if (!claimed || claimed->info.st_nlink != 1) continue;
+    if (unlinkat(directory.get(), entry.c_str(), 0) == 0) ++removed;
+  }
+  if (removed > 0) fsync(directory.get());
+  return removed;
+}
+
+Result<bool> FinishInterruptedCreate(const std::string& path, std::string_view content) {
+  const Place place = PlaceOf(path);
+  UniqueFd directory(open(place.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.get() < 0) return Error{fmt::format("cannot read {}: {}", path, Errno(errno))};
+  struct stat target {};
+  if (fstatat(directory.get(), place.name.c_str(), &target, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(target.st_mode) || target.st_nlink != 2 || target.st_uid != geteuid() ||
+      static_cast<std::size_t>(target.st_size) != content.size()) {
+    return false;
+  }
+  auto entries = Entries(directory.get(), place.directory);
+  if (!entries) return Error{entries.error()};
+  for (const auto& entry : *entries) {
+    if (TemporaryFor(entry) != place.name) continue;
+    auto claimed = Claim(directory.get(), entry.c_str());
+    if (!claimed || claimed->info.st_ino != target.st_ino ||
+        claimed->info.st_dev != target.st_dev) {
+      continue;
+    }
+    // The same file under both names: it is what was being written when it holds `content`.
+    auto text = ReadRegularFd(claimed->fd.get(), path, content.size());
+    if (!text || *text != content) return false;
+    if (unlinkat(directory.get(), entry.c_str(), 0) != 0) {
+      return Error{fmt::format("cannot remove {}/{}: {}", place.directory, entry, Errno(errno))};
+    }
+    fsync(directory.get());
+    return true;
+  }
+  return false;
 }
 
 }  // namespace schedwatch::platform

@@ -1,6 +1,8 @@
 // crontab: the template is a cron.d file written as <cron.d>/schedwatch-<role>, mode 0644, owned
-// by whoever runs reconcile (root, for cron to accept it). Written to a temporary file first and
-// linked into place, so cron never reads half a file and an existing file is never replaced.
+// by whoever runs reconcile (root, for cron to accept it). Written complete before it takes its
+// one name (platform::WriteFileAtomically, kKeep), so cron never reads half a file nor a file
+// with two links, and an existing file is never replaced. What a killed run left is finished
+// or removed by the next one.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/platform/file.h"
+#include "schedwatch/platform/log.h"
 #include "sources/crontab/crontab_descriptor.h"
 #include "sources/crontab/crontab_file.h"
 #include "sources/repairer.h"
@@ -58,7 +61,22 @@ class CrontabRepairer : public Repairer {
 
   Result<Creation> Create(const JobSpec& job, const std::string& text) override {
     std::string target = fmt::format("{}/schedwatch-{}", directory_, job.role);
-    // Linked, never renamed, into place: an object someone else just created stays.
+    if (!cleaned_) {
+      // Once a run (under the reconcile lock): temporaries a killed run left.
+      cleaned_ = true;
+      auto removed = platform::RemoveStaleTemporaries(directory_, "schedwatch-");
+      if (!removed || *removed > 0) {
+        Log(removed ? LogLevel::kInfo : LogLevel::kWarn, "stale temporaries",
+            {{"dir", directory_},
+             removed ? LogField{"removed", std::to_string(*removed)}
+                     : LogField{"err", removed.error()}});
+      }
+    }
+    // A file an interrupted run linked but left with a second name, which cron ignores.
+    auto finished = platform::FinishInterruptedCreate(target, text);
+    if (!finished) return Error{finished.error()};
+    if (*finished) return Creation{target};
+    // Never renamed over: an object someone else just created stays.
     auto created = platform::WriteFileAtomically(target, text, 0644, platform::Existing::kKeep);
     if (!created) return Error{created.error()};
     if (!*created) return Creation{target, true};
@@ -67,6 +85,7 @@ class CrontabRepairer : public Repairer {
 
  private:
   std::string directory_;
+  bool cleaned_ = false;
 };
 
 }  // namespace

@@ -82,6 +82,16 @@ Result<ApiAnswer> Api::PostForm(const std::string& url, const std::string& form,
   return Send(write_client_, std::move(call), now, cancelled, false);
 }
 
+Result<ApiAnswer> Api::PutForm(const std::string& url, const std::string& form, std::int64_t now,
+                               const std::atomic<bool>* cancelled) {
+  platform::ApiCall call;
+  call.method = "PUT";
+  call.url = url;
+  call.body = form;
+  call.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+  return Send(client_, std::move(call), now, cancelled, false);
+}
+
 Result<ApiAnswer> Api::Send(platform::ApiClient& client, platform::ApiCall call, std::int64_t now,
                             const std::atomic<bool>* cancelled, bool accept_not_found) {
   const std::string where = call.method + " " + UrlPathForMessages(call.url);

@@ -46,6 +46,9 @@ class Api {
   Result<ApiAnswer> PostForm(const std::string& url, const std::string& form, std::int64_t now,
                              const std::atomic<bool>* cancelled);
 
+  // PUT a form to `url` (retried like a GET: the same PUT twice leaves the same object).
+  Result<ApiAnswer> PutForm(const std::string& url, const std::string& form, std::int64_t now,
+                            const std::atomic<bool>* cancelled);
   // Unix seconds before which no request is sent; nullopt when requests may go out.
   std::optional<std::int64_t> BlockedUntil(std::int64_t now) const;
 

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -17,6 +20,8 @@ namespace schedwatch::gitlab {
 namespace {
 
 constexpr std::size_t kMaxVariables = 100;
+constexpr int kMaxPages = 1000;  // 100,000 schedules
+constexpr std::string_view kPendingMarker = "schedwatch-pending:";
 
 std::string Form(const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string form;
@@ -58,31 +63,96 @@ class GitLabRepairer : public Repairer {
     auto token = tokens_.Load();
     if (!token) return Error{token.error()};
     api_->SetToken(*token);
-    const std::string project = api_->base_url() + "/projects/" + UrlEncode(settings_.project);
+    const std::string schedules =
+        api_->base_url() + "/projects/" + UrlEncode(settings_.project) + "/pipeline_schedules";
     const std::int64_t now = std::time(nullptr);
-    auto created = api_->PostForm(project + "/pipeline_schedules", parsed->form, now, nullptr);
-    if (!created) return Error{created.error()};
-    auto json = nlohmann::json::parse(created->body, nullptr, false);
-    if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
-        !json["id"].is_number_integer()) {
-      return Error{"the created pipeline schedule's answer holds no id"};
-    }
-    const auto id = json["id"].get<std::int64_t>();
-    for (const auto& variable : parsed->variables) {
-      auto added = api_->PostForm(fmt::format("{}/pipeline_schedules/{}/variables", project, id),
-                                  variable, now, nullptr);
-      if (!added) {
-        return Error{fmt::format("pipeline schedule {} created, but a variable was not: {}", id,
-                                 added.error())};
+    // An earlier run's pending schedule is carried on with, not made again.
+    auto pending = FindPending(schedules, parsed->pending_description, now);
+    if (!pending) return Error{pending.error()};
+    std::int64_t id = pending->value_or(0);
+    if (!*pending) {
+      auto created = api_->PostForm(schedules, parsed->form, now, nullptr);
+      if (!created) return Error{created.error()};
+      auto json = nlohmann::json::parse(created->body, nullptr, false);
+      if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
+          !json["id"].is_number_integer()) {
+        return Error{"the created pipeline schedule's answer holds no id"};
       }
+      id = json["id"].get<std::int64_t>();
+    }
+    const std::string schedule = fmt::format("{}/{}", schedules, id);
+    std::set<std::string> present;
+    if (*pending && !parsed->variables.empty()) {
+      auto read = api_->Get(schedule, now, nullptr);
+      if (!read) return Error{fmt::format("pipeline schedule {}: {}", id, read.error())};
+      auto json = nlohmann::json::parse(read->body, nullptr, false);
+      if (json.is_object() && json.contains("variables") && json["variables"].is_array()) {
+        for (const auto& variable : json["variables"]) {
+          if (variable.is_object() && variable.contains("key") && variable["key"].is_string()) {
+            present.insert(variable["key"].get<std::string>());
+          }
+        }
+      }
+    }
+    for (const auto& [key, form] : parsed->variables) {
+      if (present.count(key)) continue;
+      auto added = api_->PostForm(schedule + "/variables", form, now, nullptr);
+      if (!added) {
+        return Error{
+            fmt::format("pipeline schedule {} created, inactive, but a variable was not "
+                        "(the next run adds it): {}",
+                        id, added.error())};
+      }
+    }
+    auto finished = api_->PutForm(schedule, parsed->finish, now, nullptr);
+    if (!finished) {
+      return Error{
+          fmt::format("pipeline schedule {} created, inactive, but not activated (the "
+                      "next run does it): {}",
+                      id, finished.error())};
     }
     return Creation{fmt::format("pipeline schedule {}", id), false};
   }
 
  private:
+  // The lowest ID of a schedule under the pending `description`, if any. The schedules are
+  // listed once a run (a repairer serves one run): each role has its own pending description.
+  Result<std::optional<std::int64_t>> FindPending(const std::string& schedules,
+                                                  const std::string& description,
+                                                  std::int64_t now) {
+    if (!pending_) {
+      std::map<std::string, std::int64_t> pending;
+      std::string url = schedules + "?per_page=100&page=1";
+      for (int page = 0; !url.empty(); ++page) {
+        if (page == kMaxPages) return Error{"too many pages of pipeline schedules"};
+        auto answer = api_->Get(url, now, nullptr);
+        if (!answer) return Error{answer.error()};
+        auto json = nlohmann::json::parse(answer->body, nullptr, false);
+        if (!json.is_array()) return Error{"the pipeline schedules' answer is not a list"};
+        for (const auto& item : json) {
+          if (!item.is_object() || !item.contains("id") || !item["id"].is_number_integer() ||
+              !item.contains("description") || !item["description"].is_string()) {
+            continue;
+          }
+          auto text = item["description"].get<std::string>();
+          if (text.find(kPendingMarker) == std::string::npos) continue;
+          auto id = item["id"].get<std::int64_t>();
+          auto [it, added] = pending.emplace(std::move(text), id);
+          if (!added) it->second = std::min(it->second, id);
+        }
+        url = answer->next;
+      }
+      pending_ = std::move(pending);
+    }
+    auto it = pending_->find(description);
+    if (it == pending_->end()) return std::optional<std::int64_t>();
+    return std::optional<std::int64_t>(it->second);
+  }
+
   GitLabSettings settings_;
   TokenSource tokens_;
   std::unique_ptr<Api> api_;
+  std::optional<std::map<std::string, std::int64_t>> pending_;  // description -> lowest ID
 };
 
 }  // namespace
@@ -141,12 +211,15 @@ Result<ScheduleTemplate> ReadScheduleTemplate(std::string_view text, const JobSp
   }
 
   ScheduleTemplate result;
-  std::vector<std::pair<std::string, std::string>> fields = {{"description", schedule.description},
-                                                             {"ref", schedule.ref},
-                                                             {"cron", schedule.cron},
-                                                             {"active", "true"}};
+  result.pending_description = PendingDescription(schedule.description);
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"description", result.pending_description},
+      {"ref", schedule.ref},
+      {"cron", schedule.cron},
+      {"active", "false"}};
   if (!schedule.cron_timezone.empty()) fields.emplace_back("cron_timezone", schedule.cron_timezone);
   result.form = Form(fields);
+  result.finish = Form({{"description", schedule.description}, {"active", "true"}});
   for (std::size_t i = 0; i < root.size(); ++i) {
     if (root.key(i).scalar() != "variables") continue;
     YamlNode list = root.value(i);
@@ -158,16 +231,28 @@ Result<ScheduleTemplate> ReadScheduleTemplate(std::string_view text, const JobSp
       YamlNode item = list.item(v);
       if (!item.IsMapping()) return Error{fmt::format("variables[{}]: must be a mapping", v)};
       std::vector<std::pair<std::string, std::string>> variable;
+      std::string variable_key;
       for (auto [key, required] :
            {std::pair{"key", true}, std::pair{"value", true}, std::pair{"variable_type", false}}) {
         auto value = ScalarAt(item, key, required);
         if (!value) return Error{fmt::format("variables[{}].{}", v, value.error())};
         if (!value->empty() || required) variable.emplace_back(key, *value);
+        if (std::string_view(key) == "key") variable_key = *value;
       }
-      result.variables.push_back(Form(variable));
+      result.variables.emplace_back(variable_key, Form(variable));
     }
   }
   return result;
+}
+
+std::string PendingDescription(std::string_view description) {
+  std::string pending(description);
+  constexpr std::string_view kMarker = "schedwatch:";
+  for (auto at = pending.find(kMarker); at != std::string::npos;
+       at = pending.find(kMarker, at + 1)) {
+    pending.replace(at, kMarker.size(), kPendingMarker);
+  }
+  return pending;
 }
 
 Result<std::unique_ptr<Repairer>> MakeGitLabRepairer(const SourceSpec& source) {

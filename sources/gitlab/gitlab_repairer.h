@@ -11,6 +11,13 @@
 //
 // GitLab gives a schedule no name of ours, so nothing stops a second creator but the reconcile
 // lock and the read just before writing; a duplicate shows as `duplicate` and is never deleted.
+//
+// A schedule is made in steps a later run resumes when one is interrupted (a kill, a failed
+// request): created inactive under its pending description (the marker's "schedwatch:" written
+// "schedwatch-pending:", so the source does not count it and the role stays missing), then its
+// variables, then one PUT gives it its description and makes it active. The next run finds the
+// pending schedule by its description and carries on from where it stopped: no duplicate, and
+// it never runs without its variables.
 #pragma once
 
 #include <memory>
@@ -26,9 +33,15 @@
 namespace schedwatch::gitlab {
 
 struct ScheduleTemplate {
-  std::string form;                    // the POST body, application/x-www-form-urlencoded
-  std::vector<std::string> variables;  // one POST body each
+  std::string pending_description;  // the description while it is made (no marker)
+  std::string form;    // the POST body, application/x-www-form-urlencoded: pending, inactive
+  std::string finish;  // the PUT body that completes it: the description, active
+  std::vector<std::pair<std::string, std::string>> variables;  // key, POST body
 };
+
+// The description a schedule has while it is made: the marker's "schedwatch:" written
+// "schedwatch-pending:".
+std::string PendingDescription(std::string_view description);
 
 // Reads and checks a template for `job`, pure: a mapping of the keys above (others refused),
 // read by the same mapping as live schedules, which must give this job's role, spec version,

@@ -1,6 +1,9 @@
 // The platform's clock, atomic writes and file locks.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -9,6 +12,7 @@
 #include "schedwatch/platform/clock.h"
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/file_lock.h"
+#include "schedwatch/platform/replace_file.h"
 #include "tests/test_util.h"
 
 namespace schedwatch::platform {
@@ -19,6 +23,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::ReadFile;
 using testing::TempDir;
+using testing::WriteFile;
 
 std::vector<std::string> Names(const fs::path& directory) {
   std::vector<std::string> names;
@@ -90,6 +95,142 @@ TEST(WriteFileAtomicallyTest, AMissingDirectoryIsAnError) {
   ASSERT_FALSE(written.ok());
   EXPECT_NE(written.error().find("No such file or directory"), std::string::npos)
       << written.error();
+}
+
+TEST(WriteFileAtomicallyTest, KeepNeverShowsTheFileUnderASecondName) {
+  // cron ignores a cron.d file with two links: a kill between a link and an unlink left one.
+  // Just before the file takes its name there is nothing else in the directory to see.
+  TempDir dir;
+  std::string path = (dir.path() / "schedwatch-retry").string();
+  AtomicWrite how;
+  how.existing = Existing::kKeep;
+  std::vector<std::string> seen_before;
+  how.before_rename = [&]() -> Result<bool> {
+    seen_before = Names(dir.path());
+    return true;
+  };
+  auto created = WriteFileAtomically(path, "* * * * * root true\n", how);
+  ASSERT_TRUE(created.ok()) << created.error();
+  EXPECT_TRUE(*created);
+  EXPECT_EQ(seen_before, std::vector<std::string>{});
+  struct stat info {};
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_nlink, 1u);
+  EXPECT_EQ(info.st_mode & 0777, 0644u);
+  EXPECT_EQ(Names(dir.path()), std::vector<std::string>{"schedwatch-retry"});
+}
+
+TEST(WriteFileAtomicallyTest, AWritersTemporaryIsNotStaleWhileItWrites) {
+  // The temporary is locked while it is written: a cleaner in another run leaves it alone.
+  TempDir dir;
+  std::string path = (dir.path() / "ledger.json").string();
+  AtomicWrite how;
+  std::vector<std::string> during;
+  Result<std::size_t> removed = std::size_t{0};
+  how.before_rename = [&]() -> Result<bool> {
+    during = Names(dir.path());
+    removed = RemoveStaleTemporaries(dir.path().string(), "ledger.json");
+    return true;
+  };
+  auto written = WriteFileAtomically(path, "{}\n", how);
+  ASSERT_TRUE(written.ok()) << written.error();
+  ASSERT_TRUE(removed.ok()) << removed.error();
+  EXPECT_EQ(*removed, 0u);
+  ASSERT_EQ(during.size(), 1u);
+  EXPECT_EQ(during[0].rfind(".ledger.json.", 0), 0u) << during[0];
+  EXPECT_EQ(Names(dir.path()), std::vector<std::string>{"ledger.json"});
+}
+
+TEST(RemoveStaleTemporariesTest, RemovesOnlyItsOwnUnheldTemporaries) {
+  TempDir dir;
+  auto in = [&](const std::string& name) { return dir.path() / name; };
+  WriteFile(in(".schedwatch-a.123.4.tmp"), "killed\n");  // a killed writer's: removed
+  WriteFile(in("schedwatch-a"), "* * * * * root a\n");   // not a temporary
+  WriteFile(in(".other.1.2.tmp"), "x");                  // another prefix
+  WriteFile(in(".schedwatch-b.x.2.tmp"), "x");           // not PID.SEQ
+  WriteFile(in(".schedwatch-c.1.2.tmp.orig"), "x");      // not .tmp
+  // A link named like a temporary, to a file outside: neither followed nor removed.
+  WriteFile(dir.path() / "outside/passwd", "root:x:0:0::/root:/bin/sh\n");
+  fs::create_symlink(dir.path() / "outside/passwd", in(".schedwatch-evil.1.1.tmp"));
+  // A hard link to a file someone needs, named like a temporary: one of two names, kept.
+  fs::create_hard_link(dir.path() / "outside/passwd", in(".schedwatch-hard.1.1.tmp"));
+  // Another user's file, a directory and a temporary a live writer holds: kept.
+  // (Another user's only when this test may give a file away: as root.)
+  const bool root = geteuid() == 0;
+  if (root) {
+    WriteFile(in(".schedwatch-theirs.1.1.tmp"), "x");
+    ASSERT_EQ(chown(in(".schedwatch-theirs.1.1.tmp").c_str(), 65534, 65534), 0);
+  }
+  fs::create_directory(in(".schedwatch-dir.1.1.tmp"));
+  WriteFile(in(".schedwatch-live.1.1.tmp"), "being written");
+  UniqueFd held(open(in(".schedwatch-live.1.1.tmp").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_EQ(flock(held.get(), LOCK_EX), 0);
+
+  auto removed = RemoveStaleTemporaries(dir.path().string(), "schedwatch-");
+  ASSERT_TRUE(removed.ok()) << removed.error();
+  EXPECT_EQ(*removed, 1u);
+  std::vector<std::string> kept = {".other.1.2.tmp",
+                                   ".schedwatch-b.x.2.tmp",
+                                   ".schedwatch-c.1.2.tmp.orig",
+                                   ".schedwatch-dir.1.1.tmp",
+                                   ".schedwatch-evil.1.1.tmp",
+                                   ".schedwatch-hard.1.1.tmp",
+                                   ".schedwatch-live.1.1.tmp",
+                                   "outside",
+                                   "schedwatch-a"};
+  if (root) kept.insert(kept.begin() + 7, ".schedwatch-theirs.1.1.tmp");
+  EXPECT_EQ(Names(dir.path()), kept);
+  EXPECT_EQ(ReadFile(dir.path() / "outside/passwd"), "root:x:0:0::/root:/bin/sh\n");
+  held = UniqueFd();
+  removed = RemoveStaleTemporaries(dir.path().string(), "schedwatch-");
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 1u) << "released by its writer's end";
+  EXPECT_FALSE(fs::exists(in(".schedwatch-live.1.1.tmp")));
+}
+
+TEST(FinishInterruptedCreateTest, RemovesTheTemporarysNameOfTheCompleteFile) {
+  // What a kill between link and unlink left: the file under its name and the temporary's.
+  TempDir dir;
+  const std::string text = "# schedwatch: role=rec spec_version=1\n* * * * * root true\n";
+  fs::path target = dir.path() / "schedwatch-rec";
+  WriteFile(target, text);
+  fs::create_hard_link(target, dir.path() / ".schedwatch-rec.4242.1.tmp");
+  // Neither another role's file with the same content nor a different text is finished.
+  auto other = FinishInterruptedCreate((dir.path() / "schedwatch-re").string(), text);
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_FALSE(*other);
+  auto differs = FinishInterruptedCreate(target.string(), text + "# more\n");
+  ASSERT_TRUE(differs.ok()) << differs.error();
+  EXPECT_FALSE(*differs);
+  std::string same_size = text;
+  same_size.back() = ' ';
+  differs = FinishInterruptedCreate(target.string(), same_size);
+  ASSERT_TRUE(differs.ok());
+  EXPECT_FALSE(*differs);
+  EXPECT_EQ(fs::hard_link_count(target), 2u);
+
+  auto finished = FinishInterruptedCreate(target.string(), text);
+  ASSERT_TRUE(finished.ok()) << finished.error();
+  EXPECT_TRUE(*finished);
+  EXPECT_EQ(fs::hard_link_count(target), 1u);
+  EXPECT_EQ(ReadFile(target), text);
+  EXPECT_EQ(Names(dir.path()), std::vector<std::string>{"schedwatch-rec"});
+  finished = FinishInterruptedCreate(target.string(), text);
+  ASSERT_TRUE(finished.ok());
+  EXPECT_FALSE(*finished) << "one link: nothing to finish";
+}
+
+TEST(FinishInterruptedCreateTest, ASecondNameThatIsNotATemporaryIsKept) {
+  TempDir dir;
+  fs::path target = dir.path() / "schedwatch-rec";
+  WriteFile(target, "x\n");
+  fs::create_hard_link(target, dir.path() / "backup");
+  fs::create_symlink(target, dir.path() / ".schedwatch-rec.1.1.tmp");
+  auto finished = FinishInterruptedCreate(target.string(), "x\n");
+  ASSERT_TRUE(finished.ok()) << finished.error();
+  EXPECT_FALSE(*finished);
+  EXPECT_EQ(fs::hard_link_count(target), 2u);
+  EXPECT_TRUE(fs::is_symlink(dir.path() / ".schedwatch-rec.1.1.tmp"));
 }
 
 TEST(FileLockTest, ASecondHolderIsToldWhoHoldsIt) {

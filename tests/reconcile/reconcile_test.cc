@@ -132,6 +132,42 @@ TEST_F(ReconcileTest, ApplyCreatesOnlyTheMissingJobVerifiesItAndWritesTheLedger)
   EXPECT_EQ(again["retry"].action, "verified");
 }
 
+TEST_F(ReconcileTest, AFileAKilledRunLeftWithTwoLinksIsFinished) {
+  // An older version killed between link and unlink: cron ignores the file (two links), the
+  // role is missing, and the name is taken. The next run recognises its own work and finishes
+  // it; the temporaries such runs left are removed, nothing else.
+  fs::path cron_d = root() / "etc/cron.d";
+  fs::path target = cron_d / "schedwatch-retry";
+  WriteFile(target, ReadFile(dir_.path() / "templates/retry.cron"));
+  chmod(target.c_str(), 0644);
+  fs::create_hard_link(target, cron_d / ".schedwatch-retry.4242.1.tmp");
+  WriteFile(cron_d / ".schedwatch-retry.4242.2.tmp", "half a fi");
+  WriteFile(dir_.path() / "passwd", "root:x:0:0::/root:/bin/sh\n");
+  fs::create_symlink(dir_.path() / "passwd", cron_d / ".schedwatch-gone.1.1.tmp");
+  ASSERT_EQ(Rows(Reconcile(spec_, Options(false)))["retry"].condition, "missing");
+
+  ReconcileReport report = Reconcile(spec_, Options(true));
+  EXPECT_EQ(Rows(report)["retry"].action, "created");
+  EXPECT_EQ(fs::hard_link_count(target), 1u);
+  EXPECT_EQ(ReadFile(target), ReadFile(dir_.path() / "templates/retry.cron"));
+  EXPECT_FALSE(fs::exists(cron_d / ".schedwatch-retry.4242.1.tmp"));
+  EXPECT_FALSE(fs::exists(cron_d / ".schedwatch-retry.4242.2.tmp"));
+  EXPECT_TRUE(fs::is_symlink(cron_d / ".schedwatch-gone.1.1.tmp"));
+  EXPECT_EQ(ReadFile(dir_.path() / "passwd"), "root:x:0:0::/root:/bin/sh\n");
+  EXPECT_EQ(Rows(Reconcile(spec_, Options(true)))["retry"].action, "verified");
+}
+
+TEST_F(ReconcileTest, ATwoLinkFileThatIsNotTheTemplatesIsLeftAlone) {
+  fs::path cron_d = root() / "etc/cron.d";
+  fs::path target = cron_d / "schedwatch-retry";
+  WriteFile(target, "# schedwatch: role=retry spec_version=7\n*/10 * * * * root /bin/other\n");
+  fs::create_hard_link(target, cron_d / ".schedwatch-retry.4242.1.tmp");
+  auto rows = Rows(Reconcile(spec_, Options(true)));
+  EXPECT_EQ(rows["retry"].action,
+            fmt::format("skipped: {} exists but is not this role's job", target.string()));
+  EXPECT_EQ(fs::hard_link_count(target), 2u);
+}
+
 TEST_F(ReconcileTest, AnUnreadableLedgerIsNotOverwritten) {
   const std::string typo = "{\"version\": 1, \"roles\": {\"fine\": {\"id\": \"x\",}}}\n";
   WriteFile(dir_.path() / "ledger.json", typo);

@@ -3,8 +3,11 @@
 
 Serves projects by numeric ID or URL-encoded path, their pipeline schedules (paginated with
 x-next-page / x-page / x-total headers, or with Link headers, per project), each schedule's
-pipelines (newest first with sort=desc), POST /projects/:id/pipeline_schedules and
-.../variables, and PUT .../pipeline_schedules/:id (form-encoded, as GitLab takes them). Answers are shaped like GitLab's documented
+pipelines (newest first with sort=desc), GET .../pipeline_schedules/:id with its variables,
+POST /projects/:id/pipeline_schedules and .../variables, and PUT .../pipeline_schedules/:id
+(form-encoded, as GitLab takes them). Writes named in a project's `failing` answer 500, as an
+interrupted reconcile would leave things: "schedule" once it is created, "variables" for a
+schedule's second variable (the first is added), "activate" before the PUT. Answers are shaped like GitLab's documented
 ones, errors too: 401 {"message":"401 Unauthorized"}, 403 insufficient_scope, 404 {"message":
 "404 Project Not Found"}, 429 "Retry later" with Retry-After and RateLimit-* headers, 500.
 Per-project failure modes and a delay for slow answers. Every request is logged.
@@ -52,6 +55,7 @@ class Project:
         self.variables = {}       # schedule id -> list
         self.limited = 0
         self.next_id = 1000
+        self.failing = set()      # "schedule", "variables", "activate": see the module's doc
 
     def add_schedule(self, schedule_id, description, cron, cron_timezone="UTC", ref="main",
                      active=True, schedule_owner=None):
@@ -142,15 +146,27 @@ class FakeGitLab:
                                         form.get("cron_timezone", "UTC"), form["ref"],
                                         form.get("active", "true") == "true")
             entry["created"] = item["id"]
+            if "schedule" in project.failing:
+                return error(500, {"message": "500 Internal Server Error"})
             return 201, quota, json.dumps(item).encode()
+        if len(parts) == 2 and parts[0] == "pipeline_schedules" and method == "GET":
+            item = next((s for s in project.schedules if str(s["id"]) == parts[1]), None)
+            if item is None:
+                return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            return 200, quota, json.dumps(
+                {**item, "variables": project.variables.get(item["id"], [])}).encode()
         if len(parts) == 2 and parts[0] == "pipeline_schedules" and method == "PUT":
             form = dict(urllib.parse.parse_qsl(body.decode()))
             item = next((s for s in project.schedules if str(s["id"]) == parts[1]), None)
             if item is None:
                 return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            if "activate" in project.failing:
+                return error(500, {"message": "500 Internal Server Error"})
             for key in ("description", "ref", "cron", "cron_timezone"):
                 if key in form:
                     item[key] = form[key]
+            if "active" in form:
+                item["active"] = form["active"] == "true"
             entry["edited"] = item["id"]
             return 200, quota, json.dumps(item).encode()
         if len(parts) == 3 and parts[0] == "pipeline_schedules" and parts[2] == "variables" and \
@@ -159,6 +175,8 @@ class FakeGitLab:
             schedule_id = int(parts[1])
             if schedule_id not in project.pipelines:
                 return error(404, {"message": "404 Pipeline Schedule Not Found"})
+            if "variables" in project.failing and project.variables.get(schedule_id):
+                return error(500, {"message": "500 Internal Server Error"})
             variable = {"key": form.get("key"), "value": form.get("value"),
                         "variable_type": form.get("variable_type", "env_var")}
             project.variables.setdefault(schedule_id, []).append(variable)

@@ -241,6 +241,7 @@ def run(args, workdir):
         check("exporter exits cleanly on SIGTERM", code == 0, code)
     try:
         check_reconcile(args, workdir, state, server.server_address[1])
+        check_reconcile_resumes(args, workdir, state, server.server_address[1])
     finally:
         server.shutdown()
 
@@ -315,6 +316,64 @@ def check_reconcile(args, workdir, state, port):
     check("a second --apply creates nothing more",
           len([e for e in state.log if e["method"] == "POST"]) == len(posts) and
           re.search(r"ghost\s+ci\s+ok", again.stdout) is not None, again.stdout)
+
+
+RESUME_TEMPLATE = """\
+description: "Resumed export [schedwatch: role=resumed spec_version=1]"
+ref: main
+cron: "0 4 * * *"
+active: true
+variables:
+  - {key: FIRST, value: "1"}
+  - {key: SECOND, value: "2"}
+"""
+
+
+def check_reconcile_resumes(args, workdir, state, port):
+    """A create interrupted after any of its requests (the fake answers 500 once it is done, as
+    a kill after the request would leave it) is finished by the next run: one schedule, active
+    only once it has all its variables, never a duplicate."""
+    spec = os.path.join(workdir, "resume.yaml")
+    with open(spec, "w") as out:
+        out.write(RECONCILE_SPEC.format(workdir=workdir, port=port).split("jobs:")[0] +
+                  'jobs:\n  - {role: resumed, source: ci, schedule: "0 4 * * *", '
+                  'timezone: UTC, spec_version: "1", template: resumed.yaml}\n')
+    with open(os.path.join(workdir, "resumed.yaml"), "w") as out:
+        out.write(RESUME_TEMPLATE)
+    command = [args.exporter, "reconcile", "--config.file", spec, "--apply", "--lock-file",
+               os.path.join(workdir, "reconcile.lock")]
+    widgets = state.projects["acme/widgets"]
+
+    def ours():
+        return [s for s in widgets.schedules if "role=resumed" in s["description"]]
+
+    for step, expected in (("schedule", "HTTP 500"),
+                           ("variables", "inactive, but a variable was not"),
+                           ("activate", "inactive, but not activated")):
+        widgets.failing = {step}
+        run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        made = ours()
+        check(f"interrupted after {step}: create failed, exit 1",
+              run.returncode == 1 and re.search(r"resumed\s+ci\s+missing\s+create failed: .*" +
+                                                expected, run.stdout) is not None,
+              run.stdout + run.stderr)
+        check(f"interrupted after {step}: one schedule, inactive, the role still missing",
+              len(made) == 1 and not made[0]["active"] and
+              "schedwatch-pending: role=resumed" in made[0]["description"], made)
+    widgets.failing = set()
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    made = ours()
+    check("the next run finishes it: created, exit 0",
+          run.returncode == 0 and re.search(r"resumed\s+ci\s+missing\s+created", run.stdout),
+          run.stdout + run.stderr)
+    check("one schedule, active, its marker, each variable once",
+          len(made) == 1 and made[0]["active"] and
+          made[0]["description"] == "Resumed export [schedwatch: role=resumed spec_version=1]" and
+          sorted(v["key"] for v in widgets.variables.get(made[0]["id"], [])) == [
+              "FIRST", "SECOND"], (made, widgets.variables.get(made[0]["id"]) if made else None))
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    check("then it is verified", run.returncode == 0 and
+          re.search(r"resumed\s+ci\s+ok\s+verified", run.stdout), run.stdout)
 
 
 if __name__ == "__main__":

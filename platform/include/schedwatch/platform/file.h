@@ -94,13 +94,28 @@ Result<std::string> ReadGuardedFileIn(const std::string& root, const std::string
 // How WriteFileAtomically treats a file already at the path.
 enum class Existing { kReplace, kKeep };
 
-// Writes `content` to a new temporary file beside `path` (same directory, so the rename is
-// atomic; its name starts with a dot), fsyncs it, then renames it over `path` (kKeep: links
-// it, so a file someone else created meanwhile stays, and false is returned), and fsyncs the
-// directory so that the new name survives a crash. Readers see the old file or the new one,
-// never half of one. `mode` is exact (not masked by the umask). Errors name the path.
+// Writes `content` so that `path` names either nothing, the old file or the complete new one,
+// even when the process is killed or the machine stops at any point. `mode` is exact (not
+// masked by the umask); the file is fsynced before it takes its name and the directory after.
+// - kReplace: a temporary ".NAME.PID.SEQ.tmp" beside `path` (same directory), renamed over it.
+// - kKeep: an existing file stays, and false is returned. An unnamed file (O_TMPFILE) is linked
+//   to `path`; where the file system has none, a temporary is renamed with RENAME_NOREPLACE.
+//   Either way the file never has a second name (cron ignores a cron.d file with two links).
+// A writer holds a lock on its temporary while it writes, so RemoveStaleTemporaries tells a
+// live writer's temporary from one a killed writer left. Errors name the path.
 Result<bool> WriteFileAtomically(const std::string& path, std::string_view content,
                                  unsigned int mode = 0644, Existing existing = Existing::kReplace);
+
+// Removes what killed writers left in `directory`: temporaries ".NAME.PID.SEQ.tmp" of names
+// starting with `prefix` that are regular files this user owns, with one link, that no writer
+// holds. Symbolic links and anything else are never followed nor removed. The number removed.
+Result<std::size_t> RemoveStaleTemporaries(const std::string& directory, std::string_view prefix);
+
+// Completes a create killed between link and unlink (older versions did that; kKeep still
+// does where neither O_TMPFILE nor RENAME_NOREPLACE works): `path` with two links,
+// the other a temporary ".NAME.PID.SEQ.tmp" of this user beside it, holding exactly `content`.
+// The temporary's name is removed (true); anything else is left as it is (false).
+Result<bool> FinishInterruptedCreate(const std::string& path, std::string_view content);
 
 // "a FIFO", "a directory", "a character device", ... for messages; "a regular file" too.
 std::string DescribeFileType(unsigned int st_mode);
