@@ -499,9 +499,9 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
   // A copy of the chunk list, not the refresh: a slow reader then holds chunks that later
   // refreshes mostly share, never a whole RefreshResult per refresh it outlives.
   auto text = std::make_shared<const ChunkedText>(refresher_.Current()->metrics);
-  std::string process;
-  if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
+  std::string process;  // and the page counters: what the scrape reads itself
   RenderPageMetrics(page_cache_->counts(), process);
+  if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
   bool gzip = false;
   MHD_Response* response = CreateMetricsResponse(
       std::move(text), process, AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
