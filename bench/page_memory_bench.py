@@ -9,13 +9,14 @@ role: peak RSS, answer times and RSS after (issue #34 item 6).
 
   bench/page_memory_bench.py --exporter build/exporter/schedwatch_exporter
   bench/page_memory_bench.py --exporter build/exporter/schedwatch_exporter --roles 100000 \
-      --filters --interval 1h
+      --filters --interval 1h [--fleet]
 """
 import argparse
 import os
 import resource
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -44,6 +45,9 @@ EVERY_ROLE = ["/?limit=all&q=r", "/?limit=all&q=R", "/?limit=all&source=big",
               "/?limit=all&q=r&source=big", "/?limit=all&q=R&source=big", "/?limit=999999&q=r",
               "/?limit=999999&q=R", "/?limit=999999&source=big", "/?limit=999999",
               "/?limit=500000&q=r"]
+# The same for bench/gen_roles.py's fleet (--fleet), whose roles are job-01234.
+EVERY_FLEET_ROLE = [f"/?limit=all&q={q}"
+                    for q in ["job", "JOB", "Job", "jOb", "jo", "ob", "j", "o", "b", "job-"]]
 
 
 def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None, sizes=None):
@@ -94,7 +98,8 @@ def filters_case(exporter, args):
     idle, idle_peak = exporter.rss_kib(), exporter.rss_kib("VmHWM")
     statuses, sizes = [], []
     threads = [threading.Thread(target=fetch, args=(exporter.port, path, "127.0.0.1", statuses),
-                                kwargs={"sizes": sizes}) for path in EVERY_ROLE]
+                                kwargs={"sizes": sizes})
+               for path in (EVERY_FLEET_ROLE if args.fleet else EVERY_ROLE)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -120,12 +125,20 @@ def main():
     parser.add_argument("--interval", default="10s", help="refresh interval during the test")
     parser.add_argument("--filters", action="store_true",
                         help="only 10 concurrent different filters that match every role")
+    parser.add_argument("--fleet", action="store_true",
+                        help="bench/gen_roles.py's mix of conditions, not identical roles")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     sources = [f"127.0.0.{i}" for i in range(2, 10)]
     with temporary_directory("schedwatch-page-bench-") as workdir:
-        exporter = Exporter(args.exporter, write_spec(workdir, args.roles), workdir,
+        if args.fleet:
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "gen_roles.py"),
+                            "--roles", str(args.roles), "--out", workdir], check=True)
+            spec = os.path.join(workdir, "spec.yaml")
+        else:
+            spec = write_spec(workdir, args.roles)
+        exporter = Exporter(args.exporter, spec, workdir,
                             name="pages", interval=args.interval, timeout=120, wait="ready")
         port = exporter.port
         try:

@@ -48,7 +48,8 @@ bool PageCache::MakeRoom(std::size_t bytes, std::size_t own) {
     if (held + bytes <= max_bytes_ || held <= own) return true;  // fits, or alone
     auto unread = std::find_if(uses_.begin(), uses_.end(), [this](const Key& key) {
       // Only the cache holds it; answers only let go of bodies meanwhile.
-      return pages_.at(key).body.use_count() == 1;
+      const Body& body = pages_.at(key).body;
+      return body && body.use_count() == 1;
     });
     if (unread == uses_.end()) return false;
     pages_.erase(*unread);  // its bytes are given back here
@@ -70,9 +71,13 @@ PageCache::Body PageCache::Get(const std::shared_ptr<const Published>& published
     ForgetOlder(published);
     auto found = pages_.find(key);
     if (found != pages_.end()) {
-      uses_.splice(uses_.end(), uses_, found->second.use);
-      cached_.fetch_add(1);
-      return found->second.body;
+      if (Body body = found->second.read.lock()) {
+        uses_.splice(uses_.end(), uses_, found->second.use);
+        cached_.fetch_add(1);
+        return body;
+      }
+      uses_.erase(found->second.use);  // a page bigger than the budget, sent to all its readers
+      pages_.erase(found);
     }
     // Refused up front rather than after rendering most of it.
     if (!MakeRoom(Estimate(key), 0)) {
@@ -120,8 +125,12 @@ PageCache::Body PageCache::Get(const std::shared_ptr<const Published>& published
   std::lock_guard<std::mutex> lock(mutex_);
   if (key.roles.size() >= kRowsMeasured) row_bytes_[key.kind] = body->size / key.roles.size();
   if (for_.lock() == published) {  // not when a newer refresh came meanwhile
+    if (auto old = pages_.find(key); old != pages_.end()) {
+      uses_.erase(old->second.use);
+      pages_.erase(old);
+    }
     uses_.push_back(key);
-    pages_[key] = Entry{body, std::prev(uses_.end())};
+    pages_[key] = Entry{charged > max_bytes_ ? nullptr : body, body, std::prev(uses_.end())};
   }
   return body;
 }

@@ -9,7 +9,8 @@
 // would pass the budget is refused (503) up front, from an estimate, or as soon as its next
 // piece does not fit. Room is made by dropping cached pages that no answer reads, least
 // recently used first. A page bigger than the whole budget is rendered only when no other page
-// is held, so the bytes held stay below the larger of the budget and the biggest page.
+// is held, and shared only while answers read it, so the bytes held stay below the larger of
+// the budget and the biggest page, and go back below the budget once it is sent.
 #pragma once
 
 #include <atomic>
@@ -70,7 +71,8 @@ class PageCache {
     std::atomic<std::size_t> bytes{0};
   };
   struct Entry {
-    Body body;
+    Body body;  // null for a page bigger than the budget: kept only while answers read it
+    std::weak_ptr<const PageBytes> read;
     std::list<Key>::iterator use;  // its place in uses_
   };
 

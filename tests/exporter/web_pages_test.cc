@@ -121,6 +121,12 @@ TEST(PageCacheTest, APageBiggerThanTheBudgetRendersOnlyAlone) {
   ASSERT_NE(alone, nullptr);
   EXPECT_EQ(alone->size, 3u << 20);
   EXPECT_EQ(Get(cache, published, KeyOf(10, 0), small), nullptr);  // while it is read
+  EXPECT_EQ(Get(cache, published, KeyOf(10, 10), huge), alone);    // shared while it is read
+  EXPECT_EQ(huge.runs, 2);
+  // Once sent it is not kept: the bytes held go back below the budget.
+  alone.reset();
+  EXPECT_EQ(cache.held_bytes(), 0u);
+  EXPECT_NE(Get(cache, published, KeyOf(10, 0), small), nullptr);
 }
 
 TEST(PageCacheTest, ANewerRefreshDropsTheOlderPages) {
