@@ -125,9 +125,14 @@ PageCache::Body PageCache::Get(const std::shared_ptr<const Published>& published
   std::lock_guard<std::mutex> lock(mutex_);
   if (key.roles.size() >= kRowsMeasured) row_bytes_[key.kind] = body->size / key.roles.size();
   if (for_.lock() == published) {  // not when a newer refresh came meanwhile
-    if (auto old = pages_.find(key); old != pages_.end()) {
-      uses_.erase(old->second.use);
-      pages_.erase(old);
+    auto forget = [this](std::map<Key, Entry>::iterator it) {
+      uses_.erase(it->second.use);
+      return pages_.erase(it);
+    };
+    if (auto old = pages_.find(key); old != pages_.end()) forget(old);
+    // Keys of big pages sent to all their readers go, and their role lists (up to 400 KB) too.
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      it = !it->second.body && it->second.read.expired() ? forget(it) : std::next(it);
     }
     uses_.push_back(key);
     pages_[key] = Entry{charged > max_bytes_ ? nullptr : body, body, std::prev(uses_.end())};

@@ -65,6 +65,10 @@ class PageCache {
 
   Counts counts() const { return {rendered_.load(), cached_.load(), refused_.load()}; }
   std::size_t held_bytes() const { return counter_->bytes.load(); }
+  std::size_t size() {  // pages (and keys of big pages being sent) kept
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pages_.size();
+  }
 
  private:
   struct Counter {

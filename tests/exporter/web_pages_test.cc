@@ -127,6 +127,7 @@ TEST(PageCacheTest, APageBiggerThanTheBudgetRendersOnlyAlone) {
   alone.reset();
   EXPECT_EQ(cache.held_bytes(), 0u);
   EXPECT_NE(Get(cache, published, KeyOf(10, 0), small), nullptr);
+  EXPECT_EQ(cache.size(), 1u);  // nor is its key
 }
 
 TEST(PageCacheTest, ANewerRefreshDropsTheOlderPages) {
