@@ -4,14 +4,19 @@
 then 150 slow readers (a few KiB a second, from several loopback addresses) holding the JSON and
 the page while 50 more concurrent requests come, across refreshes. Prints peak RSS (VmHWM)
 against the example Deployment's 256 MiB limit, the answers by status, and /metrics latency.
+With --filters, only 10 concurrent `/?limit=all` with 10 different filters that all match every
+role: peak RSS, answer times and RSS after (issue #34 item 6).
 
   bench/page_memory_bench.py --exporter build/exporter/schedwatch_exporter
+  bench/page_memory_bench.py --exporter build/exporter/schedwatch_exporter --roles 100000 \
+      --filters --interval 1h [--fleet]
 """
 import argparse
 import os
 import resource
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -35,8 +40,20 @@ def write_spec(workdir, roles):
     return spec
 
 
-def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None):
+# Different filters that all match every role r<i> of write_spec's spec.
+EVERY_ROLE = ["/?limit=all&q=r", "/?limit=all&q=R", "/?limit=all&source=big",
+              "/?limit=all&q=r&source=big", "/?limit=all&q=R&source=big", "/?limit=999999&q=r",
+              "/?limit=999999&q=R", "/?limit=999999&source=big", "/?limit=999999",
+              "/?limit=500000&q=r"]
+# The same for bench/gen_roles.py's fleet (--fleet), whose roles are job-01234.
+EVERY_FLEET_ROLE = [f"/?limit=all&q={q}"
+                    for q in ["job", "JOB", "Job", "jOb", "jo", "ob", "j", "o", "b", "job-"]]
+
+
+def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None, sizes=None):
     """One GET; reads it whole (or at `bytes_per_second` for at most `seconds`)."""
+    started = time.monotonic()
+    received = 0
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=120,
                                       source_address=(source, 0)) as connection:
@@ -53,8 +70,11 @@ def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None):
                 chunk = connection.recv(bytes_per_second or 1 << 20)
                 if not chunk:
                     break
+                received += len(chunk)
     except OSError as error:
         statuses.append(type(error).__name__)
+    if sizes is not None:
+        sizes.append((received, time.monotonic() - started))
 
 
 def crowd(port, path, count, sources, **slow):
@@ -74,6 +94,27 @@ def tally(statuses):
     return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
 
 
+def filters_case(exporter, args):
+    idle, idle_peak = exporter.rss_kib(), exporter.rss_kib("VmHWM")
+    statuses, sizes = [], []
+    threads = [threading.Thread(target=fetch, args=(exporter.port, path, "127.0.0.1", statuses),
+                                kwargs={"sizes": sizes})
+               for path in (EVERY_FLEET_ROLE if args.fleet else EVERY_ROLE)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = sorted(s for _, s in sizes)
+    print(f"{args.roles} roles, 10 concurrent /?limit=all with different filters matching every "
+          f"role: {tally(statuses)}; answers {max(b for b, _ in sizes) / 2**20:.0f} MiB, "
+          f"{seconds[0]:.1f}-{seconds[-1]:.1f} s")
+    print(f"before: VmRSS {idle / 1024:.0f} MiB, VmHWM {idle_peak / 1024:.0f} MiB; peak (VmHWM) "
+          f"{exporter.rss_kib('VmHWM') / 1024:.0f} MiB, VmRSS {exporter.rss_kib() / 1024:.0f} MiB "
+          f"after")
+    print("pages: " + " ".join(line.split("{")[1] for line in exporter.metrics().splitlines()
+                               if line.startswith("schedwatch_exporter_status_pages_total{")))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
@@ -82,15 +123,27 @@ def main():
     parser.add_argument("--slow", type=int, default=150)
     parser.add_argument("--slow-seconds", type=int, default=30)
     parser.add_argument("--interval", default="10s", help="refresh interval during the test")
+    parser.add_argument("--filters", action="store_true",
+                        help="only 10 concurrent different filters that match every role")
+    parser.add_argument("--fleet", action="store_true",
+                        help="bench/gen_roles.py's mix of conditions, not identical roles")
     args = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     sources = [f"127.0.0.{i}" for i in range(2, 10)]
     with temporary_directory("schedwatch-page-bench-") as workdir:
-        exporter = Exporter(args.exporter, write_spec(workdir, args.roles), workdir,
+        if args.fleet:
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "gen_roles.py"),
+                            "--roles", str(args.roles), "--out", workdir], check=True)
+            spec = os.path.join(workdir, "spec.yaml")
+        else:
+            spec = write_spec(workdir, args.roles)
+        exporter = Exporter(args.exporter, spec, workdir,
                             name="pages", interval=args.interval, timeout=120, wait="ready")
         port = exporter.port
         try:
+            if args.filters:
+                return filters_case(exporter, args)
             size = len(exporter.get("/api/v1/status", timeout=120).body)
             idle = exporter.rss_kib()
             print(f"{args.roles} roles: /api/v1/status is {size / 2**20:.1f} MiB; "

@@ -111,6 +111,14 @@ std::string Lower(std::string text) {
   return text;
 }
 
+// The index of a condition's name; -1 for none.
+int ConditionIndex(std::string_view name) {
+  for (int c = 0; c < kConditionCount; ++c) {
+    if (name == ConditionNames()[c]) return c;
+  }
+  return -1;
+}
+
 // Relative, like the JSON link, so the page also works behind a path prefix; "./" keeps a path
 // such as "/x:y" from reading as a scheme.
 std::string MetricsLink(const std::string& telemetry_path, const std::string& base) {
@@ -321,8 +329,43 @@ std::string EscapeHtml(std::string_view text) {
   return out;
 }
 
-std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& options,
-                             const OverviewFilter& filter) {
+// Whether `text` holds `lower` (lower case) in any case, without a lower-case copy of it.
+bool ContainsFolded(std::string_view text, std::string_view lower) {
+  return std::search(text.begin(), text.end(), lower.begin(), lower.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         }) != text.end();
+}
+
+OverviewSelection SelectOverview(const RefreshResult& result, const OverviewFilter& filter) {
+  OverviewSelection selection;
+  if (!result.complete) return selection;
+  int wanted_condition = ConditionIndex(filter.condition);
+  std::string query = Lower(filter.query);
+  // Problems first, by the order of the conditions table; then by name (the roles' order).
+  // One list per rank, not a sort: a request at 100,000 roles runs this once each.
+  std::array<std::vector<std::uint32_t>, kConditionCount + 1> ranked;
+  for (std::size_t i = 0; i < result.roles.size(); ++i) {
+    const RoleResult& role = result.roles[i];
+    if (wanted_condition >= 0 && !role.status.conditions.test(wanted_condition)) continue;
+    if (!filter.source.empty() && role.job->source != filter.source) continue;
+    if (!query.empty() && !ContainsFolded(role.job->role, query)) continue;
+    if (!filter.label.empty() && !MatchesLabel(*role.job, filter.label)) continue;
+    ranked[SeverityRank(role.status)].push_back(static_cast<std::uint32_t>(i));
+  }
+  std::vector<std::uint32_t>& shown = selection.drawn;
+  for (const auto& rank : ranked) selection.matched += rank.size();
+  std::size_t drawn =
+      filter.limit == 0 ? selection.matched : std::min(selection.matched, filter.limit);
+  shown.reserve(drawn);
+  for (const auto& rank : ranked) {
+    shown.insert(shown.end(), rank.begin(),
+                 rank.begin() + std::min(rank.size(), drawn - shown.size()));
+  }
+  return selection;
+}
+
+std::string RenderOverviewHead(const RefreshResult& result, const PageOptions& options,
+                               const OverviewFilter& filter, const OverviewSelection& selection) {
   std::string out = Head("schedwatch", "");
   out += "<header><h1>schedwatch</h1>\n";
   if (!result.complete) {
@@ -355,10 +398,7 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
 
   // The filter form works without the script (a GET of this page); the script filters as you
   // type and keeps the page fresh.
-  int wanted_condition = -1;
-  for (int c = 0; c < kConditionCount; ++c) {
-    if (filter.condition == ConditionNames()[c]) wanted_condition = c;
-  }
+  int wanted_condition = ConditionIndex(filter.condition);
   out +=
       "<form id=\"filters\" method=\"get\" action=\"./\" role=\"search\">"
       "<label>find a role <input type=\"search\" id=\"q\" name=\"q\" autocomplete=\"off\" "
@@ -393,33 +433,19 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
   }
   out += "</ul>\n";
 
-  // Problems first, by the order of the conditions table; then by name.
-  std::string query = Lower(filter.query);
-  std::vector<const RoleResult*> shown;
-  shown.reserve(result.roles.size());
-  for (const auto& role : result.roles) {
-    if (wanted_condition >= 0 && !role.status.conditions.test(wanted_condition)) continue;
-    if (!filter.source.empty() && role.job->source != filter.source) continue;
-    if (!query.empty() && Lower(role.job->role).find(query) == std::string::npos) continue;
-    if (!filter.label.empty() && !MatchesLabel(*role.job, filter.label)) continue;
-    shown.push_back(&role);
-  }
-  std::stable_sort(shown.begin(), shown.end(), [](const RoleResult* a, const RoleResult* b) {
-    return SeverityRank(a->status) < SeverityRank(b->status);
-  });
-  std::size_t drawn = filter.limit == 0 ? shown.size() : std::min(shown.size(), filter.limit);
-  bool filtered =
-      wanted_condition >= 0 || !filter.source.empty() || !query.empty() || !filter.label.empty();
+  std::size_t drawn = selection.drawn.size();
+  bool filtered = wanted_condition >= 0 || !filter.source.empty() || !filter.query.empty() ||
+                  !filter.label.empty();
   fmt::format_to(std::back_inserter(out), "<h2>Roles</h2>\n<p id=\"shown\">{} of {} roles{}{}",
                  drawn, result.roles.size(), filtered ? " match the filters" : "",
                  drawn ? ", problems first." : ".");
-  if (drawn < shown.size()) {
+  if (drawn < selection.matched) {
     OverviewFilter all = filter;
     all.limit = 0;
     fmt::format_to(std::back_inserter(out),
                    " {} more: narrow the filters or <a href=\"{}\">show "
                    "all</a>.",
-                   shown.size() - drawn, EscapeHtml(QueryLink(all)));
+                   selection.matched - drawn, EscapeHtml(QueryLink(all)));
   }
   if (filtered) out += " <a href=\"./\">clear the filters</a>";
   out +=
@@ -427,9 +453,20 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
       "<th>conditions</th><th>why</th><th>runs</th><th>registered</th><th>active</th>"
       "<th>last started</th><th>last success</th><th>next fire</th><th>schedule</th></tr></thead>"
       "<tbody>\n";
-  out.reserve(out.size() + drawn * 1500);
-  for (std::size_t i = 0; i < drawn; ++i) RenderOverviewRow(out, *shown[i], result);
-  out +=
+  return out;
+}
+
+bool RenderOverviewRows(const RefreshResult& result, const OverviewSelection& selection,
+                        const PageSink& sink) {
+  if (!result.complete) return true;
+  std::int64_t now = result.time;
+  std::string out;  // one row or table at a time: the page itself is the sink's
+  for (std::uint32_t role : selection.drawn) {
+    out.clear();
+    RenderOverviewRow(out, result.roles[role], result);
+    if (!sink(out)) return false;
+  }
+  out =
       "</tbody></table></div>\n<h2>Sources</h2>\n<div class=\"scroll\"><table id=\"sources\">"
       "<thead><tr><th>source</th><th>type</th><th>up</th><th>objects</th><th>unowned</th>"
       "<th>last sync</th><th>problems</th></tr></thead><tbody>\n";
@@ -452,8 +489,21 @@ std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& opt
         EscapeHtml(source.name), EscapeHtml(source.type), source.up ? "ok" : "bad",
         source.up ? "up" : "down", source.objects, source.unowned_objects,
         Time(source.last_sync, now), problems);
+    if (!sink(out)) return false;
+    out.clear();
   }
   out += "</tbody></table></div>\n</div>\n</body></html>\n";
+  return sink(out);
+}
+
+std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& options,
+                             const OverviewFilter& filter) {
+  OverviewSelection selection = SelectOverview(result, filter);
+  std::string out = RenderOverviewHead(result, options, filter, selection);
+  RenderOverviewRows(result, selection, [&out](std::string_view text) {
+    out += text;
+    return true;
+  });
   return out;
 }
 
@@ -675,8 +725,19 @@ bool MatchesLabel(const JobSpec& job, std::string_view filter) {
   return false;
 }
 
-std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options,
-                             std::string_view label) {
+std::vector<std::uint32_t> SelectStatusRoles(const RefreshResult& result, std::string_view label) {
+  std::vector<std::uint32_t> roles;
+  for (std::size_t i = 0; i < result.roles.size(); ++i) {
+    if (label.empty() || MatchesLabel(*result.roles[i].job, label)) {
+      roles.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  roles.shrink_to_fit();
+  return roles;
+}
+
+bool RenderStatusJson(const RefreshResult& result, const PageOptions& options,
+                      const std::vector<std::uint32_t>& roles, const PageSink& sink) {
   nlohmann::json json;
   json["complete"] = result.complete;
   json["refreshed"] = result.complete ? nlohmann::json(FormatRfc3339(result.time)) : nullptr;
@@ -705,15 +766,24 @@ std::string RenderStatusJson(const RefreshResult& result, const PageOptions& opt
   std::string head = Dump(json);
   const std::string_view kRoles = "\"roles\":[";
   std::size_t at = head.find(kRoles) + kRoles.size();
-  std::string out = head.substr(0, at);
+  if (!sink(std::string_view(head).substr(0, at))) return false;
   bool first = true;
-  for (const auto& role : result.roles) {
-    if (!label.empty() && !MatchesLabel(*role.job, label)) continue;
-    if (!first) out += ',';
+  for (std::uint32_t role : roles) {
+    std::string text = first ? "" : ",";
     first = false;
-    out += Dump(RoleJson(result, role, options, false));
+    text += Dump(RoleJson(result, result.roles[role], options, false));
+    if (!sink(text)) return false;
   }
-  out.append(head, at);
+  return sink(std::string_view(head).substr(at));
+}
+
+std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options,
+                             std::string_view label) {
+  std::string out;
+  RenderStatusJson(result, options, SelectStatusRoles(result, label), [&out](std::string_view t) {
+    out += t;
+    return true;
+  });
   return out;
 }
 

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "exporter/explain.h"
 #include "exporter/state.h"
@@ -39,6 +42,24 @@ inline constexpr const char* kStatusPagePolicy =
 
 std::string RenderStatusHtml(const RefreshResult& result, const PageOptions& options = {},
                              const OverviewFilter& filter = {});
+
+// Where the bulk of a big page goes as it is made, a row at a time; false stops the rendering
+// (the server has no room left for it).
+using PageSink = std::function<bool(std::string_view)>;
+
+// The roles an overview draws, in their order. Beside the refresh they are all its bulk (rows
+// and the sources table) depends on, so filters that select the same roles share one rendering.
+struct OverviewSelection {
+  std::vector<std::uint32_t> drawn;  // places in the refresh's roles
+  std::size_t matched = 0;           // before the limit
+};
+OverviewSelection SelectOverview(const RefreshResult& result, const OverviewFilter& filter);
+// RenderStatusHtml in two parts: the head (filter form, counts, links: small, per filter) and
+// the rows and sources table, written to `sink`; false when the sink refused.
+std::string RenderOverviewHead(const RefreshResult& result, const PageOptions& options,
+                               const OverviewFilter& filter, const OverviewSelection& selection);
+bool RenderOverviewRows(const RefreshResult& result, const OverviewSelection& selection,
+                        const PageSink& sink);
 // nullopt when the role is not in the spec.
 std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::string_view role,
                                           const PageOptions& options = {});
@@ -46,6 +67,11 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
 // `label` as OverviewFilter::label; empty: every role.
 std::string RenderStatusJson(const RefreshResult& result, const PageOptions& options = {},
                              std::string_view label = "");
+// The roles /api/v1/status lists for `label`, in order; the same roles make the same bytes.
+std::vector<std::uint32_t> SelectStatusRoles(const RefreshResult& result, std::string_view label);
+// RenderStatusJson of `roles`, written to `sink`; false when the sink refused.
+bool RenderStatusJson(const RefreshResult& result, const PageOptions& options,
+                      const std::vector<std::uint32_t>& roles, const PageSink& sink);
 // Whether `job` has the label `filter` ("name=value", or "name" for any value).
 bool MatchesLabel(const JobSpec& job, std::string_view filter);
 std::optional<std::string> RenderRoleJson(const RefreshResult& result, std::string_view role,

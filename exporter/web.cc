@@ -48,13 +48,14 @@ constexpr const char* kTextType = "text/plain; charset=utf-8";
 constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
 constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
 constexpr unsigned kThreadsPerListener = 2;
-constexpr std::size_t kMaxPagesWaiting = 256;  // page requests suspended for the pages thread
+constexpr std::size_t kMaxPagesWaiting = 256;       // page requests suspended for the pages thread
+constexpr std::size_t kPageBlockBytes = 32 * 1024;  // copied into the connection's buffer at once
 
 struct Reply {
   unsigned status = 200;
   std::string content_type = kTextType;
   std::string body;
-  PageCache::Body shared_body;  // when set, sent instead of `body`, without a copy
+  PageCache::Body shared_body;  // when set, sent after `body`, without a copy
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -64,6 +65,45 @@ Reply Text(unsigned status, std::string body) {
   reply.body = std::move(body);
   return reply;
 }
+
+// No room for a page now: the bytes of pages held (answers being sent, the cache) are at the
+// budget, or too many page requests wait.
+Reply PagesBusy() {
+  Reply reply = Text(503, "too many pages are being rendered or sent; retry later\n");
+  reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, "5"});
+  return reply;
+}
+
+// A reply's own bytes, then its shared page, read into the server's buffer a block at a time
+// (the page is in pieces; one iovec part each would meet libmicrohttpd's IOV_MAX stall).
+struct PageAnswer {
+  std::string head;
+  PageCache::Body page;
+  std::size_t piece = 0, offset = 0;  // where the next read starts in the page
+
+  static ssize_t Read(void* self, std::uint64_t position, char* out, std::size_t capacity) {
+    auto* answer = static_cast<PageAnswer*>(self);
+    std::size_t written = 0;
+    if (position < answer->head.size()) {
+      written = std::min(capacity, answer->head.size() - position);
+      std::memcpy(out, answer->head.data() + position, written);
+    }
+    const auto& pieces = answer->page->pieces;
+    while (written < capacity && answer->piece < pieces.size()) {
+      const std::string& piece = pieces[answer->piece];
+      std::size_t take = std::min(capacity - written, piece.size() - answer->offset);
+      std::memcpy(out + written, piece.data() + answer->offset, take);
+      written += take;
+      answer->offset += take;
+      if (answer->offset == piece.size()) {
+        ++answer->piece;
+        answer->offset = 0;
+      }
+    }
+    // Reads come in order; nothing left before the promised length cuts the connection.
+    return written > 0 ? static_cast<ssize_t>(written) : MHD_CONTENT_READER_END_WITH_ERROR;
+  }
+};
 
 // One request (MHD's per-request closure), freed when MHD reports it completed. The fields a
 // worker sets are read only after the worker resumed the connection.
@@ -75,9 +115,8 @@ struct Request {
   // Written by the password checker's thread before it resumes the connection.
   PasswordChecker::Verdict auth = PasswordChecker::Verdict::kPending;
   // A page rendered on the pages thread: status pages of 10,000 roles take a second, which an
-  // event thread must never spend. Requests of one batch with the same key share one rendering.
+  // event thread must never spend.
   std::function<Reply()> render;
-  std::string render_key;
   std::optional<Reply> deferred_reply;
 };
 
@@ -250,9 +289,9 @@ struct WebServer::Impl {
   void ReloadBatch(std::vector<Request*>& batch);
   static void RenderBatch(std::vector<Request*>& batch);
   MHD_Result Defer(Deferrer& deferrer, Request* request);
-  // A page from the cache, or rendered on the pages thread and kept: a shared body.
-  MHD_Result ServePage(Request* request, const std::shared_ptr<const Published>& published,
-                       const std::string& key, std::function<Reply()> render);
+  // A page (/ or /api/v1/status) rendered on the pages thread by `render`, which takes the page
+  // cache, or answered from the cache.
+  MHD_Result ServePage(Request* request, std::function<Reply(PageCache&)> render);
   std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
 
   WebOptions options_;
@@ -435,11 +474,11 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
   if (reply.shared_body) {
     // The answer holds a reference to the shared bytes until it is sent, and sends from them
     // as they are: a hundred readers of one page hold one copy.
-    auto held = std::make_unique<PageCache::Body>(reply.shared_body);
-    response = MHD_create_response_from_buffer_with_free_callback_cls(
-        (*held)->size(), const_cast<char*>((*held)->data()),
-        [](void* body) { delete static_cast<PageCache::Body*>(body); }, held.get());
-    if (response != nullptr) held.release();
+    auto answer = std::make_unique<PageAnswer>(PageAnswer{reply.body, reply.shared_body});
+    response = MHD_create_response_from_callback(
+        answer->head.size() + answer->page->size, kPageBlockBytes, &PageAnswer::Read, answer.get(),
+        [](void* held) { delete static_cast<PageAnswer*>(held); });
+    if (response != nullptr) answer.release();
   } else {
     response = MHD_create_response_from_buffer(
         reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
@@ -460,7 +499,8 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
   // A copy of the chunk list, not the refresh: a slow reader then holds chunks that later
   // refreshes mostly share, never a whole RefreshResult per refresh it outlives.
   auto text = std::make_shared<const ChunkedText>(refresher_.Current()->metrics);
-  std::string process;
+  std::string process;  // and the page counters: what the scrape reads itself
+  RenderPageMetrics(page_cache_->counts(), process);
   if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
   bool gzip = false;
   MHD_Response* response = CreateMetricsResponse(
@@ -523,12 +563,8 @@ void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
 }
 
 void WebServer::Impl::RenderBatch(std::vector<Request*>& batch) {
-  std::map<std::string, const Reply*> rendered;
-  for (Request* request : batch) {
-    auto it = request->render_key.empty() ? rendered.end() : rendered.find(request->render_key);
-    request->deferred_reply = it != rendered.end() ? *it->second : request->render();
-    if (!request->render_key.empty()) rendered[request->render_key] = &*request->deferred_reply;
-  }
+  // Requests for the same roles share one rendering through the page cache.
+  for (Request* request : batch) request->deferred_reply = request->render();
 }
 
 // Basic auth: nullopt when the request may go on (accepted, or suspended while bcrypt checks
@@ -578,40 +614,13 @@ std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, 
   return answer(verdict);
 }
 
-MHD_Result WebServer::Impl::ServePage(Request* request,
-                                      const std::shared_ptr<const Published>& published,
-                                      const std::string& key, std::function<Reply()> render) {
-  MHD_Connection* connection = request->connection;
-  auto busy = [&] {
-    Reply reply = Text(503, "too many pages are being rendered or sent; retry later\n");
-    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, "5"});
-    return Queue(connection, reply);
-  };
-  auto answer = [](Reply reply, PageCache::Body body) {
-    reply.shared_body = std::move(body);
-    return reply;
-  };
-  // The headers and type of the answer, without rendering: they do not depend on the bytes.
-  Reply shape = Text(200, "");
-  const bool json = key.rfind("/api/v1/status", 0) == 0;
-  shape.content_type = json ? "application/json" : "text/html; charset=utf-8";
-  if (!json) {
-    if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
-      shape.headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
-    }
+MHD_Result WebServer::Impl::ServePage(Request* request, std::function<Reply(PageCache&)> render) {
+  // Which roles a page shows is known only once its filters ran, on the pages thread.
+  if (pages_waiting_.load() >= kMaxPagesWaiting) {
+    page_cache_->CountRefused();
+    return Queue(request->connection, PagesBusy());
   }
-  if (auto cached = page_cache_->Find(published, key)) {
-    return Queue(connection, answer(shape, std::move(cached)));
-  }
-  // Slow readers hold answers already sent for; a new rendering would add as much again.
-  if (page_cache_->Full() || pages_waiting_.load() >= kMaxPagesWaiting) return busy();
-  request->render_key = key;
-  request->render = [this, published, key, shape, answer, render = std::move(render)] {
-    if (auto cached = page_cache_->Find(published, key)) return answer(shape, std::move(cached));
-    Reply reply = render();
-    if (reply.shared_body) page_cache_->Keep(published, key, reply.shared_body);
-    return reply;
-  };
+  request->render = [this, render = std::move(render)] { return render(*page_cache_); };
   return Defer(*pages_, request);
 }
 
@@ -746,12 +755,16 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   // waits, suspended, and /metrics is never queued behind them.
   std::shared_ptr<const Published> published = refresher_.Current();
   if (path == "/api/v1/status") {
-    // ?label=team=db: the roles with that label only (one rendering per label and refresh).
+    // ?label=team=db: the roles with that label only.
     std::string label = OverviewFilterOf(connection).label;
-    std::string key = label.empty() ? path : path + "\n" + label;
-    return ServePage(request, published, key, [this, published, page, label] {
+    return ServePage(request, [published, page, label](PageCache& cache) {
+      const RefreshResult& result = published->result;
+      auto roles = SelectStatusRoles(result, label);
       Reply reply;
-      reply.shared_body = page_cache_->Hold(RenderStatusJson(published->result, page, label));
+      reply.shared_body = cache.Get(
+          published, {"/api/v1/status", roles},
+          [&](const PageSink& sink) { return RenderStatusJson(result, page, roles, sink); });
+      if (!reply.shared_body) return PagesBusy();
       reply.content_type = "application/json";
       return reply;
     });
@@ -775,28 +788,32 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
       headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
     }
-    OverviewFilter filter = OverviewFilterOf(connection);
-    auto render = [this, published, page, path, role_page, filter, headers] {
-      Reply reply;
-      if (role_page) {
-        auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
-        reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
-        if (html) reply.content_type = "text/html; charset=utf-8";
-      } else {
-        reply.shared_body = page_cache_->Hold(RenderStatusHtml(published->result, page, filter));
-        reply.content_type = "text/html; charset=utf-8";
-      }
-      reply.headers.insert(reply.headers.end(), headers.begin(), headers.end());
-      return reply;
-    };
     if (role_page) {
-      request->render = std::move(render);
+      request->render = [published, page, path, headers] {
+        auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
+        Reply reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
+        if (html) reply.content_type = "text/html; charset=utf-8";
+        reply.headers = headers;
+        return reply;
+      };
       return Defer(*pages_, request);
     }
-    // One rendering per filter and refresh: ?limit=all at 10,000 roles is as big as the JSON.
-    std::string key = "/\n" + filter.condition + "\n" + filter.source + "\n" + filter.query + "\n" +
-                      std::to_string(filter.limit) + "\n" + filter.label;
-    return ServePage(request, published, key, std::move(render));
+    // The rows of ?limit=all at 10,000 roles are as big as the JSON: rendered once per set of
+    // roles shown and refresh, whichever filters chose them; the head names the filters.
+    OverviewFilter filter = OverviewFilterOf(connection);
+    return ServePage(request, [published, page, filter, headers](PageCache& cache) {
+      const RefreshResult& result = published->result;
+      OverviewSelection selection = SelectOverview(result, filter);
+      Reply reply;
+      reply.shared_body = cache.Get(published, {"/", selection.drawn}, [&](const PageSink& sink) {
+        return RenderOverviewRows(result, selection, sink);
+      });
+      if (!reply.shared_body) return PagesBusy();
+      reply.body = RenderOverviewHead(result, page, filter, selection);
+      reply.content_type = "text/html; charset=utf-8";
+      reply.headers = headers;
+      return reply;
+    });
   }
   return Queue(connection, Text(404, "404 page not found\n"));
 }

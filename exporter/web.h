@@ -30,8 +30,9 @@ struct WebOptions {
   // The whole of a request (line, headers, body) must arrive within this of the connection's
   // accept, or of its request line on a kept-alive connection.
   std::chrono::milliseconds read_header_timeout{10000};
-  // Bytes of status pages held by the page cache and by answers not yet sent; past it, a page
-  // that needs a new rendering is refused with 503.
+  // Bytes of status pages held by the page cache, by answers not yet sent and by the page being
+  // rendered, charged before they are made; a page that would pass it is refused with 503
+  // (exporter/web_pages.h).
   std::size_t max_page_bytes = 96u << 20;
   std::optional<WebConfig> web_config;           // TLS, basic auth, headers
   std::string runbook_url = kDefaultRunbookUrl;  // the status page's runbook links

@@ -13,6 +13,7 @@
 #include "exporter/exposition.h"
 #include "exporter/refresher.h"
 #include "exporter/self_metrics.h"
+#include "exporter/web_pages.h"
 #include "schedwatch/metrics.h"
 #include "sources/catalog.h"
 #include "tests/test_util.h"
@@ -260,6 +261,7 @@ jobs:
   RenderRoleMetrics(result, writer);
   self.Render(true, writer);
   std::string exposition = writer.Finish();
+  RenderPageMetrics({3, 2, 1}, exposition);  // appended at each scrape
 
   auto stable = ReadStableList();
   ExpectOnlyStableFamilies(exposition, stable);

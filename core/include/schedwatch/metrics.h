@@ -128,6 +128,11 @@ inline constexpr Metric kReconcileLockUnavailable{
     "schedwatch_reconcile_lock_unavailable", Type::kGauge, "",
     "1 if the last reconcile --apply the exporter ran could not take its lock (another holder, or "
     "a lock directory other users can write), else 0; absent without --reconcile.on-start."};
+inline constexpr Metric kStatusPages{
+    "schedwatch_exporter_status_pages_total", Type::kCounter, "outcome",
+    "Status pages and JSON (/ and /api/v1/status) asked for, by outcome: rendered, cached (the "
+    "bytes of an earlier rendering of the same roles in this refresh), refused (503: no room "
+    "within the page budget, or too many waiting)."};
 inline constexpr Metric kLastCycle{
     "schedwatch_exporter_last_cycle_timestamp_seconds", Type::kGauge, "",
     "End of the last complete refresh, Unix seconds: the watcher's own heartbeat."};
@@ -159,7 +164,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 39> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 40> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -189,6 +194,7 @@ inline constexpr std::array<const Metric*, 39> kAll = {&kJobActiveObjects,
                                                        &kReloadSuccessTime,
                                                        &kReloadSuccessful,
                                                        &kLastCycle,
+                                                       &kStatusPages,
                                                        &kReconcileLockUnavailable,
                                                        &kSourceErrors,
                                                        &kSourceLastSync,
