@@ -5,12 +5,66 @@
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/platform/api_client.h"
 #include "schedwatch/timefmt.h"
+#include "sources/api_answers.h"
 #include "sources/github_actions/github_mapping.h"
+
+namespace {
+
+using schedwatch::api::Json;
+
+// Depth and count of the values of `value`.
+std::size_t Depth(const Json& value) {
+  std::size_t depth = 0;
+  if (value.is_structured()) {
+    for (const auto& child : value) depth = std::max(depth, Depth(child));
+    ++depth;
+  }
+  return depth;
+}
+std::size_t Values(const Json& value) {
+  std::size_t values = 1;
+  if (value.is_structured()) {
+    for (const auto& child : value) values += Values(child);
+  }
+  return values;
+}
+
+// The bounded reader against nlohmann's own parse, with small bounds: each item it builds is
+// the DOM's and within them, each it drops passes them, and more items than allowed is refused.
+void CheckBoundedRead(std::string_view text) {
+  constexpr std::size_t kItems = 4;
+  const schedwatch::api::ValueBounds bounds{3, 20};
+  Json dom = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::size_t seen = 0;
+  auto read = schedwatch::api::ReadItems(
+      text, nullptr, "items", kItems,
+      [&](const Json* item, std::size_t index, const char* why) {
+        if (index != seen++ || !dom.is_array() || index >= dom.size()) std::abort();
+        const Json& expected = dom[index];
+        bool within = Depth(expected) <= bounds.max_depth && Values(expected) <= bounds.max_values;
+        if (item != nullptr ? (why != nullptr || !within || *item != expected)
+                            : (why == nullptr || within)) {
+          std::abort();
+        }
+      },
+      bounds);
+  bool expected_ok = !dom.is_discarded() && dom.is_array() && dom.size() <= kItems;
+  if (read.ok() != expected_ok || (read.ok() && (*read != dom.size() || seen != dom.size()))) {
+    std::abort();
+  }
+  auto whole = schedwatch::api::ParseBounded(text, bounds);
+  bool whole_ok =
+      !dom.is_discarded() && Depth(dom) <= bounds.max_depth && Values(dom) <= bounds.max_values;
+  if (whole.ok() != whole_ok || (whole.ok() && *whole != dom)) std::abort();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;
   using namespace schedwatch::github;
   std::string_view text = fuzz::AsText(data, size);
+  CheckBoundedRead(text);
   ParseWorkflowPage(text);
   ParseDefaultBranch(text);
   ParseDirectoryListing(text);

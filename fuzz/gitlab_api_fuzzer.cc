@@ -19,15 +19,25 @@ jobs:
                                       "/spec.yaml", BuiltInCatalog());
   const JobSpec& job = spec.jobs[0];
   std::string_view text = fuzz::AsText(data, size);
-  if (auto page = ParseSchedulePage(text)) {
+  ProblemSink problems;
+  if (auto page = ParseSchedulePage(text, problems)) {
     for (const auto& schedule : page->schedules) {
       LiveObject object = MakeLiveObject(schedule, job, "main");
       Drifted(job, object);
       InactiveReason(schedule);
     }
-    if (page->problems.size() > page->listed) std::abort();
+    // At most a page, each item readable or counted once.
+    if (page->listed > kSchedulesPerPage || problems.Total() != page->unreadable ||
+        page->schedules.size() + page->unreadable != page->listed) {
+      std::abort();
+    }
+    for (const auto& schedule : page->schedules) {
+      if (schedule.cron.size() > 4 * kMaxTextChars || schedule.ref.size() > 4 * kMaxTextChars)
+        std::abort();
+    }
   }
   if (auto page = ParsePipelinePage(text, "schedule 1")) {
+    if (page->listed > kPipelinesPerPage) std::abort();
     RunHistory history;
     for (const auto& pipeline : page->pipelines) AddPipeline(history, pipeline);
   }

@@ -423,6 +423,28 @@ TEST_F(GitHubSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsC
   }
 }
 
+// Issue #34, item 5: a page of more items than GitHub's per_page maximum is refused; an item
+// nested too deep is a problem, never built.
+TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {
+  auto source = Make();
+  std::string runs = R"({"total_count":101,"workflow_runs":[0)";
+  for (int i = 0; i < 100; ++i) runs += ",0";
+  fake_.routes[kRepoRuns] = {200, runs + "]}", {}};
+  auto refused = List(*source, kNow);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("the answer holds more than 100 workflow runs, more than a page"),
+            std::string::npos)
+      << refused.error();
+  auto deep = github::ParseRunPage(
+      R"({"workflow_runs":[)" + std::string(100000, '[') + std::string(100000, ']') +
+          R"(,{"status":"queued","created_at":"2026-11-30T00:00:00Z"}]})",
+      "runs");
+  ASSERT_TRUE(deep.ok()) << deep.error();
+  EXPECT_EQ(deep->runs.size(), 1u);
+  ASSERT_EQ(deep->problems.size(), 1u);
+  EXPECT_EQ(deep->problems[0].message, "runs: workflow_runs[0]: not read: it is nested too deep");
+}
+
 TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {
   auto source = Make();
   fake_.routes[kRepoRuns] = {502, "<html>Bad gateway</html>", {}};

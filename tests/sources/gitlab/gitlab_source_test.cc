@@ -426,6 +426,154 @@ TEST_F(GitLabSourceTest, AJobTokenIsRefusedWithAClearMessage) {
   EXPECT_TRUE(fake_.requests.empty());
 }
 
+// Issue #34, item 5: a hostile answer costs a count, never a DOM or a message per item.
+const std::string kValidSchedule =
+    R"({"id":13,"description":"Nightly [schedwatch: role=nightly spec_version=7]",)"
+    R"("ref":"main","cron":"0 3 * * *","cron_timezone":"Europe/Berlin","active":true})";
+
+TEST_F(GitLabSourceTest, APageOfMoreItemsThanPerPageIsRefused) {
+  // 16 MiB of one schedule and 8 M zeros: GitLab never sends more than per_page=100 items.
+  std::string page = "[" + kValidSchedule;
+  while (page.size() + 2 < (16u << 20)) page += ",0";
+  fake_.routes[kPage1] = {200, page + "]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: the answer holds more than "
+            "100 pipeline schedules, more than a page");
+  // 101 items are refused too; 100 are a page.
+  std::string hundred = "[" + kValidSchedule;
+  for (int i = 1; i < 100; ++i) hundred += ",0";
+  fake_.routes[kPage1] = {200, hundred + ",0]", {}};
+  EXPECT_FALSE(List(*source).ok());
+  fake_.routes[kPage1] = {200, hundred + "]", {}};
+  fake_.routes.erase(kPage2);
+  auto full = List(*source);
+  ASSERT_TRUE(full.ok()) << full.error();
+  EXPECT_EQ(Objects(*full, "nightly").size(), 1u);
+}
+
+TEST_F(GitLabSourceTest, UnreadableItemsPastTheCapAreCountedNotListed) {
+  // Three full pages: one schedule and 299 unreadable items.
+  for (int page = 1; page <= 3; ++page) {
+    std::string body = "[";
+    for (int i = 0; i < 100; ++i) {
+      body += i > 0 ? "," : "";
+      body += page == 1 && i == 0 ? kValidSchedule : "0";
+    }
+    fake_.routes[fmt::format("{}/pipeline_schedules?per_page=100&page={}", kProject, page)] = {
+        200, body + "]", {{"x-next-page", page < 3 ? std::to_string(page + 1) : ""}}};
+  }
+  fake_.routes[Pipelines(13)] = {200, "[]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "nightly").size(), 1u);
+  std::size_t listed = 0;
+  for (const auto& problem : snapshot->problems) listed += problem.reason == "malformed_object";
+  EXPECT_EQ(listed, ProblemSink::kDefaultCap);
+  EXPECT_NE(Problems(*snapshot).find("malformed_object: 299 problems like this one (100 listed): "
+                                     "schedules page 1: pipeline schedule #2 on the page: not an "
+                                     "object"),
+            std::string::npos)
+      << Problems(*snapshot).substr(0, 400);
+}
+
+TEST_F(GitLabSourceTest, DeeplyNestedItemsAreProblemsNotBuilt) {
+  // 16 MiB: one schedule, then 8 M nested arrays (a DOM of 648 MB if built).
+  std::string page = "[" + kValidSchedule + ",";
+  std::size_t depth = ((16u << 20) - page.size()) / 2;
+  page.append(depth, '[');
+  page.append(depth, ']');
+  fake_.routes[kPage1] = {200, page + "]", {}};
+  fake_.routes.erase(kPage2);
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "nightly").size(), 1u);
+  EXPECT_NE(Problems(*snapshot).find("malformed_object: schedules page 1: pipeline schedule #2 on "
+                                     "the page: it is nested too deep"),
+            std::string::npos)
+      << Problems(*snapshot);
+  // An item of too many values is not built either; an item 32 deep still is.
+  std::string wide = R"({"id":1,"x":[0)";
+  for (int i = 0; i < 10000; ++i) wide += ",0";
+  wide += "]}";
+  std::string nested = R"({"id":14,"description":"x","ref":"main","cron":"0 4 * * 0",)"
+                       R"("active":true,"extra":)" +
+                       std::string(31, '[') + std::string(31, ']') + "}";
+  fake_.routes[kPage1] = {200, "[" + kValidSchedule + "," + wide + "," + nested + "]", {}};
+  auto again = List(*source);
+  ASSERT_TRUE(again.ok()) << again.error();
+  std::string problems = Problems(*again);
+  EXPECT_NE(problems.find("pipeline schedule #2 on the page: it holds too many values"),
+            std::string::npos)
+      << problems;
+  EXPECT_EQ(problems.find("pipeline schedule #3"), std::string::npos) << problems;
+}
+
+TEST_F(GitLabSourceTest, APipelinePageOfMoreThanPerPageIsRefused) {
+  std::string page = "[";
+  for (int i = 1; i <= 21; ++i) {
+    page += fmt::format(R"({}{{"id":{},"status":"success","created_at":"2026-11-30T03:00:00Z"}})",
+                        i > 1 ? "," : "", 9000 + i);
+  }
+  fake_.routes[Pipelines(13)] = {200, page + "]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("the answer holds more than 20 pipelines, more than a page"),
+            std::string::npos)
+      << snapshot.error();
+}
+
+// Issue #34, item 8: past GitLab's own 255-character limits a schedule is no schedule GitLab
+// wrote: a malformed_object, never kept, never quoted.
+TEST_F(GitLabSourceTest, TextsPastGitLabsLimitsAreMalformedObjects) {
+  auto schedule = [](int id, const std::string& description, const std::string& ref,
+                     const std::string& cron) {
+    return fmt::format(R"({{"id":{},"description":"{}","ref":"{}","cron":"{}","active":true}})", id,
+                       description, ref, cron);
+  };
+  const std::string marker = "[schedwatch: role=nightly spec_version=7]";
+  const std::string huge_cron = "0 3 * * *" + std::string((14u << 20) - 9, ' ');
+  const std::string long_description = std::string(256 - marker.size(), 'd') + marker;
+  // 255 characters are GitLab's limit, counted in characters: 255 two-byte ones are fine.
+  std::string accented;
+  for (int i = 0; i < 255 - 1 - static_cast<int>(marker.size()); ++i) accented += "\u00e9";
+  fake_.routes[kPage1] = {200,
+                          "[" + schedule(31, "Big " + marker, "main", huge_cron) + "," +
+                              schedule(32, marker, std::string(256, 'r'), "0 3 * * *") + "," +
+                              schedule(33, long_description, "main", "0 3 * * *") + "," +
+                              schedule(34, std::string(255 - marker.size(), 'd') + marker,
+                                       std::string(255, 'r'), "0 3 * * *") +
+                              "," + schedule(35, accented + " " + marker, "main", "0 3 * * *") +
+                              "]",
+                          {}};
+  fake_.routes.erase(kPage2);
+  for (int id : {34, 35}) fake_.routes[Pipelines(id)] = {200, "[]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  std::string problems = Problems(*snapshot);
+  EXPECT_NE(problems.find("pipeline schedule #1 on the page: its cron is longer than 255 "
+                          "characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_NE(problems.find("#2 on the page: its ref is longer than 255 characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_NE(problems.find("#3 on the page: its description is longer than 255 characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_LT(problems.size(), 2000u);
+  std::vector<std::string> ids;
+  for (const auto* object : Objects(*snapshot, "nightly")) ids.emplace_back(object->id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"34", "35"}));
+  for (const auto& object : snapshot->objects) EXPECT_LT(object.schedule().size(), 256u);
+}
+
 TEST(GitLabMappingTest, DescriptionMarkers) {
   auto marked = gitlab::DescriptionMarker("Nightly [schedwatch: role=nightly spec_version=3] x");
   ASSERT_TRUE(marked.has_value());
