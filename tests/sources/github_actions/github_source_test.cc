@@ -423,6 +423,30 @@ TEST_F(GitHubSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsC
   }
 }
 
+// Issue #34, item 9: a token echoed split, cut or upper-cased leaves no run of 8 of its
+// characters in any case.
+TEST_F(GitHubSourceTest, ATokenEchoedSplitOrUpperCasedIsRedacted) {
+  auto source = Make("    min_interval: 1s\n");
+  const std::string token = "ghp_secretTOKEN";
+  const std::vector<std::string> echoes = {"ghp_secr...etTOKEN ghp_secretTOK", "GHP_SECRETTOKEN",
+                                           "x secretTO y"};
+  std::int64_t at = kNow;
+  for (long status : {401L, 403L, 500L}) {
+    for (const auto& echo : echoes) {
+      fake_.routes[kRepo] = {status, R"({"message":"Bad credentials: )" + echo + R"("})", {}};
+      auto echoed = List(*source, at += 60);
+      ASSERT_FALSE(echoed.ok());
+      std::string lower = echoed.error();
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (std::size_t start = 0; start + 8 <= token.size(); ++start) {
+        std::string piece = token.substr(start, 8);
+        for (char& c : piece) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        EXPECT_EQ(lower.find(piece), std::string::npos) << status << ": " << echoed.error();
+      }
+    }
+  }
+}
+
 // Issue #34, item 5: a page of more items than GitHub's per_page maximum is refused; an item
 // nested too deep is a problem, never built.
 TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {

@@ -10,6 +10,7 @@
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
 #include "sources/problems.h"
+#include "sources/token.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -411,6 +412,59 @@ TEST_F(GitLabSourceTest, TheTokenNeverReachesAMessage) {
   auto again = List(*source);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().find(kToken), std::string::npos) << again.error();
+}
+
+// Issue #34, item 9: any run of 8 of the token's characters, in any case, is a piece of it.
+std::string TokenPiece(const std::string& text, const std::string& token) {
+  auto lower = [](std::string value) {
+    for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return value;
+  };
+  std::string haystack = lower(text), needle = lower(token);
+  for (std::size_t at = 0; at + 8 <= needle.size(); ++at) {
+    if (haystack.find(needle.substr(at, 8)) != std::string::npos) return needle.substr(at, 8);
+  }
+  return {};
+}
+
+TEST_F(GitLabSourceTest, ATokenEchoedSplitOrUpperCasedIsRedacted) {
+  std::string upper = kToken;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::vector<std::string> echoes = {
+      kToken.substr(0, 12) + "..." + kToken.substr(12) + kToken.substr(12),  // split, repeated
+      upper,                                                                 // upper-cased
+      "secretTO and " + kToken.substr(14, 9) + " and KEN01234",              // runs of 8+
+      "Bearer%20" + kToken.substr(0, 10) + "%" + kToken.substr(10),          // cut by an escape
+  };
+  auto source = Make();
+  for (long status : {401L, 403L, 503L}) {
+    for (const auto& echo : echoes) {
+      fake_.routes[kPage1] = {status, R"({"message":"401 Unauthorized: )" + echo + R"("})", {}};
+      auto snapshot = List(*source);
+      ASSERT_FALSE(snapshot.ok());
+      EXPECT_EQ(TokenPiece(snapshot.error(), kToken), "") << status << ": " << snapshot.error();
+      EXPECT_NE(snapshot.error().find("[redacted]"), std::string::npos) << snapshot.error();
+    }
+  }
+  // A 503 retried past is a recovered problem, worded from the body too.
+  fake_.first[kPage1] = {{503, R"({"message":"no: )" + upper + R"("})", {}}};
+  fake_.routes[kPage1] = {200, "[]", {}};
+  fake_.routes.erase(kPage2);
+  auto recovered = List(*source);
+  ASSERT_TRUE(recovered.ok()) << recovered.error();
+  ASSERT_FALSE(recovered->problems.empty());
+  EXPECT_EQ(TokenPiece(Problems(*recovered), kToken), "") << Problems(*recovered);
+}
+
+TEST(RedactTokenTest, RunsOfEightOrMoreInAnyCase) {
+  const std::string token = "glpat-secretTOKEN0123456789";
+  EXPECT_EQ(RedactToken("a glpat-secretTOKEN0123456789 b", token), "a [redacted] b");
+  EXPECT_EQ(RedactToken("GLPAT-SECRET...SECRETtoken0123", token), "[redacted]...[redacted]");
+  EXPECT_EQ(RedactToken("x TOKEN012 y", token), "x [redacted] y");
+  // Seven characters are no piece: ordinary words stay.
+  EXPECT_EQ(RedactToken("use a glpat- token: TOKEN01", token), "use a glpat- token: TOKEN01");
+  EXPECT_EQ(RedactToken("anything", "short"), "anything");
+  EXPECT_EQ(RedactToken("", token), "");
 }
 
 TEST_F(GitLabSourceTest, AJobTokenIsRefusedWithAClearMessage) {
