@@ -467,6 +467,12 @@ TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {
   EXPECT_EQ(deep->runs.size(), 1u);
   ASSERT_EQ(deep->problems.size(), 1u);
   EXPECT_EQ(deep->problems[0].message, "runs: workflow_runs[0]: not read: it is nested too deep");
+  // Members besides the list are counted through, however deep, never built.
+  auto skipped = github::ParseRunPage(R"({"total_count":)" + std::string(1u << 20, '[') +
+                                          std::string(1u << 20, ']') + R"(,"workflow_runs":[]})",
+                                      "runs");
+  ASSERT_TRUE(skipped.ok()) << skipped.error();
+  EXPECT_EQ(skipped->listed, 0u);
 }
 
 TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {

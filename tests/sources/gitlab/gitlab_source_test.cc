@@ -657,6 +657,18 @@ TEST(GitLabMappingTest, TimeZonesAsGitLabAcceptsThem) {
   EXPECT_EQ(gitlab::IanaZone("pacific time (us & canada)"), "");  // exact names only
 }
 
+TEST(GitLabMappingTest, AnErrorBodyIsReadWithinBounds) {
+  EXPECT_EQ(gitlab::ErrorMessage(R"({"message":{"base":["is invalid"]}})"),
+            R"({"base":["is invalid"]})");
+  // 16 MiB of values, or of nesting, in an error body: nothing worded from it, nothing built.
+  std::string zeros = R"({"message":[0)";
+  while (zeros.size() < (16u << 20)) zeros += ",0";
+  EXPECT_EQ(gitlab::ErrorMessage(zeros + "]}"), "");
+  EXPECT_EQ(gitlab::ErrorMessage(R"({"message":)" + std::string(1u << 20, '[') +
+                                 std::string(1u << 20, ']') + "}"),
+            "");
+}
+
 TEST(GitLabMappingTest, NextPageFromXNextPage) {
   const std::string url = kProject + "/pipeline_schedules?per_page=100&page=1";
   EXPECT_EQ(gitlab::NextPageUrl(url, {{"x-next-page", "2"}}),
