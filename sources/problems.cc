@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 
 namespace schedwatch {
@@ -132,19 +133,44 @@ void ProblemSink::AppendTo(std::vector<SourceProblem>& out) const {
   }
 }
 
+namespace {
+
+// A message Tallied made, as the count it gives besides itself and the message untallied; a
+// sink's problems capped again (a list's, with its history's) are counted from what it said.
+std::size_t Unlisted(std::string& message) {
+  std::size_t count = 0, listed = 0;
+  int end = 0;
+  if (std::sscanf(message.c_str(), "%zu problems like this one (%zu listed): %n", &count, &listed,
+                  &end) != 2 ||
+      end == 0 || count < listed) {
+    return 0;
+  }
+  message.erase(0, static_cast<std::size_t>(end));
+  return count - listed;
+}
+
+}  // namespace
+
 std::vector<SourceProblem> CapProblems(std::vector<SourceProblem> problems, std::size_t cap) {
-  std::unordered_map<std::string, std::size_t> counts;
-  for (const auto& problem : problems) ++counts[problem.reason];
+  std::unordered_map<std::string, std::size_t> counts, entries;
+  bool tallied = false;
+  for (auto& problem : problems) {
+    std::size_t unlisted = Unlisted(problem.message);
+    tallied |= unlisted > 0;
+    counts[problem.reason] += 1 + unlisted;
+    ++entries[problem.reason];
+  }
   bool over = std::any_of(counts.begin(), counts.end(),
                           [cap](const auto& count) { return count.second > cap; });
-  if (!over) return problems;
+  if (!over && !tallied) return problems;
   std::unordered_map<std::string, std::size_t> kept;
   std::vector<SourceProblem> capped;
   for (auto& problem : problems) {
     std::size_t& so_far = kept[problem.reason];
     if (so_far >= cap) continue;
     std::size_t count = counts[problem.reason];
-    if (so_far++ == 0 && count > cap) problem.message = Tallied(count, cap, problem.message);
+    std::size_t listed = std::min(cap, entries[problem.reason]);
+    if (so_far++ == 0 && count > listed) problem.message = Tallied(count, listed, problem.message);
     capped.push_back(std::move(problem));
   }
   return capped;

@@ -96,7 +96,7 @@ class ProblemSink {
 };
 
 // `problems` with at most `cap` per reason, in their order; the first of a reason past the
-// cap says how many there were.
+// cap says how many there were, counting those a sink's tally said it counted (AppendTo).
 std::vector<SourceProblem> CapProblems(std::vector<SourceProblem> problems,
                                        std::size_t cap = ProblemSink::kDefaultCap);
 

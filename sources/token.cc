@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
@@ -24,7 +26,33 @@ bool HeaderSafe(const std::string& token) {
   return std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
+char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
 }  // namespace
+
+std::string RedactToken(std::string_view text, std::string_view token) {
+  if (token.size() < kMinRedactedRun || text.size() < kMinRedactedRun) return std::string(text);
+  std::string lower_token(token.size(), ' ');
+  std::transform(token.begin(), token.end(), lower_token.begin(), Lower);
+  // Marks the bytes of every kMinRedactedRun-long window that is a piece of the token; a
+  // longer run is windows that overlap. Quadratic, on a message of a few hundred bytes.
+  std::vector<bool> secret(text.size(), false);
+  std::string window(kMinRedactedRun, ' ');
+  for (std::size_t at = 0; at + kMinRedactedRun <= text.size(); ++at) {
+    std::transform(text.begin() + at, text.begin() + at + kMinRedactedRun, window.begin(), Lower);
+    if (lower_token.find(window) == std::string::npos) continue;
+    std::fill(secret.begin() + at, secret.begin() + at + kMinRedactedRun, true);
+  }
+  std::string redacted;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (!secret[at]) {
+      redacted += text[at];
+    } else if (at == 0 || !secret[at - 1]) {
+      redacted += "[redacted]";
+    }
+  }
+  return redacted;
+}
 
 Result<std::string> TokenSource::Load() {
   auto token = Read();

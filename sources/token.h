@@ -7,12 +7,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "schedwatch/result.h"
 
 namespace schedwatch {
 
 inline constexpr std::size_t kMaxTokenBytes = 4096;
+
+// `text` (a message worded from an answer, a few hundred bytes) with every run of
+// kMinRedactedRun or more characters of `token` replaced by "[redacted]", whatever their case:
+// a server that echoes the token split ("glpat-SECRET...SECRETSECRET123"), cut or upper-cased
+// shows no part of it that would help guess it.
+inline constexpr std::size_t kMinRedactedRun = 8;
+std::string RedactToken(std::string_view text, std::string_view token);
 
 class TokenSource {
  public:

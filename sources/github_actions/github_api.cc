@@ -6,6 +6,7 @@
 
 #include "schedwatch/timefmt.h"
 #include "sources/github_actions/github_mapping.h"
+#include "sources/token.h"
 
 namespace schedwatch::github {
 namespace {
@@ -94,6 +95,7 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
     std::string message = ClassifyFailure(response.status, response.headers, response.body, now,
                                           secondary_backoff_, client_.policy().max_retry_after)
                               .message;
+    message = RedactToken(message, token_);
     return fmt::format("HTTP {}{}", response.status, message.empty() ? "" : ": " + message);
   };
   int before = client_.requests();
@@ -121,7 +123,7 @@ Result<ApiAnswer> Api::Get(const std::string& url, const std::string& etag, std:
   ApiFailure failure =
       ClassifyFailure(status, response->headers, client_.Redact(std::move(response->body)), now,
                       secondary_backoff_, client_.policy().max_retry_after);
-  std::string detail = client_.Redact(failure.message);
+  std::string detail = RedactToken(client_.Redact(failure.message), token_);
   std::string said = detail.empty() ? std::string() : ": " + detail;
   switch (failure.kind) {
     case ApiFailure::Kind::kRateLimited:

@@ -51,7 +51,10 @@ class Api {
       platform::Clock& clock = platform::RealClock());
 
   const std::string& base_url() const { return base_url_; }
-  void SetToken(std::string token) { client_.SetToken(std::move(token)); }
+  void SetToken(std::string token) {
+    token_ = token;
+    client_.SetToken(std::move(token));
+  }
 
   // GET `url` (absolute, on the API's origin); `etag` non-empty sends If-None-Match. Transport
   // failures and 5xx are retried (3 attempts); any other status than 200, 304 and 404 is an
@@ -84,6 +87,7 @@ class Api {
   std::chrono::milliseconds timeout_;
   RequestCounter counter_;  // before client_, whose transport it wraps
   platform::ApiClient client_;
+  std::string token_;  // parts of it are redacted from what GitHub says
   std::optional<std::int64_t> remaining_, reset_, limit_;
   std::optional<std::int64_t> blocked_until_;
   std::int64_t secondary_backoff_;

@@ -20,31 +20,18 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kMaxMessageChars = 200;
 
-Result<Json> ParseJson(std::string_view body) {
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Error{"the answer is not JSON"};
-  return json;
-}
+// GitHub's largest per_page: a page holding more items is no page of its list.
+constexpr std::size_t kMaxPageItems = 100;
 
 using api::Field;
 using api::StringField;
 using api::TimeField;
 
-// The items of `key` in a JSON object answer, or an error naming what was expected (null is
-// no list: GitHub writes [] for none).
-Result<const Json*> ItemList(const Json& json, const char* key) {
-  const Json* items = json.is_object() ? Field(json, key) : nullptr;
-  if (items == nullptr || !items->is_array()) {
-    return Error{fmt::format("the answer has no \"{}\" list", key)};
-  }
-  return items;
-}
-
 // GitHub's `message`, printable and short: it ends up in logs and on the status page.
 std::string ShortMessage(std::string_view body) {
-  Json json = Json::parse(body, nullptr, false);
+  auto json = api::ParseBounded(body);
   std::string message;
-  if (!json.is_discarded() && json.is_object()) message = StringField(json, "message").value_or("");
+  if (json && json->is_object()) message = StringField(*json, "message").value_or("");
   if (message.size() > kMaxMessageChars) message = message.substr(0, kMaxMessageChars) + "...";
   for (char& c : message) {
     if (std::iscntrl(static_cast<unsigned char>(c))) c = ' ';
@@ -148,36 +135,37 @@ Result<bool> SomethingReadable(std::size_t items, const std::vector<SourceProble
 }
 
 Result<WorkflowPage> ParseWorkflowPage(std::string_view body) {
-  auto json = ParseJson(body);
-  if (!json) return Error{json.error()};
-  auto items = ItemList(*json, "workflows");
-  if (!items) return Error{items.error()};
   WorkflowPage page;
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    const Json& item = (**items)[i];
-    Workflow workflow;
-    const Json* id = item.is_object() ? Field(item, "id") : nullptr;
-    auto path = item.is_object() ? StringField(item, "path") : std::nullopt;
-    auto state = item.is_object() ? StringField(item, "state") : std::nullopt;
-    if (id == nullptr || !id->is_number_integer() || !path || !state) {
-      page.problems.push_back(MakeProblem(
-          Reason::kMalformedObject,
-          fmt::format("workflows[{}]: expected an object with integer id, string path and state",
-                      i)));
-      continue;
-    }
-    workflow.id = id->get<std::int64_t>();
-    workflow.path = *path;
-    workflow.state = *state;
-    workflow.name = StringField(item, "name").value_or("");
-    page.workflows.push_back(std::move(workflow));
-  }
-  page.listed = (*items)->size();
+  auto read = api::ReadItems(
+      body, "workflows", "workflows", kMaxPageItems,
+      [&page](const Json* item, std::size_t i, const char* bound) {
+        const Json* id = item != nullptr && item->is_object() ? Field(*item, "id") : nullptr;
+        auto path = id != nullptr ? StringField(*item, "path") : std::nullopt;
+        auto state = id != nullptr ? StringField(*item, "state") : std::nullopt;
+        if (id == nullptr || !id->is_number_integer() || !path || !state) {
+          page.problems.push_back(MakeProblem(
+              Reason::kMalformedObject,
+              bound != nullptr
+                  ? fmt::format("workflows[{}]: not read: {}", i, bound)
+                  : fmt::format(
+                        "workflows[{}]: expected an object with integer id, string path and state",
+                        i)));
+          return;
+        }
+        Workflow workflow;
+        workflow.id = id->get<std::int64_t>();
+        workflow.path = *path;
+        workflow.state = *state;
+        workflow.name = StringField(*item, "name").value_or("");
+        page.workflows.push_back(std::move(workflow));
+      });
+  if (!read) return Error{read.error()};
+  page.listed = *read;
   return page;
 }
 
 Result<std::string> ParseDefaultBranch(std::string_view body) {
-  auto json = ParseJson(body);
+  auto json = api::ParseBounded(body);
   if (!json) return Error{json.error()};
   auto branch = json->is_object() ? StringField(*json, "default_branch") : std::nullopt;
   if (!branch || branch->empty()) return Error{"the repository has no default_branch"};
@@ -185,21 +173,22 @@ Result<std::string> ParseDefaultBranch(std::string_view body) {
 }
 
 Result<DirectoryListing> ParseDirectoryListing(std::string_view body) {
-  auto json = ParseJson(body);
-  if (!json) return Error{json.error()};
-  if (!json->is_array()) return Error{"the answer is not a directory listing"};
   DirectoryListing listing;
-  listing.complete = json->size() < kMaxDirectoryEntries;
   std::size_t unreadable = 0;
-  for (const Json& entry : *json) {
-    auto path = entry.is_object() ? StringField(entry, "path") : std::nullopt;
-    auto sha = entry.is_object() ? StringField(entry, "sha") : std::nullopt;
-    // An entry without a sha is simply fetched by path later.
-    if (path && sha) listing.blob_sha_by_path[*path] = *sha;
-    // One without a path could be any file: the listing no longer proves a file absent.
-    if (!path) ++unreadable, listing.complete = false;
-  }
-  if (unreadable > 0 && unreadable == json->size()) {
+  auto read = api::ReadItems(body, nullptr, "directory entries", kMaxDirectoryEntries,
+                             [&](const Json* entry, std::size_t, const char*) {
+                               bool object = entry != nullptr && entry->is_object();
+                               auto path = object ? StringField(*entry, "path") : std::nullopt;
+                               auto sha = object ? StringField(*entry, "sha") : std::nullopt;
+                               // An entry without a sha is simply fetched by path later.
+                               if (path && sha) listing.blob_sha_by_path[*path] = *sha;
+                               // One without a path could be any file: the listing no longer proves
+                               // a file absent.
+                               if (!path) ++unreadable, listing.complete = false;
+                             });
+  if (!read) return Error{read.error()};
+  if (*read >= kMaxDirectoryEntries) listing.complete = false;
+  if (unreadable > 0 && unreadable == *read) {
     return Error{
         fmt::format("none of the {} entries of the directory listing has a path", unreadable)};
   }
@@ -298,75 +287,61 @@ LiveObject MakeLiveObject(const Workflow& workflow, const WorkflowFile* file, co
 }
 
 Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
-  auto json = ParseJson(body);
-  if (!json) return Error{json.error()};
-  auto items = ItemList(*json, "workflow_runs");
-  if (!items) return Error{items.error()};
   RunPage page;
-  for (std::size_t i = 0; i < (*items)->size(); ++i) {
-    const Json& item = (**items)[i];
-    std::int64_t workflow_id = 0;
-    std::string path;
-    if (item.is_object()) {
-      const Json* id = Field(item, "workflow_id");
-      if (id != nullptr && id->is_number_integer()) workflow_id = id->get<std::int64_t>();
-      // The repository's runs name their workflow: messages say which.
-      if (auto named = StringField(item, "path")) {
-        path = " (" + named->substr(0, kMaxMessageChars) + ")";
-        for (char& c : path) {
-          if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+  auto read = api::ReadItems(
+      body, "workflow_runs", "workflow runs", kMaxPageItems,
+      [&](const Json* item, std::size_t i, const char* bound) {
+        std::int64_t workflow_id = 0;
+        std::string path;
+        if (item != nullptr && item->is_object()) {
+          const Json* id = Field(*item, "workflow_id");
+          if (id != nullptr && id->is_number_integer()) workflow_id = id->get<std::int64_t>();
+          // The repository's runs name their workflow: messages say which.
+          if (auto named = StringField(*item, "path")) {
+            path = " (" + named->substr(0, kMaxMessageChars) + ")";
+            for (char& c : path) {
+              if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+            }
+          }
         }
-      }
-    }
-    auto problem = [&](const std::string& message) {
-      page.problems.push_back(
-          MakeProblem(Reason::kMalformedObject,
-                      fmt::format("{}: workflow_runs[{}]{}: {}", what, i, path, message)));
-      page.problem_workflows.push_back(workflow_id);
-    };
-    if (!item.is_object()) {
-      problem("not an object");
-      continue;
-    }
-    auto status = StringField(item, "status");
-    if (!status) {
-      problem("no status");
-      continue;
-    }
-    ScheduledRun run;
-    auto started = TimeField(item, "run_started_at");
-    if (!started) started = TimeField(item, "created_at");
-    if (!started) {
-      problem("neither run_started_at nor created_at is an RFC 3339 time");
-      continue;
-    }
-    run.started = *started;
-    run.created = TimeField(item, "created_at").value_or(run.started);
-    run.workflow_id = workflow_id;
-    if (*status != "completed") {
-      run.state = ScheduledRun::State::kRunning;  // queued, in_progress, waiting, pending, ...
-      page.runs.push_back(run);
-      continue;
-    }
-    auto conclusion = StringField(item, "conclusion");
-    if (!conclusion) {
-      problem("completed without a conclusion");
-      continue;
-    }
-    run.finished = TimeField(item, "updated_at").value_or(run.started);
-    if (*conclusion == "success") {
-      run.state = ScheduledRun::State::kSucceeded;
-    } else if (*conclusion == "failure" || *conclusion == "timed_out" ||
-               *conclusion == "startup_failure" || *conclusion == "stale") {
-      run.state = ScheduledRun::State::kFailed;
-    } else {
-      run.state = ScheduledRun::State::kEnded;  // cancelled, skipped, neutral, action_required
-    }
-    page.runs.push_back(run);
-  }
-  page.listed = (*items)->size();
-  if (auto readable = SomethingReadable((*items)->size(), page.problems, "workflow_runs");
-      !readable) {
+        auto problem = [&](const std::string& message) {
+          page.problems.push_back(
+              MakeProblem(Reason::kMalformedObject,
+                          fmt::format("{}: workflow_runs[{}]{}: {}", what, i, path, message)));
+          page.problem_workflows.push_back(workflow_id);
+        };
+        if (item == nullptr) return problem(fmt::format("not read: {}", bound));
+        if (!item->is_object()) return problem("not an object");
+        auto status = StringField(*item, "status");
+        if (!status) return problem("no status");
+        ScheduledRun run;
+        auto started = TimeField(*item, "run_started_at");
+        if (!started) started = TimeField(*item, "created_at");
+        if (!started) return problem("neither run_started_at nor created_at is an RFC 3339 time");
+        run.started = *started;
+        run.created = TimeField(*item, "created_at").value_or(run.started);
+        run.workflow_id = workflow_id;
+        if (*status != "completed") {
+          run.state = ScheduledRun::State::kRunning;  // queued, in_progress, waiting, pending, ...
+          page.runs.push_back(run);
+          return;
+        }
+        auto conclusion = StringField(*item, "conclusion");
+        if (!conclusion) return problem("completed without a conclusion");
+        run.finished = TimeField(*item, "updated_at").value_or(run.started);
+        if (*conclusion == "success") {
+          run.state = ScheduledRun::State::kSucceeded;
+        } else if (*conclusion == "failure" || *conclusion == "timed_out" ||
+                   *conclusion == "startup_failure" || *conclusion == "stale") {
+          run.state = ScheduledRun::State::kFailed;
+        } else {
+          run.state = ScheduledRun::State::kEnded;  // cancelled, skipped, neutral, action_required
+        }
+        page.runs.push_back(run);
+      });
+  if (!read) return Error{read.error()};
+  page.listed = *read;
+  if (auto readable = SomethingReadable(page.listed, page.problems, "workflow_runs"); !readable) {
     return Error{readable.error()};
   }
   return page;

@@ -6,6 +6,7 @@
 
 #include "schedwatch/timefmt.h"
 #include "sources/gitlab/gitlab_mapping.h"
+#include "sources/token.h"
 
 namespace schedwatch::gitlab {
 namespace {
@@ -104,8 +105,8 @@ Result<ApiAnswer> Api::Send(platform::ApiClient& client, platform::ApiCall call,
                              FormatRfc3339(*until))};
   }
   call.max_body_bytes = kMaxAnswerBytes;
-  call.describe = [](const HttpResponse& response) {
-    std::string message = ErrorMessage(response.body);
+  call.describe = [this](const HttpResponse& response) {
+    std::string message = RedactToken(ErrorMessage(response.body), token_);
     return fmt::format("HTTP {}{}", response.status, message.empty() ? "" : ": " + message);
   };
   // Each attempt has the whole timeout; the backoffs between them come on top.
@@ -128,8 +129,9 @@ Result<ApiAnswer> Api::Send(platform::ApiClient& client, platform::ApiCall call,
     }
     return answer;
   }
-  // Redacted before it is shortened: a cut token no longer matches.
-  std::string detail = client.Redact(ErrorMessage(client.Redact(std::move(response->body))));
+  // Redacted before it is shortened, where a cut token would no longer match, then its pieces.
+  std::string detail =
+      RedactToken(client.Redact(ErrorMessage(client.Redact(std::move(response->body)))), token_);
   std::string said = detail.empty() ? std::string() : ": " + detail;
   return Error{fmt::format("{}: {}", where, Explain(status, said))};
 }

@@ -33,6 +33,7 @@ class Api {
 
   const std::string& base_url() const { return base_url_; }
   void SetToken(const std::string& token) {
+    token_ = token;
     client_.SetToken(token);
     write_client_.SetToken(token);
   }
@@ -70,6 +71,7 @@ class Api {
   platform::ApiClient client_;
   platform::ApiClient write_client_;  // one attempt: a retried POST may create two schedules
   std::optional<std::int64_t> blocked_until_;
+  std::string token_;  // parts of it are redacted from what GitLab says
 };
 
 }  // namespace schedwatch::gitlab

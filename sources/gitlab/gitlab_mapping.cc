@@ -19,7 +19,6 @@ namespace {
 using api::Json;
 
 constexpr std::size_t kMaxMessageChars = 200;
-constexpr std::size_t kMaxTextChars = 255;  // GitLab's own limit on a description
 
 using api::Field;
 using api::StringField;
@@ -41,11 +40,22 @@ std::string Shorten(std::string text, std::size_t limit) {
   return text;
 }
 
-Result<Json> ParseArray(std::string_view body, const char* what) {
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Error{"the answer is not JSON"};
-  if (!json.is_array()) return Error{fmt::format("the answer is not a list of {}", what)};
-  return json;
+// UTF-8 characters, as GitLab counts its limits: bytes but continuation bytes.
+std::size_t Characters(std::string_view text) {
+  return std::count_if(text.begin(), text.end(),
+                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+// A string field within GitLab's limit; why not otherwise (absent: nullopt and no why).
+std::optional<std::string> TextField(const Json& item, const char* key, std::string& why) {
+  const Json* value = Field(item, key);
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  const auto& text = value->get_ref<const std::string&>();
+  if (text.size() > kMaxTextChars && Characters(text) > kMaxTextChars) {
+    if (why.empty()) why = fmt::format("its {} is longer than {} characters", key, kMaxTextChars);
+    return std::nullopt;
+  }
+  return text;
 }
 
 // The value of `key` in a URL's query; empty when absent.
@@ -103,47 +113,53 @@ std::string IanaZone(std::string_view cron_timezone) {
   return FindZone(cron_timezone) != nullptr ? std::string(cron_timezone) : std::string();
 }
 
-Result<SchedulePage> ParseSchedulePage(std::string_view body) {
-  auto json = ParseArray(body, "pipeline schedules");
-  if (!json) return Error{json.error()};
-  SchedulePage page;
-  page.listed = json->size();
-  std::size_t index = 0;
-  for (const Json& item : *json) {
-    ++index;
-    auto problem = [&](const std::string& what) {
-      page.problems.push_back(
-          MakeProblem(Reason::kMalformedObject,
-                      fmt::format("pipeline schedule #{} on the page: {}", index, what)));
-    };
-    if (!item.is_object()) {
-      problem("not an object");
-      continue;
-    }
-    PipelineSchedule schedule;
-    auto id = IdField(item, "id");
-    auto cron = StringField(item, "cron");
-    auto ref = StringField(item, "ref");
-    const Json* active = Field(item, "active");
-    if (!id || !cron || !ref || active == nullptr || !active->is_boolean()) {
-      problem("lacks id, cron, ref or active");
-      continue;
-    }
-    schedule.id = *id;
-    schedule.cron = *cron;
-    schedule.ref = *ref;
-    schedule.active = active->get<bool>();
-    schedule.description = StringField(item, "description").value_or("");
-    schedule.cron_timezone = StringField(item, "cron_timezone").value_or("");
-    schedule.next_run_at = TimeField(item, "next_run_at");
-    if (const Json* owner = Field(item, "owner"); owner != nullptr && owner->is_object()) {
-      schedule.owner = Shorten(StringField(*owner, "username").value_or(""), kMaxTextChars);
-      schedule.owner_state = Shorten(StringField(*owner, "state").value_or(""), 40);
-    }
-    schedule.marker = DescriptionMarker(schedule.description);
-    page.schedules.push_back(std::move(schedule));
-  }
-  return page;
+Result<SchedulePage> ParseSchedulePage(std::string_view body, ProblemSink& problems, int page) {
+  SchedulePage result;
+  auto read = api::ReadItems(
+      body, nullptr, "pipeline schedules", kSchedulesPerPage,
+      [&](const Json* item, std::size_t index, const char* bound) {
+        std::string why = bound != nullptr ? bound : "";
+        PipelineSchedule schedule;
+        if (item != nullptr && !item->is_object()) why = "not an object";
+        if (why.empty()) {
+          auto id = IdField(*item, "id");
+          auto cron = TextField(*item, "cron", why);
+          auto ref = TextField(*item, "ref", why);
+          const Json* active = Field(*item, "active");
+          auto description = TextField(*item, "description", why);
+          auto zone = TextField(*item, "cron_timezone", why);
+          if (why.empty() && (!id || !cron || !ref || active == nullptr || !active->is_boolean())) {
+            why = "lacks id, cron, ref or active";
+          }
+          if (why.empty()) {
+            schedule.id = *id;
+            schedule.cron = std::move(*cron);
+            schedule.ref = std::move(*ref);
+            schedule.active = active->get<bool>();
+            schedule.description = description.value_or("");
+            schedule.cron_timezone = zone.value_or("");
+          }
+        }
+        if (!why.empty()) {
+          ++result.unreadable;
+          // Formatted only while the sink lists: 8 M unreadable items cost a count.
+          problems.Add(Reason::kMalformedObject, [&] {
+            return fmt::format("schedules page {}: pipeline schedule #{} on the page: {}", page,
+                               index + 1, why);
+          });
+          return;
+        }
+        schedule.next_run_at = TimeField(*item, "next_run_at");
+        if (const Json* owner = Field(*item, "owner"); owner != nullptr && owner->is_object()) {
+          schedule.owner = Shorten(StringField(*owner, "username").value_or(""), kMaxTextChars);
+          schedule.owner_state = Shorten(StringField(*owner, "state").value_or(""), 40);
+        }
+        schedule.marker = DescriptionMarker(schedule.description);
+        result.schedules.push_back(std::move(schedule));
+      });
+  if (!read) return Error{read.error()};
+  result.listed = *read;
+  return result;
 }
 
 LiveObject MakeLiveObject(const PipelineSchedule& schedule, const JobSpec& job,
@@ -181,50 +197,47 @@ std::string InactiveReason(const PipelineSchedule& schedule) {
 }
 
 Result<PipelinePage> ParsePipelinePage(std::string_view body, const std::string& what) {
-  auto json = ParseArray(body, "pipelines");
-  if (!json) return Error{json.error()};
   PipelinePage page;
-  page.listed = json->size();
-  for (const Json& item : *json) {
-    auto problem = [&](const std::string& text) {
-      page.problems.push_back(
-          MakeProblem(Reason::kMalformedObject, fmt::format("{}: {}", what, text)));
-    };
-    if (!item.is_object()) {
-      problem("a pipeline that is not an object");
-      continue;
-    }
-    auto id = IdField(item, "id");
-    auto status = StringField(item, "status");
-    auto created = TimeField(item, "created_at");
-    if (!id || !status || !created) {
-      problem("a pipeline without id, status or created_at");
-      continue;
-    }
-    Pipeline pipeline;
-    pipeline.id = *id;
-    pipeline.created = *created;
-    const std::string& s = *status;
-    if (s == "created" || s == "waiting_for_resource" || s == "preparing" || s == "pending" ||
-        s == "running" || s == "manual" || s == "scheduled") {
-      pipeline.state = api::RunState::kRunning;  // manual, scheduled: waiting, not done
-    } else if (s == "success") {
-      pipeline.state = api::RunState::kSucceeded;
-    } else if (s == "failed") {
-      pipeline.state = api::RunState::kFailed;
-    } else if (s == "canceled" || s == "canceling" || s == "skipped") {
-      pipeline.state = api::RunState::kEnded;
-    } else {
-      problem(fmt::format("pipeline {} has an unknown status \"{}\"", *id, Shorten(s, 40)));
-      continue;
-    }
-    if (pipeline.state != api::RunState::kRunning) {
-      pipeline.finished = TimeField(item, "finished_at");
-      if (!pipeline.finished) pipeline.finished = TimeField(item, "updated_at");
-      if (!pipeline.finished) pipeline.finished = pipeline.created;
-    }
-    page.pipelines.push_back(pipeline);
-  }
+  auto read = api::ReadItems(
+      body, nullptr, "pipelines", kPipelinesPerPage,
+      [&](const Json* item, std::size_t, const char* bound) {
+        auto problem = [&](const std::string& text) {
+          page.problems.push_back(
+              MakeProblem(Reason::kMalformedObject, fmt::format("{}: {}", what, text)));
+        };
+        if (item == nullptr) return problem(fmt::format("a pipeline that is not read: {}", bound));
+        if (!item->is_object()) return problem("a pipeline that is not an object");
+        auto id = IdField(*item, "id");
+        auto status = StringField(*item, "status");
+        auto created = TimeField(*item, "created_at");
+        if (!id || !status || !created)
+          return problem("a pipeline without id, status or created_at");
+        Pipeline pipeline;
+        pipeline.id = *id;
+        pipeline.created = *created;
+        const std::string& s = *status;
+        if (s == "created" || s == "waiting_for_resource" || s == "preparing" || s == "pending" ||
+            s == "running" || s == "manual" || s == "scheduled") {
+          pipeline.state = api::RunState::kRunning;  // manual, scheduled: waiting, not done
+        } else if (s == "success") {
+          pipeline.state = api::RunState::kSucceeded;
+        } else if (s == "failed") {
+          pipeline.state = api::RunState::kFailed;
+        } else if (s == "canceled" || s == "canceling" || s == "skipped") {
+          pipeline.state = api::RunState::kEnded;
+        } else {
+          return problem(
+              fmt::format("pipeline {} has an unknown status \"{}\"", *id, Shorten(s, 40)));
+        }
+        if (pipeline.state != api::RunState::kRunning) {
+          pipeline.finished = TimeField(*item, "finished_at");
+          if (!pipeline.finished) pipeline.finished = TimeField(*item, "updated_at");
+          if (!pipeline.finished) pipeline.finished = pipeline.created;
+        }
+        page.pipelines.push_back(pipeline);
+      });
+  if (!read) return Error{read.error()};
+  page.listed = *read;
   return page;
 }
 
@@ -233,8 +246,9 @@ void AddPipeline(RunHistory& history, const Pipeline& pipeline) {
 }
 
 std::string ErrorMessage(std::string_view body) {
-  Json json = Json::parse(body, nullptr, false);
-  if (json.is_discarded() || !json.is_object()) return {};
+  auto parsed = api::ParseBounded(body);
+  if (!parsed || !parsed->is_object()) return {};
+  const Json& json = *parsed;
   std::string message;
   if (const Json* value = Field(json, "message")) {
     message = value->is_string() ? value->get<std::string>() : value->dump();

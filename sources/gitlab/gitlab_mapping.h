@@ -15,9 +15,18 @@
 #include "schedwatch/spec.h"
 #include "sources/api_answers.h"
 #include "sources/marker.h"
+#include "sources/problems.h"
 #include "sources/source.h"
 
 namespace schedwatch::gitlab {
+
+// The pages asked for: GitLab's maximum of schedules; of pipelines, the newest hold the last
+// start, the running ones and usually the latest success. A page holding more is refused.
+inline constexpr std::size_t kSchedulesPerPage = 100;
+inline constexpr std::size_t kPipelinesPerPage = 20;
+// GitLab's own limit on a schedule's description, ref, cron and cron_timezone: a longer one
+// is no schedule GitLab wrote, a malformed_object never kept.
+inline constexpr std::size_t kMaxTextChars = 255;
 
 // One item of GET /projects/:id/pipeline_schedules.
 struct PipelineSchedule {
@@ -35,11 +44,13 @@ struct PipelineSchedule {
 
 struct SchedulePage {
   std::vector<PipelineSchedule> schedules;
-  std::vector<SourceProblem> problems;  // at most one per unreadable item
-  std::size_t listed = 0;               // items on the page, readable or not
+  std::size_t listed = 0;      // items on the page, readable or not
+  std::size_t unreadable = 0;  // of them, each counted in `problems`
 };
-// A page of schedules; an Error when the answer is not a JSON array.
-Result<SchedulePage> ParseSchedulePage(std::string_view body);
+// The `page`th page of schedules; an unreadable item is a problem added to `problems` (which
+// lists a few and counts the rest). An Error when the answer is not a JSON array or holds more
+// than kSchedulesPerPage items.
+Result<SchedulePage> ParseSchedulePage(std::string_view body, ProblemSink& problems, int page = 1);
 
 // The marker in a description: "Nightly export [schedwatch: role=export spec_version=3]", or a
 // description that is the marker alone. nullopt when it holds none.
@@ -74,10 +85,11 @@ struct Pipeline {
 };
 struct PipelinePage {
   std::vector<Pipeline> pipelines;
-  std::vector<SourceProblem> problems;
+  std::vector<SourceProblem> problems;  // at most one per item
   std::size_t listed = 0;
 };
-// `what` names the schedule in problem messages.
+// `what` names the schedule in problem messages. An Error when the answer is not a JSON array
+// or holds more than kPipelinesPerPage items.
 Result<PipelinePage> ParsePipelinePage(std::string_view body, const std::string& what);
 void AddPipeline(RunHistory& history, const Pipeline& pipeline);
 

@@ -10,10 +10,9 @@
 namespace schedwatch {
 namespace {
 
-constexpr int kSchedulesPerPage = 100;  // GitLab's maximum
+using gitlab::kPipelinesPerPage;
+using gitlab::kSchedulesPerPage;
 constexpr int kMaxSchedulePages = 100;  // 10,000 schedules: beyond that the answer is suspect
-// The newest pipelines hold the last start, the running ones and usually the latest success.
-constexpr int kPipelinesPerPage = 20;
 
 }  // namespace
 
@@ -83,8 +82,8 @@ Result<std::vector<gitlab::PipelineSchedule>> GitLabSource::Schedules(
       fmt::format("{}/pipeline_schedules?per_page={}&page=1", ProjectUrl(), kSchedulesPerPage);
   std::string url = first;
   std::set<std::string> followed;  // a next page read already is a circle
-  std::vector<SourceProblem> item_problems;
-  std::size_t listed = 0;
+  ProblemSink item_problems;       // 8 M unreadable items are a count, not 8 M messages
+  std::size_t listed = 0, unreadable = 0;
   for (int page = 1; !url.empty(); ++page) {
     if (page > kMaxSchedulePages) {
       return Error{fmt::format("more than {} pages of pipeline schedules", kMaxSchedulePages)};
@@ -100,22 +99,21 @@ Result<std::vector<gitlab::PipelineSchedule>> GitLabSource::Schedules(
       problems.push_back(RecoveredProblem(recovered));
     }
     if (!answer) return Error{answer.error()};
-    auto parsed = gitlab::ParseSchedulePage(answer->body);
+    auto parsed = gitlab::ParseSchedulePage(answer->body, item_problems, page);
     if (!parsed) return Error{fmt::format("GET {}: {}", UrlPathForMessages(url), parsed.error())};
     for (auto& schedule : parsed->schedules) schedules.push_back(std::move(schedule));
-    for (const auto& problem : parsed->problems) {
-      item_problems.push_back(
-          {problem.reason, fmt::format("schedules page {}: {}", page, problem.message)});
-    }
     listed += parsed->listed;
+    unreadable += parsed->unreadable;
     url = answer->next;
   }
   // A list of which every item is unreadable is no list: its roles are unknown, not missing.
-  if (listed > 0 && item_problems.size() == listed) {
+  std::vector<SourceProblem> listed_problems;
+  item_problems.AppendTo(listed_problems);
+  if (listed > 0 && unreadable == listed) {
     return Error{fmt::format("GET {}: none of the {} pipeline schedules can be read ({})",
-                             UrlPathForMessages(first), listed, item_problems.front().message)};
+                             UrlPathForMessages(first), listed, listed_problems.front().message)};
   }
-  problems.insert(problems.end(), item_problems.begin(), item_problems.end());
+  problems.insert(problems.end(), listed_problems.begin(), listed_problems.end());
   return schedules;
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "schedwatch/timefmt.h"
+#include "sources/api_answers.h"
 #include "sources/problems.h"
 
 namespace schedwatch::kubernetes {
@@ -83,6 +84,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
   // `index`th item as if it had been read from the page: a stream cut the page into items.
   Result<bool> ReadItem(std::string_view text, std::size_t index, const char* kind) {
     stack_.assign(1, Frame{nullptr, nullptr});
+    items_frame_ = 0;
     skip_ = 0;
     index_ = index;
     next_ = Next::kKeep;
@@ -150,9 +152,27 @@ class ListReader final : public nlohmann::json_sax<Json> {
 
   bool InItems() const { return !stack_.empty() && stack_.back().value == nullptr; }
 
+  // Counts a value built in an item of the list (api::ValueBounds, as the GitHub and GitLab
+  // answers are read). Past the bounds the item is dropped: what was built of it is freed,
+  // the rest of its text skipped, and it is handed over as discarded, a problem.
+  bool Within(bool container) {
+    if (!list_ || stack_.size() <= items_frame_ || stack_[items_frame_].value != nullptr) {
+      return true;  // not in the items list (a member after it may sit where it was)
+    }
+    std::size_t open = stack_.size() - items_frame_ - 1;  // the item's containers open
+    item_values_ = open == 0 ? 1 : item_values_ + 1;
+    if (item_values_ <= bounds_.max_values && open + container <= bounds_.max_depth) return true;
+    stack_.resize(items_frame_ + 1);
+    item_ = Json();
+    skip_ = static_cast<int>(open + container);
+    dropped_ = true;  // skip_ >= 1: only a value inside an item passes a bound
+    return false;
+  }
+
   bool Value(Json&& value) {
     if (skip_ > 0) return true;
     if (stack_.empty()) return false;  // a scalar page: not an object
+    if (!Within(false)) return true;
     Frame& top = stack_.back();
     if (top.value == nullptr) {
       on_item_(value, index_++);
@@ -171,6 +191,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
       ++skip_;
       return true;
     }
+    if (!stack_.empty() && !Within(true)) return true;
     if (stack_.empty()) {
       if (type != Json::value_t::object) return false;
       root_ = Json(type);
@@ -188,6 +209,7 @@ class ListReader final : public nlohmann::json_sax<Json> {
       items_ = type == Json::value_t::array ? Items::kList : Items::kOther;
       if (items_ == Items::kList) {
         stack_.push_back({nullptr, nullptr});
+        items_frame_ = stack_.size() - 1;
       } else {
         skip_ = 1;
       }
@@ -202,7 +224,10 @@ class ListReader final : public nlohmann::json_sax<Json> {
 
   bool Close() {
     if (skip_ > 0) {
-      --skip_;
+      if (--skip_ == 0 && dropped_) {
+        dropped_ = false;
+        on_item_(Json(Json::value_t::discarded), index_++);
+      }
       return true;
     }
     stack_.pop_back();
@@ -226,6 +251,10 @@ class ListReader final : public nlohmann::json_sax<Json> {
   Items items_ = Items::kAbsent;
   std::size_t index_ = 0;
   std::string error_;
+  api::ValueBounds bounds_;
+  std::size_t items_frame_ = std::string::npos;  // the items list's frame in stack_
+  std::size_t item_values_ = 0;                  // values built of the current item
+  bool dropped_ = false;                         // the current item passed the bounds
 };
 
 const Filter& CronJobFilter(bool event = false) {
@@ -283,6 +312,10 @@ class Item {
   // "CronJobList item 3"); the name is only formatted when there is a problem.
   Item(const Json& item, const char* kind, std::size_t index)
       : item_(item), kind_(kind), index_(index) {
+    if (item.is_discarded()) {
+      Fail("", "is nested deeper than 32 or holds more than 10,000 values");
+      return;
+    }
     if (!item.is_object()) {
       Fail("", "is not an object");
       return;

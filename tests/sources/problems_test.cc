@@ -147,5 +147,24 @@ TEST(CapProblemsTest, KeepsTheOrderAndCapsEachReason) {
   EXPECT_EQ(same[1].message, "m0");
 }
 
+TEST(CapProblemsTest, ASinksTallyIsCountedNotTalliedTwice) {
+  // A page's sink listed 3 of 299 unreadable items; the read adds one more of its own.
+  ProblemSink sink(3);
+  for (int i = 0; i < 299; ++i)
+    sink.Add(Reason::kMalformedObject, [i] { return "m" + std::to_string(i); });
+  std::vector<SourceProblem> problems;
+  sink.AppendTo(problems);
+  problems.push_back(MakeProblem(Reason::kMalformedObject, "pipeline"));
+  auto capped = CapProblems(problems, 3);
+  ASSERT_EQ(capped.size(), 3u);
+  EXPECT_EQ(capped[0].message, "300 problems like this one (3 listed): m0");
+  EXPECT_EQ(capped[2].message, "m2");
+  // Within the cap the tally stands as it was.
+  problems.pop_back();
+  auto same = CapProblems(problems, 3);
+  ASSERT_EQ(same.size(), 3u);
+  EXPECT_EQ(same[0].message, "299 problems like this one (3 listed): m0");
+}
+
 }  // namespace
 }  // namespace schedwatch

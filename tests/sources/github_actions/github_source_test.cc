@@ -423,6 +423,58 @@ TEST_F(GitHubSourceTest, ATokenEchoedAtTheEndOfALongMessageIsRedactedBeforeItIsC
   }
 }
 
+// Issue #34, item 9: a token echoed split, cut or upper-cased leaves no run of 8 of its
+// characters in any case.
+TEST_F(GitHubSourceTest, ATokenEchoedSplitOrUpperCasedIsRedacted) {
+  auto source = Make("    min_interval: 1s\n");
+  const std::string token = "ghp_secretTOKEN";
+  const std::vector<std::string> echoes = {"ghp_secr...etTOKEN ghp_secretTOK", "GHP_SECRETTOKEN",
+                                           "x secretTO y"};
+  std::int64_t at = kNow;
+  for (long status : {401L, 403L, 500L}) {
+    for (const auto& echo : echoes) {
+      fake_.routes[kRepo] = {status, R"({"message":"Bad credentials: )" + echo + R"("})", {}};
+      auto echoed = List(*source, at += 60);
+      ASSERT_FALSE(echoed.ok());
+      std::string lower = echoed.error();
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (std::size_t start = 0; start + 8 <= token.size(); ++start) {
+        std::string piece = token.substr(start, 8);
+        for (char& c : piece) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        EXPECT_EQ(lower.find(piece), std::string::npos) << status << ": " << echoed.error();
+      }
+    }
+  }
+}
+
+// Issue #34, item 5: a page of more items than GitHub's per_page maximum is refused; an item
+// nested too deep is a problem, never built.
+TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {
+  auto source = Make();
+  std::string runs = R"({"total_count":101,"workflow_runs":[0)";
+  for (int i = 0; i < 100; ++i) runs += ",0";
+  fake_.routes[kRepoRuns] = {200, runs + "]}", {}};
+  auto refused = List(*source, kNow);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("the answer holds more than 100 workflow runs, more than a page"),
+            std::string::npos)
+      << refused.error();
+  auto deep = github::ParseRunPage(
+      R"({"workflow_runs":[)" + std::string(100000, '[') + std::string(100000, ']') +
+          R"(,{"status":"queued","created_at":"2026-11-30T00:00:00Z"}]})",
+      "runs");
+  ASSERT_TRUE(deep.ok()) << deep.error();
+  EXPECT_EQ(deep->runs.size(), 1u);
+  ASSERT_EQ(deep->problems.size(), 1u);
+  EXPECT_EQ(deep->problems[0].message, "runs: workflow_runs[0]: not read: it is nested too deep");
+  // Members besides the list are counted through, however deep, never built.
+  auto skipped = github::ParseRunPage(R"({"total_count":)" + std::string(1u << 20, '[') +
+                                          std::string(1u << 20, ']') + R"(,"workflow_runs":[]})",
+                                      "runs");
+  ASSERT_TRUE(skipped.ok()) << skipped.error();
+  EXPECT_EQ(skipped->listed, 0u);
+}
+
 TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {
   auto source = Make();
   fake_.routes[kRepoRuns] = {502, "<html>Bad gateway</html>", {}};

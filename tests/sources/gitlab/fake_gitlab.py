@@ -42,7 +42,7 @@ def pipeline(pipeline_id, created, status="success", duration=300, ref="main"):
 
 class Project:
     def __init__(self, project_id, path, token=None, mode="ok", paging="x-next-page",
-                 per_page=None, delay=0.0):
+                 per_page=None, delay=0.0, echo_token=False):
         self.project_id = project_id
         self.path = path
         self.token = token
@@ -50,6 +50,7 @@ class Project:
         self.paging = paging      # x-next-page | link
         self.per_page = per_page  # the most a page holds, whatever was asked
         self.delay = delay        # seconds before each answer
+        self.echo_token = echo_token  # a 401 quotes the token sent, split and upper-cased
         self.schedules = []
         self.pipelines = {}       # schedule id -> newest first
         self.variables = {}       # schedule id -> list
@@ -114,6 +115,9 @@ class FakeGitLab:
         token = headers.get("private-token") or headers.get("authorization", "").removeprefix(
             "Bearer ")
         if project.token is not None and token != project.token:
+            if project.echo_token:  # as a careless proxy might
+                return error(401, {"message": f"401 Unauthorized: {token[:12]}...{token[12:]}"
+                                              f"{token[12:]} {token.upper()} {token[3:14]}"})
             return error(401, {"message": "401 Unauthorized"})
         if project.mode == "forbidden":
             return error(403, {"error": "insufficient_scope",

@@ -10,6 +10,7 @@
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
 #include "sources/problems.h"
+#include "sources/token.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -413,6 +414,59 @@ TEST_F(GitLabSourceTest, TheTokenNeverReachesAMessage) {
   EXPECT_EQ(again.error().find(kToken), std::string::npos) << again.error();
 }
 
+// Issue #34, item 9: any run of 8 of the token's characters, in any case, is a piece of it.
+std::string TokenPiece(const std::string& text, const std::string& token) {
+  auto lower = [](std::string value) {
+    for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return value;
+  };
+  std::string haystack = lower(text), needle = lower(token);
+  for (std::size_t at = 0; at + 8 <= needle.size(); ++at) {
+    if (haystack.find(needle.substr(at, 8)) != std::string::npos) return needle.substr(at, 8);
+  }
+  return {};
+}
+
+TEST_F(GitLabSourceTest, ATokenEchoedSplitOrUpperCasedIsRedacted) {
+  std::string upper = kToken;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::vector<std::string> echoes = {
+      kToken.substr(0, 12) + "..." + kToken.substr(12) + kToken.substr(12),  // split, repeated
+      upper,                                                                 // upper-cased
+      "secretTO and " + kToken.substr(14, 9) + " and KEN01234",              // runs of 8+
+      "Bearer%20" + kToken.substr(0, 10) + "%" + kToken.substr(10),          // cut by an escape
+  };
+  auto source = Make();
+  for (long status : {401L, 403L, 503L}) {
+    for (const auto& echo : echoes) {
+      fake_.routes[kPage1] = {status, R"({"message":"401 Unauthorized: )" + echo + R"("})", {}};
+      auto snapshot = List(*source);
+      ASSERT_FALSE(snapshot.ok());
+      EXPECT_EQ(TokenPiece(snapshot.error(), kToken), "") << status << ": " << snapshot.error();
+      EXPECT_NE(snapshot.error().find("[redacted]"), std::string::npos) << snapshot.error();
+    }
+  }
+  // A 503 retried past is a recovered problem, worded from the body too.
+  fake_.first[kPage1] = {{503, R"({"message":"no: )" + upper + R"("})", {}}};
+  fake_.routes[kPage1] = {200, "[]", {}};
+  fake_.routes.erase(kPage2);
+  auto recovered = List(*source);
+  ASSERT_TRUE(recovered.ok()) << recovered.error();
+  ASSERT_FALSE(recovered->problems.empty());
+  EXPECT_EQ(TokenPiece(Problems(*recovered), kToken), "") << Problems(*recovered);
+}
+
+TEST(RedactTokenTest, RunsOfEightOrMoreInAnyCase) {
+  const std::string token = "glpat-secretTOKEN0123456789";
+  EXPECT_EQ(RedactToken("a glpat-secretTOKEN0123456789 b", token), "a [redacted] b");
+  EXPECT_EQ(RedactToken("GLPAT-SECRET...SECRETtoken0123", token), "[redacted]...[redacted]");
+  EXPECT_EQ(RedactToken("x TOKEN012 y", token), "x [redacted] y");
+  // Seven characters are no piece: ordinary words stay.
+  EXPECT_EQ(RedactToken("use a glpat- token: TOKEN01", token), "use a glpat- token: TOKEN01");
+  EXPECT_EQ(RedactToken("anything", "short"), "anything");
+  EXPECT_EQ(RedactToken("", token), "");
+}
+
 TEST_F(GitLabSourceTest, AJobTokenIsRefusedWithAClearMessage) {
   WriteFile(dir_.path() / "token", "glcbt-64_abcdefABCDEF0123456789\n");
   auto source = Make();
@@ -424,6 +478,154 @@ TEST_F(GitLabSourceTest, AJobTokenIsRefusedWithAClearMessage) {
       << snapshot.error();
   EXPECT_EQ(snapshot.error().find("abcdef"), std::string::npos);
   EXPECT_TRUE(fake_.requests.empty());
+}
+
+// Issue #34, item 5: a hostile answer costs a count, never a DOM or a message per item.
+const std::string kValidSchedule =
+    R"({"id":13,"description":"Nightly [schedwatch: role=nightly spec_version=7]",)"
+    R"("ref":"main","cron":"0 3 * * *","cron_timezone":"Europe/Berlin","active":true})";
+
+TEST_F(GitLabSourceTest, APageOfMoreItemsThanPerPageIsRefused) {
+  // 16 MiB of one schedule and 8 M zeros: GitLab never sends more than per_page=100 items.
+  std::string page = "[" + kValidSchedule;
+  while (page.size() + 2 < (16u << 20)) page += ",0";
+  fake_.routes[kPage1] = {200, page + "]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error(),
+            "GET /api/v4/projects/acme%2Fwidgets/pipeline_schedules: the answer holds more than "
+            "100 pipeline schedules, more than a page");
+  // 101 items are refused too; 100 are a page.
+  std::string hundred = "[" + kValidSchedule;
+  for (int i = 1; i < 100; ++i) hundred += ",0";
+  fake_.routes[kPage1] = {200, hundred + ",0]", {}};
+  EXPECT_FALSE(List(*source).ok());
+  fake_.routes[kPage1] = {200, hundred + "]", {}};
+  fake_.routes.erase(kPage2);
+  auto full = List(*source);
+  ASSERT_TRUE(full.ok()) << full.error();
+  EXPECT_EQ(Objects(*full, "nightly").size(), 1u);
+}
+
+TEST_F(GitLabSourceTest, UnreadableItemsPastTheCapAreCountedNotListed) {
+  // Three full pages: one schedule and 299 unreadable items.
+  for (int page = 1; page <= 3; ++page) {
+    std::string body = "[";
+    for (int i = 0; i < 100; ++i) {
+      body += i > 0 ? "," : "";
+      body += page == 1 && i == 0 ? kValidSchedule : "0";
+    }
+    fake_.routes[fmt::format("{}/pipeline_schedules?per_page=100&page={}", kProject, page)] = {
+        200, body + "]", {{"x-next-page", page < 3 ? std::to_string(page + 1) : ""}}};
+  }
+  fake_.routes[Pipelines(13)] = {200, "[]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "nightly").size(), 1u);
+  std::size_t listed = 0;
+  for (const auto& problem : snapshot->problems) listed += problem.reason == "malformed_object";
+  EXPECT_EQ(listed, ProblemSink::kDefaultCap);
+  EXPECT_NE(Problems(*snapshot).find("malformed_object: 299 problems like this one (100 listed): "
+                                     "schedules page 1: pipeline schedule #2 on the page: not an "
+                                     "object"),
+            std::string::npos)
+      << Problems(*snapshot).substr(0, 400);
+}
+
+TEST_F(GitLabSourceTest, DeeplyNestedItemsAreProblemsNotBuilt) {
+  // 16 MiB: one schedule, then 8 M nested arrays (a DOM of 648 MB if built).
+  std::string page = "[" + kValidSchedule + ",";
+  std::size_t depth = ((16u << 20) - page.size()) / 2;
+  page.append(depth, '[');
+  page.append(depth, ']');
+  fake_.routes[kPage1] = {200, page + "]", {}};
+  fake_.routes.erase(kPage2);
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(Objects(*snapshot, "nightly").size(), 1u);
+  EXPECT_NE(Problems(*snapshot).find("malformed_object: schedules page 1: pipeline schedule #2 on "
+                                     "the page: it is nested too deep"),
+            std::string::npos)
+      << Problems(*snapshot);
+  // An item of too many values is not built either; an item 32 deep still is.
+  std::string wide = R"({"id":1,"x":[0)";
+  for (int i = 0; i < 10000; ++i) wide += ",0";
+  wide += "]}";
+  std::string nested = R"({"id":14,"description":"x","ref":"main","cron":"0 4 * * 0",)"
+                       R"("active":true,"extra":)" +
+                       std::string(31, '[') + std::string(31, ']') + "}";
+  fake_.routes[kPage1] = {200, "[" + kValidSchedule + "," + wide + "," + nested + "]", {}};
+  auto again = List(*source);
+  ASSERT_TRUE(again.ok()) << again.error();
+  std::string problems = Problems(*again);
+  EXPECT_NE(problems.find("pipeline schedule #2 on the page: it holds too many values"),
+            std::string::npos)
+      << problems;
+  EXPECT_EQ(problems.find("pipeline schedule #3"), std::string::npos) << problems;
+}
+
+TEST_F(GitLabSourceTest, APipelinePageOfMoreThanPerPageIsRefused) {
+  std::string page = "[";
+  for (int i = 1; i <= 21; ++i) {
+    page += fmt::format(R"({}{{"id":{},"status":"success","created_at":"2026-11-30T03:00:00Z"}})",
+                        i > 1 ? "," : "", 9000 + i);
+  }
+  fake_.routes[Pipelines(13)] = {200, page + "]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("the answer holds more than 20 pipelines, more than a page"),
+            std::string::npos)
+      << snapshot.error();
+}
+
+// Issue #34, item 8: past GitLab's own 255-character limits a schedule is no schedule GitLab
+// wrote: a malformed_object, never kept, never quoted.
+TEST_F(GitLabSourceTest, TextsPastGitLabsLimitsAreMalformedObjects) {
+  auto schedule = [](int id, const std::string& description, const std::string& ref,
+                     const std::string& cron) {
+    return fmt::format(R"({{"id":{},"description":"{}","ref":"{}","cron":"{}","active":true}})", id,
+                       description, ref, cron);
+  };
+  const std::string marker = "[schedwatch: role=nightly spec_version=7]";
+  const std::string huge_cron = "0 3 * * *" + std::string((14u << 20) - 9, ' ');
+  const std::string long_description = std::string(256 - marker.size(), 'd') + marker;
+  // 255 characters are GitLab's limit, counted in characters: 255 two-byte ones are fine.
+  std::string accented;
+  for (int i = 0; i < 255 - 1 - static_cast<int>(marker.size()); ++i) accented += "\u00e9";
+  fake_.routes[kPage1] = {200,
+                          "[" + schedule(31, "Big " + marker, "main", huge_cron) + "," +
+                              schedule(32, marker, std::string(256, 'r'), "0 3 * * *") + "," +
+                              schedule(33, long_description, "main", "0 3 * * *") + "," +
+                              schedule(34, std::string(255 - marker.size(), 'd') + marker,
+                                       std::string(255, 'r'), "0 3 * * *") +
+                              "," + schedule(35, accented + " " + marker, "main", "0 3 * * *") +
+                              "]",
+                          {}};
+  fake_.routes.erase(kPage2);
+  for (int id : {34, 35}) fake_.routes[Pipelines(id)] = {200, "[]", {}};
+  auto source = Make();
+  auto snapshot = List(*source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  std::string problems = Problems(*snapshot);
+  EXPECT_NE(problems.find("pipeline schedule #1 on the page: its cron is longer than 255 "
+                          "characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_NE(problems.find("#2 on the page: its ref is longer than 255 characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_NE(problems.find("#3 on the page: its description is longer than 255 characters"),
+            std::string::npos)
+      << problems.substr(0, 2000);
+  EXPECT_LT(problems.size(), 2000u);
+  std::vector<std::string> ids;
+  for (const auto* object : Objects(*snapshot, "nightly")) ids.emplace_back(object->id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"34", "35"}));
+  for (const auto& object : snapshot->objects) EXPECT_LT(object.schedule().size(), 256u);
 }
 
 TEST(GitLabMappingTest, DescriptionMarkers) {
@@ -453,6 +655,18 @@ TEST(GitLabMappingTest, TimeZonesAsGitLabAcceptsThem) {
   EXPECT_EQ(gitlab::IanaZone("Asia/Seoul"), "Asia/Seoul");
   EXPECT_EQ(gitlab::IanaZone("Mars/Olympus_Mons"), "");
   EXPECT_EQ(gitlab::IanaZone("pacific time (us & canada)"), "");  // exact names only
+}
+
+TEST(GitLabMappingTest, AnErrorBodyIsReadWithinBounds) {
+  EXPECT_EQ(gitlab::ErrorMessage(R"({"message":{"base":["is invalid"]}})"),
+            R"({"base":["is invalid"]})");
+  // 16 MiB of values, or of nesting, in an error body: nothing worded from it, nothing built.
+  std::string zeros = R"({"message":[0)";
+  while (zeros.size() < (16u << 20)) zeros += ",0";
+  EXPECT_EQ(gitlab::ErrorMessage(zeros + "]}"), "");
+  EXPECT_EQ(gitlab::ErrorMessage(R"({"message":)" + std::string(1u << 20, '[') +
+                                 std::string(1u << 20, ']') + "}"),
+            "");
 }
 
 TEST(GitLabMappingTest, NextPageFromXNextPage) {

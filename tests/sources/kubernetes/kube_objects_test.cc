@@ -96,6 +96,40 @@ TEST(CronJobListTest, MalformedItemsBecomeProblemsAndTheRestIsKept) {
   EXPECT_EQ(Messages(page->problems), expected);
 }
 
+TEST(CronJobListTest, AnItemPastTheValueBoundsIsAProblemNotBuilt) {
+  // Members kept whole (spec.schedule) are built: 1 M nested arrays there, or 20,000 values,
+  // would be a DOM of tens of MB. The item is a problem, the rest of the page read.
+  const std::string labelled = R"({"metadata":{"name":"%s","namespace":"ops","uid":"%s",)"
+                               R"("labels":{"schedwatch.io/role":"%s"}},"spec":{"schedule":%s}})";
+  auto item = [&](const std::string& name, const std::string& schedule) {
+    std::string text = labelled;
+    for (const std::string& value : {name, "uid-" + name, name, schedule}) {
+      text.replace(text.find("%s"), 2, value);
+    }
+    return text;
+  };
+  std::string wide = "[0";
+  for (int i = 0; i < 20000; ++i) wide += ",0";
+  auto page =
+      ParseCronJobList(R"({"kind":"CronJobList","metadata":{},"items":[)" +
+                       item("deep", std::string(1u << 20, '[') + std::string(1u << 20, ']')) + "," +
+                       item("wide", wide + "]") + "," + item("fine", R"("0 3 * * *")") + "]}");
+  ASSERT_TRUE(page.ok()) << page.error();
+  EXPECT_EQ(Messages(page->problems),
+            (std::vector<std::string>{
+                "CronJobList item 0 is nested deeper than 32 or holds more than 10,000 values",
+                "CronJobList item 1 is nested deeper than 32 or holds more than 10,000 values"}));
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].object.id(), "ops/fine");
+  // Members after the list are no items, however deep.
+  auto after = ParseCronJobList(R"({"items":[)" + item("fine", R"("0 3 * * *")") +
+                                R"(],"metadata":{"continue":)" + std::string(40, '[') +
+                                std::string(40, ']') + "}}");
+  ASSERT_TRUE(after.ok()) << after.error();
+  EXPECT_TRUE(after->problems.empty()) << Messages(after->problems)[0];
+  EXPECT_EQ(after->items.size(), 1u);
+}
+
 TEST(CronJobListTest, AWholePageThatIsNotAListIsAnError) {
   EXPECT_EQ(ParseCronJobList("{\"kind\":\"CronJobList\",\"items\":")
                 .error()

@@ -214,6 +214,10 @@ TEST(KubePageStreamTest, HostilePagesReadAsTheWholePage) {
       R"({"items":[1],})",
       R"({"a":1 "items":[1]})",
       R"({"items":[1,"x",null,true,-0.5e3,[],{}]})",
+      // An item past the value bounds (40 deep in a member kept whole) is a problem.
+      R"({"items":[{"metadata":{"name":"d","namespace":"ops","uid":"u2",)"
+      R"("labels":{"schedwatch.io/role":"deep"}},"spec":{"schedule":)" +
+          std::string(40, '[') + std::string(40, ']') + "}}," + item + "]}",
       R"({"items":["\u00"]})",
       "{\"items\":[\"\xFF\"]}",
       R"({"items":[1])",
