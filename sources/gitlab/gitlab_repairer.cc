@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "schedwatch/yaml_tree.h"
+#include "sources/api_answers.h"
 #include "sources/gitlab/gitlab_api.h"
 #include "sources/gitlab/gitlab_descriptor.h"
 #include "sources/gitlab/gitlab_mapping.h"
@@ -73,21 +74,22 @@ class GitLabRepairer : public Repairer {
     if (!*pending) {
       auto created = api_->PostForm(schedules, parsed->form, now, nullptr);
       if (!created) return Error{created.error()};
-      auto json = nlohmann::json::parse(created->body, nullptr, false);
-      if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
-          !json["id"].is_number_integer()) {
+      auto json = api::ParseBounded(created->body);
+      if (!json || !json->is_object() || !json->contains("id") ||
+          !(*json)["id"].is_number_integer()) {
         return Error{"the created pipeline schedule's answer holds no id"};
       }
-      id = json["id"].get<std::int64_t>();
+      id = (*json)["id"].get<std::int64_t>();
     }
     const std::string schedule = fmt::format("{}/{}", schedules, id);
     std::set<std::string> present;
     if (*pending && !parsed->variables.empty()) {
       auto read = api_->Get(schedule, now, nullptr);
       if (!read) return Error{fmt::format("pipeline schedule {}: {}", id, read.error())};
-      auto json = nlohmann::json::parse(read->body, nullptr, false);
-      if (json.is_object() && json.contains("variables") && json["variables"].is_array()) {
-        for (const auto& variable : json["variables"]) {
+      auto json = api::ParseBounded(read->body);
+      if (json && json->is_object() && json->contains("variables") &&
+          (*json)["variables"].is_array()) {
+        for (const auto& variable : (*json)["variables"]) {
           if (variable.is_object() && variable.contains("key") && variable["key"].is_string()) {
             present.insert(variable["key"].get<std::string>());
           }
@@ -127,9 +129,11 @@ class GitLabRepairer : public Repairer {
         if (page == kMaxPages) return Error{"too many pages of pipeline schedules"};
         auto answer = api_->Get(url, now, nullptr);
         if (!answer) return Error{answer.error()};
-        auto json = nlohmann::json::parse(answer->body, nullptr, false);
-        if (!json.is_array()) return Error{"the pipeline schedules' answer is not a list"};
-        for (const auto& item : json) {
+        auto json = api::ParseBounded(answer->body);
+        if (!json || !json->is_array()) {
+          return Error{"the pipeline schedules' answer is not a list"};
+        }
+        for (const auto& item : *json) {
           if (!item.is_object() || !item.contains("id") || !item["id"].is_number_integer() ||
               !item.contains("description") || !item["description"].is_string()) {
             continue;
