@@ -19,7 +19,11 @@ struct SourceStatus {
   std::string name;
   std::string type;
   bool up = false;
-  std::string error;                      // why the last list failed; empty when up
+  std::string error;  // why the last list failed; empty when up
+  // Whether the last read got the run history too; false with `history_error` when the list was
+  // read but not the history (its roles' runs are unknown), and false when the list failed.
+  bool history_up = false;
+  std::string history_error;
   std::optional<std::int64_t> last_sync;  // end of the last successful list
   double sync_duration_seconds = 0;
   int objects = 0;
