@@ -870,6 +870,11 @@ jobs:
       << reasons[0].text;
   EXPECT_NE(RenderStatusHtml(published->result, PageOptions{}).find("history down"),
             std::string::npos);
+  auto page = RenderRoleHtml(published->result, "present", PageOptions{});
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->find("id=\"history-unknown\""), std::string::npos);
+  EXPECT_NE(page->find("data-object="), std::string::npos) << "the objects are shown";
+  EXPECT_EQ(page->find("the source could not be listed"), std::string::npos);
 
   // The log appears: the runs are judged again.
   WriteFile(root / "var/log/syslog", "");
