@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "schedwatch/timefmt.h"
@@ -256,18 +257,24 @@ TEST_F(CrontabSourceTest, MissingSyslogLeavesTheListWithoutItsHistory) {
   EXPECT_EQ(snapshot->history["nightly"].running_since, Time("2026-11-30T11:00:01Z"));
 }
 
-TEST_F(CrontabSourceTest, ASyslogThatIsAFifoLeavesTheListAtOnce) {
+TEST_F(CrontabSourceTest, ASyslogThatIsNoRegularFileLeavesTheListAtOnce) {
   // A FIFO in the syslog's place used to block the read in open() until a writer came.
-  fs::remove(syslog());
-  ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0);
-  CrontabSource source(Options());
-  auto start = std::chrono::steady_clock::now();
-  auto snapshot = List(source);
-  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
-  EXPECT_THAT(snapshot->history_error,
-              HasSubstr("var/log/syslog: it is a FIFO, not a regular file"));
-  EXPECT_FALSE(snapshot->objects.empty());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  const std::vector<std::pair<std::string, std::function<void()>>> cases = {
+      {"a FIFO", [&] { ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0); }},
+      {"a directory", [&] { fs::create_directory(syslog()); }},
+      {"a character device", [&] { fs::create_symlink("/dev/zero", syslog()); }},
+  };
+  for (const auto& [what, make] : cases) {
+    fs::remove_all(syslog());
+    make();
+    CrontabSource source(Options());
+    auto start = std::chrono::steady_clock::now();
+    auto snapshot = List(source);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    EXPECT_THAT(snapshot->history_error, HasSubstr("var/log/syslog: it is " + what)) << what;
+    EXPECT_EQ(snapshot->objects.size(), 4u) << what;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << what;
+  }
 }
 
 // Runs read before the log became unreadable are not lost: a read without its history is not
