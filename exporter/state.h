@@ -19,17 +19,17 @@ struct SourceStatus {
   std::string name;
   std::string type;
   bool up = false;
-  std::string error;  // why the last list failed; empty when up
-  // Whether the last read got the run history too; false with `history_error` when the list was
-  // read but not the history (its roles' runs are unknown), and false when the list failed.
-  bool history_up = false;
-  std::string history_error;
+  std::string error;                      // why the last list failed; empty when up
   std::optional<std::int64_t> last_sync;  // end of the last successful list
   double sync_duration_seconds = 0;
   int objects = 0;
   int unowned_objects = 0;
   std::vector<SourceProblem> problems;          // of the last list
   std::optional<SourceRequestCounts> requests;  // sources that call a rate-limited API
+  // Whether the last read got the run history too; false with `history_error` when the list was
+  // read but not the history (its roles' runs are unknown), and false when the list failed.
+  bool history_up = false;
+  std::string history_error;
 };
 
 // Who reported a run: the role's source (its log, Jobs, workflow runs, snapshot) or, later, a
