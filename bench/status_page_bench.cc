@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     result.spec = shared;
     result.time = now;
     result.complete = true;
-    result.sources.push_back({"live", "kubernetes", true, "", now, 0.1, roles, 0, {}, {}});
+    result.sources.push_back(
+        {"live", "kubernetes", true, "", now, 0.1, roles, 0, {}, {}, true, ""});
     for (const auto& job : shared->jobs) {
       RoleObservation observation;
       observation.source_up = true;

@@ -89,7 +89,16 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
   auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
     reasons.push_back({condition, std::move(text), action, alert});
   };
-  if (status.Has(Condition::kUnknown)) {
+  if (status.Has(Condition::kUnknown) && status.registered_objects) {
+    add(Condition::kUnknown,
+        fmt::format("the run history of source {} could not be read{}; existence is judged from "
+                    "its list, runs are not",
+                    job.source,
+                    source != nullptr && !source->history_error.empty()
+                        ? ": " + source->history_error
+                        : ""),
+        "check the source's log, journal or runs API", "SchedwatchSourceHistoryDown");
+  } else if (status.Has(Condition::kUnknown)) {
     add(Condition::kUnknown,
         source != nullptr && !source->error.empty()
             ? fmt::format("source {} could not be listed: {}; nothing else is claimed", job.source,

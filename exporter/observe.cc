@@ -48,6 +48,13 @@ SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder&
       if (!Desired(spec, desired, object.role())) ++status.unowned_objects;
     }
     status.problems = snapshot->problems;
+    status.history_up = snapshot->history_error.empty();
+    if (!status.history_up) {
+      status.history_error = snapshot->history_error;
+      status.problems.push_back(MakeProblem(Reason::kHistoryFailed, status.history_error));
+      Log(LogLevel::kWarn, "history failed",
+          {{"source", status.name}, {"err", status.history_error}});
+    }
     problems.insert(problems.end(), status.problems.begin(), status.problems.end());
   } else {
     status.error = snapshot.error();
@@ -163,7 +170,7 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, observation, carried,
                 role, observed);
     // Thresholds judged from runs: those the scheduler has since forgotten still count.
-    if (observation.source_up && JudgedFromKeptRuns(job)) {
+    if (observation.source_up && observation.history_up && JudgedFromKeptRuns(job)) {
       kept.AddKeptRuns(job, observation.history);
     }
     each(observation, role, carried ? &*carried : nullptr);
@@ -195,11 +202,12 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
     observation.objects = objects.list();
     role.objects = std::move(objects);
     observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
+    observation.history_up = snapshot.history_error.empty();
     if (auto it = snapshot.history.find(job.role); it != snapshot.history.end()) {
       observation.history = std::move(it->second);
       snapshot.history.erase(it);  // freed as it goes, not when the reads are dropped
     }
-    if (snapshot.news_read != 0) {
+    if (snapshot.news_read != 0 && observation.history_up) {
       kept.AddKept(job, observation.history);
       carried =
           static_cast<const RunSummary&>(observation.history);  // before run records replace it
@@ -259,8 +267,10 @@ void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation,
   facts->run_records = static_cast<int>(read.records.size());
   facts->skipped_duplicates = summary.skipped;
   if (summary.has_runs) {
-    // A wrapper's record is exact: it replaces what the scheduler's log or status said.
+    // A wrapper's record is exact: it replaces what the scheduler's log or status said, and
+    // stands in for a history the source could not read.
     observation.history = summary.history;
+    observation.history_up = true;
     facts->last_duration = summary.last_duration;
     if (summary.last_exit_code) facts->last_exit_code = summary.last_exit_code;
     if (summary.last_signal) facts->last_exit_code = 128 + *summary.last_signal;

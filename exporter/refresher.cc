@@ -151,7 +151,9 @@ void Refresher::RefreshOnce() {
       });
   last.reset();
   for (const SourceRead& read : reads) {
-    if (read.reads.snapshot && read.reads.snapshot->news_read != 0) {
+    // A read without its history showed no runs: its news stay to be shown.
+    if (read.reads.snapshot && read.reads.snapshot->news_read != 0 &&
+        read.reads.snapshot->history_error.empty()) {
       read.runner->source->Used(read.reads.snapshot->news_read, read.runner->desired_roles);
     }
   }

@@ -78,6 +78,7 @@ void SelfMetrics::Update(const RefreshResult& result,
     if (auto it = sources_.find(source.name); it != sources_.end()) series = std::move(it->second);
     series.type = source.type;
     series.up = source.up;
+    series.history_up = source.history_up;
     series.sync_duration = source.sync_duration_seconds;
     if (source.last_sync) series.last_sync = static_cast<double>(*source.last_sync);
     if (source.up) series.unowned = source.unowned_objects;
@@ -174,6 +175,15 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
       Sample(metric, {{"source", name}}, *v, out);
     }
   };
+  // Both gauges carry the type, as schedwatch_source_up always did.
+  auto up = [&](const Metric& metric, bool SourceSeries::*field) {
+    if (sources_.empty()) return;
+    Header(metric, out);
+    for (const auto& [name, source] : sources_) {
+      Sample(metric, {{"source", name}, {"type", source.type}}, source.*field ? 1 : 0, out);
+    }
+  };
+  up(metrics::kSourceHistoryUp, &SourceSeries::history_up);
   per_source(metrics::kSourceLastSync, [](const SourceSeries& s) { return s.last_sync; });
   per_source(metrics::kSourceRateLimitRemaining, [](const SourceSeries& s) {
     return s.requests && s.requests->rate_limit_remaining
@@ -202,12 +212,7 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   per_source(metrics::kSourceSyncDuration,
              [](const SourceSeries& s) { return std::optional<double>(s.sync_duration); });
   per_source(metrics::kSourceUnownedObjects, [](const SourceSeries& s) { return s.unowned; });
-  if (!sources_.empty()) {
-    Header(metrics::kSourceUp, out);
-    for (const auto& [name, source] : sources_) {
-      Sample(metrics::kSourceUp, {{"source", name}, {"type", source.type}}, source.up ? 1 : 0, out);
-    }
-  }
+  up(metrics::kSourceUp, &SourceSeries::up);
 }
 
 }  // namespace schedwatch

@@ -45,6 +45,7 @@ class SelfMetrics {
   struct SourceSeries {
     std::string type;
     bool up = false;
+    bool history_up = false;
     std::optional<double> last_sync;
     double sync_duration = 0;
     std::optional<double> unowned;

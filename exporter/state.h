@@ -26,6 +26,10 @@ struct SourceStatus {
   int unowned_objects = 0;
   std::vector<SourceProblem> problems;          // of the last list
   std::optional<SourceRequestCounts> requests;  // sources that call a rate-limited API
+  // Whether the last read got the run history too; false with `history_error` when the list was
+  // read but not the history (its roles' runs are unknown), and false when the list failed.
+  bool history_up = false;
+  std::string history_error;
 };
 
 // Who reported a run: the role's source (its log, Jobs, workflow runs, snapshot) or, later, a

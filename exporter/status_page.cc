@@ -472,6 +472,8 @@ bool RenderOverviewRows(const RefreshResult& result, const OverviewSelection& se
       "<th>last sync</th><th>problems</th></tr></thead><tbody>\n";
   for (const auto& source : result.sources) {
     std::string problems = source.up ? "" : EscapeHtml(source.error);
+    // A list read without its history: its roles' existence is judged, their runs are not.
+    const char* up = !source.up ? "down" : source.history_up ? "up" : "history down";
     for (std::size_t i = 0; i < source.problems.size() && i < kProblemsShown; ++i) {
       problems += fmt::format("{}<code>{}</code> {}", problems.empty() ? "" : "<br>",
                               EscapeHtml(source.problems[i].reason),
@@ -486,9 +488,11 @@ bool RenderOverviewRows(const RefreshResult& result, const OverviewSelection& se
         "<td data-label=\"up\"><span class=\"c {2}\">{3}</span></td>"
         "<td data-label=\"objects\">{4}</td><td data-label=\"unowned\">{5}</td>"
         "<td data-label=\"last sync\">{6}</td><td data-label=\"problems\">{7}</td></tr>\n",
-        EscapeHtml(source.name), EscapeHtml(source.type), source.up ? "ok" : "bad",
-        source.up ? "up" : "down", source.objects, source.unowned_objects,
-        Time(source.last_sync, now), problems);
+        EscapeHtml(source.name), EscapeHtml(source.type),
+        !source.up          ? "bad"
+        : source.history_up ? "ok"
+                            : "warn",
+        up, source.objects, source.unowned_objects, Time(source.last_sync, now), problems);
     if (!sink(out)) return false;
     out.clear();
   }
@@ -619,7 +623,7 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
                    EscapeHtml(threshold.origin));
   }
   out += "</tbody></table>\n<h3>2. Registered: live objects</h3>\n";
-  if (status.Has(Condition::kUnknown)) {
+  if (!status.registered_objects) {
     out += "<p>Unknown: the source could not be listed.</p>\n";
   } else if (role.objects.empty()) {
     out += "<p id=\"no-objects\">No live object holds the role.</p>\n";
@@ -655,6 +659,16 @@ std::optional<std::string> RenderRoleHtml(const RefreshResult& result, std::stri
                  "</dl>\n",
                  Time(status.last_scheduled, now), Time(status.next_scheduled, now),
                  Time(status.history.last_started, now), Time(status.history.running_since, now));
+  if (status.Has(Condition::kUnknown) && status.registered_objects) {
+    std::string why;
+    for (const auto& source : result.sources) {
+      if (source.name == job.source) why = ": " + source.history_error;
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<p id=\"history-unknown\">Unknown: the run history of source {} could not be "
+                   "read{}. The runs below were seen before.</p>\n",
+                   EscapeHtml(job.source), EscapeHtml(why));
+  }
   const SourceSpec* source_spec = FindSourceSpec(result, job.source);
   if (!role.runs || role.runs->empty()) {
     out += "<p id=\"no-runs\">No run seen yet.</p>\n";
@@ -754,6 +768,8 @@ bool RenderStatusJson(const RefreshResult& result, const PageOptions& options,
                                {"type", source.type},
                                {"up", source.up},
                                {"error", source.error},
+                               {"history_up", source.history_up},
+                               {"history_error", source.history_error},
                                {"objects", source.objects},
                                {"unowned_objects", source.unowned_objects},
                                {"last_sync", Maybe(source.last_sync)},

@@ -35,10 +35,12 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
   const Inhibit inhibits[] = {
       {"No replica of a watcher is up: every other alert about that watcher follows from that.",
        Names({Alert::kExporterDown}),
-       role_alerts + "|" + Names({Alert::kSourceDown, Alert::kWatcherStale}), "critical",
-       equal({})},
+       role_alerts + "|" +
+           Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}),
+       "critical", equal({})},
       {"One replica is down: its own source and staleness alerts follow from that.",
-       Names({Alert::kExporterDown}), Names({Alert::kSourceDown, Alert::kWatcherStale}), "warning",
+       Names({Alert::kExporterDown}),
+       Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}), "warning",
        equal({"instance"})},
       {"No replica can list a source: its roles are unknown, not missing or stale.",
        Names({Alert::kSourceDown}), role_alerts, "critical", equal({"source"})},

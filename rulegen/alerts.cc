@@ -11,7 +11,7 @@ namespace schedwatch::rulegen {
 namespace {
 
 // Descriptions say what was seen and the safe first action to take.
-constexpr std::array<AlertText, 19> kAlerts = {{
+constexpr std::array<AlertText, 21> kAlerts = {{
     {"SchedwatchJobMissing", "critical",
      "{{ $labels.role }}: no object on source {{ $labels.source }}",
      "The scheduler behind source {{ $labels.source }} holds no object for role {{ $labels.role }} "
@@ -107,6 +107,20 @@ constexpr std::array<AlertText, 19> kAlerts = {{
      "Replica {{ $labels.instance }} (job {{ $labels.job }}) answers scrapes, but its last "
      "complete refresh ended {{ $value | humanizeDuration }} ago; another replica is fresh. Safe "
      "first action: read that exporter's logs; restart it if its refresh loop is stuck."},
+    {"SchedwatchSourceHistoryDown", "critical",
+     "source {{ $labels.source }} is listed but its run history cannot be read",
+     "The watcher (job {{ $labels.job }}) lists source {{ $labels.source }} "
+     "({{ $labels.type }}) but no replica can read its run history (cron's log or journal, the "
+     "journal, Jobs, workflow runs, pipelines): missing, inactive, duplicate and drift are still "
+     "judged, but whether its roles start, fail, hang or succeed is unknown and those alerts are "
+     "held back. Safe first action: check the source's history (the exporter's status page shows "
+     "the error), e.g. a crontab source reading /var/log/syslog on a host without rsyslog."},
+    {"SchedwatchSourceHistoryDown", "warning",
+     "source {{ $labels.source }}'s run history cannot be read by {{ $labels.instance }}",
+     "Replica {{ $labels.instance }} (job {{ $labels.job }}) lists source {{ $labels.source }} "
+     "({{ $labels.type }}) but cannot read its run history; another replica still reads it, so "
+     "its roles' runs are still watched, without redundancy. Safe first action: check that "
+     "replica's access to the source's history (its status page shows the error)."},
 }};
 
 }  // namespace

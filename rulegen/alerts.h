@@ -39,6 +39,10 @@ enum class Alert {
   kSourceReplicaDown,
   kExporterReplicaDown,
   kWatcherReplicaStale,
+  // The source lists, but no replica reads its run history (critical), or one replica does not
+  // while another does (warning): existence is still watched, the runs are not.
+  kSourceHistoryDown,
+  kSourceHistoryReplicaDown,
 };
 
 struct AlertText {

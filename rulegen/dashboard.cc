@@ -187,9 +187,11 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   y += 1;
   const std::string one_source = replica + ",source=~\"$source\"";
   json health = Panel(
-      id++, "stat", "$source: up, last sync age, unowned objects", 0, y, 8, 6,
+      id++, "stat", "$source: up, history up, last sync age, unowned objects", 0, y, 8, 6,
       {Target("A", fmt::format("{}{{{}}}", metrics::kSourceUp.name, one_source), false,
               "{{instance}} up"),
+       Target("D", fmt::format("{}{{{}}}", metrics::kSourceHistoryUp.name, one_source), false,
+              "{{instance}} history up"),
        Target("B", fmt::format("time() - {}{{{}}}", metrics::kSourceLastSync.name, one_source),
               false, "{{instance}} last sync age"),
        Target("C", fmt::format("{}{{{}}}", metrics::kSourceUnownedObjects.name, one_source), false,

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
                  "external_labels, e.g. cluster,region; exporters that share them are replicas")
       ->delimiter(',');
   app.add_option("--exporter-alert-for", exporter_alert_for,
-                 "for: of SchedwatchExporterDown, SchedwatchWatcherStale and SchedwatchSourceDown "
+                 "for: of SchedwatchExporterDown, SchedwatchWatcherStale, SchedwatchSourceDown and "
+                 "SchedwatchSourceHistoryDown "
                  "(schedwatch-global.rules.yml)")
       ->capture_default_str();
   app.add_option("--success-ratio-window", success_ratio_window,

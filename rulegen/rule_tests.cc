@@ -172,6 +172,7 @@ class TestWriter {
       }
     }
     Write(SourceDownCase(), out);
+    Write(HistoryDownCase(), out);
     Write(ExporterDownCase(), out);
     Write(ExporterAbsentCase(), out);
     Write(WatcherStaleCase(), out);
@@ -277,12 +278,15 @@ class TestWriter {
     if (series) test.series.emplace_back(*series, values);
     return series != nullptr;
   }
-  // The exporter is scraped and every source lists fine, unless a case says otherwise.
-  void AddGates(TestCase& test, Values up, Values source_up, int w = 0, int r = 0) const {
+  // The exporter is scraped and every source lists fine, unless a case says otherwise. The run
+  // history is read when the list is, unless `history_up` says otherwise.
+  void AddGates(TestCase& test, Values up, Values source_up, int w = 0, int r = 0,
+                std::optional<Values> history_up = std::nullopt) const {
     Add(test, "up", ExporterLabels(w, r), up);
     for (const auto& [name, source] : spec_.sources) {
-      Add(test, metrics::kSourceUp.name, SourceLabels(name, source, ExporterLabels(w, r)),
-          source_up);
+      Labels labels = SourceLabels(name, source, ExporterLabels(w, r));
+      Add(test, metrics::kSourceUp.name, labels, source_up);
+      Add(test, metrics::kSourceHistoryUp.name, labels, history_up.value_or(source_up));
     }
   }
 
@@ -493,6 +497,36 @@ class TestWriter {
     return test;
   }
 
+  // Every source's run history fails at 2m while the lists are still read (cron's log gone):
+  // the exporter drops the roles' run series but still serves their objects. Existence is still
+  // judged (each role's object also goes at 2m: SchedwatchJobMissing), SchedwatchSourceHistoryDown
+  // fires, and no alert about runs does (SuccessAbsent would fire otherwise).
+  TestCase HistoryDownCase() const {
+    TestCase test;
+    test.name =
+        "SchedwatchSourceHistoryDown: every source's run history fails at 2m, the lists are "
+        "still read and every object goes; SchedwatchJobMissing, no alert about runs";
+    test.annotations = true;
+    AddGates(test, Const(1), Const(1), 0, 0, Step(1, 0));
+    for (const auto& job : spec_.jobs) {
+      AddRole(test, metrics::kJobInfo.name, job, Const(1));
+      AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0));
+      AddRole(test, metrics::kJobActiveObjects.name, job, Step(1, 0));
+      // A pushed success is the job's own, not the source's history: it goes on.
+      AddSuccess(test, job, job.success_metric().empty() ? RampThenStale() : Ramp());
+      ExpectRole(test, Alert::kJobMissing, job, kOnset, 0);
+    }
+    for (const auto& [name, source] : spec_.sources) {
+      ExpectExporter(test, Alert::kSourceHistoryDown, SourceLabels(name, source, WatcherLabels()),
+                     kOnset, 0);
+    }
+    test.quiet =
+        "SchedwatchJob(SuccessAbsent|SuccessStale|NotStarted|Hung|Failing|TooShort|"
+        "ProgressStalled)|SchedwatchSourceDown";
+    test.quiet_except_roles = untestable_;
+    return test;
+  }
+
   // The exporter's target fails at 2m but its last samples are still there (as within the
   // lookback after a Prometheus restart), showing every role missing and without success:
   // only the `up` gate keeps the per-role alerts quiet. Only SchedwatchExporterDown may fire.
@@ -613,6 +647,31 @@ class TestWriter {
                        SourceLabels(name, source, ExporterLabels(0, 1)), kOnset, 0);
       }
       Quiet(test, "SchedwatchJob.+|SchedwatchExporterDown|SchedwatchWatcherStale");
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name =
+          "replicas: replica 2 lists every source but cannot read their run history from 2m (its "
+          "run series go), replica 1 still can; SchedwatchSourceHistoryDown warnings for replica "
+          "2, no per-role alert";
+      test.annotations = true;
+      AddGates(test, Const(1), Const(1));
+      AddGates(test, Const(1), Const(1), 0, 1, Step(1, 0));
+      AddHealthyRoles(test, 0, 0);
+      for (const JobSpec* sampled : sampled_) {
+        const JobSpec& job = *sampled;
+        AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
+        AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), 0, 1);
+        if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
+      }
+      for (const auto& [name, source] : spec_.sources) {
+        ExpectExporter(test, Alert::kSourceHistoryReplicaDown,
+                       SourceLabels(name, source, ExporterLabels(0, 1)), kOnset, 0);
+      }
+      Quiet(test,
+            "SchedwatchJob.+|SchedwatchSourceDown|SchedwatchExporterDown|"
+            "SchedwatchWatcherStale");
       cases.push_back(std::move(test));
     }
     {

@@ -9,7 +9,11 @@
 // SchedwatchExporterDown say so instead); and two watchers (different identity labels) never
 // see each other's roles. Each merge takes the view that needs every reading replica to agree
 // before paging: the freshest success (max), missing only when every reader sees no object
-// (max == 0), a duplicate or drift only when every reader sees it (min).
+// (max == 0), a duplicate or drift only when every reader sees it (min). The alerts about runs
+// (success, starts, failures, hung, too short, stalled) further leave out the replicas that list
+// the source but cannot read its run history (schedwatch_source_history_up 0), whose run series
+// are gone: SchedwatchSourceHistoryDown says so instead of SchedwatchJobSuccessAbsent. An exporter
+// without that series (older than the rules) is not left out.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,6 +61,14 @@ class Exprs {
     readable_ = fmt::format("({}{{{}{}}} == 1 and on({}) up{{{}}} == 1)", metrics::kSourceUp.name,
                             job_matcher_, source, watcher, job_matcher_);
     reader_on_ = IdentityList(options, {"instance", "source"});
+    history_down_ =
+        fmt::format("{}{{{}{}}} == 0", metrics::kSourceHistoryUp.name, job_matcher_, source);
+  }
+  // The same, seeing only the replicas that read the source's run history too.
+  Exprs ForRuns() const {
+    Exprs runs = *this;
+    runs.runs_ = true;
+    return runs;
   }
   bool joined() const { return job_ == nullptr; }
   const std::string& counted_roles() const { return counted_roles_; }
@@ -68,7 +80,10 @@ class Exprs {
   }
   // The series as served by the replicas that can read its source.
   std::string Seen(std::string_view metric, std::string_view extra = "") const {
-    return fmt::format("{} and on({}) {}", Series(metric, extra), reader_on_, readable_);
+    std::string seen =
+        fmt::format("{} and on({}) {}", Series(metric, extra), reader_on_, readable_);
+    if (runs_) AppendFormat(seen, " unless on({}) {}", reader_on_, history_down_);
+    return seen;
   }
   // Replicas merged: `how` is max or min; `own` leaves out the pushed-success roles.
   std::string Merged(std::string_view how, std::string_view metric, std::string_view extra = "",
@@ -88,7 +103,8 @@ class Exprs {
  private:
   const JobSpec* job_;
   std::string counted_roles_;
-  std::string job_matcher_, scope_, excluded_, key_, readable_, reader_on_;
+  std::string job_matcher_, scope_, excluded_, key_, readable_, reader_on_, history_down_;
+  bool runs_ = false;
 };
 
 std::string PushedSuccess(const JobSpec& job) { return "max(" + job.success_metric() + ")"; }
@@ -110,8 +126,25 @@ std::string FailureNewest(const Exprs& e, std::string_view extra = "") {
                      failure);
 }
 
+// Whether the alert is about runs, which a source's run history tells.
+bool NeedsRuns(Alert alert) {
+  switch (alert) {
+    case Alert::kJobSuccessAbsent:
+    case Alert::kJobSuccessStale:
+    case Alert::kJobNotStarted:
+    case Alert::kJobHung:
+    case Alert::kJobFailing:
+    case Alert::kJobTooShort:
+    case Alert::kJobProgressStalled:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The condition of `alert`. `job` is null in joined mode.
-std::string Condition(Alert alert, const Exprs& e, const JobSpec* job) {
+std::string Condition(Alert alert, const Exprs& base, const JobSpec* job) {
+  const Exprs e = NeedsRuns(alert) ? base.ForRuns() : base;
   bool pushed = job && !job->success_metric().empty();
   std::int64_t stale_after = job && job->stale_after ? *job->stale_after : 0;
   // A pushed series knows no replica: its rules hold while any replica reads the source.
@@ -293,8 +326,11 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
   std::string age = fmt::format("time() - {}{{{}}}", metrics::kLastCycle.name, e);
   std::string freshest_age =
       fmt::format("time() - max by ({}) {}", watcher, live(metrics::kLastCycle.name));
-  std::string source_read = fmt::format("max by ({}) {}", IdentityList(options, {"source", "type"}),
-                                        live(metrics::kSourceUp.name));
+  const std::string source_key = IdentityList(options, {"source", "type"});
+  std::string source_read =
+      fmt::format("max by ({}) {}", source_key, live(metrics::kSourceUp.name));
+  std::string history_read =
+      fmt::format("max by ({}) {}", source_key, live(metrics::kSourceHistoryUp.name));
   std::vector<Rule> rules = {
       MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
                for_seconds),
@@ -313,8 +349,19 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
       MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
       with(MakeRule(Alert::kSourceReplicaDown,
                     fmt::format("{}{{{}}} == 0 and on({}) up{{{}}} == 1 and on({}) ({} == 1)",
-                                metrics::kSourceUp.name, e, replica, e,
-                                IdentityList(options, {"source", "type"}), source_read),
+                                metrics::kSourceUp.name, e, replica, e, source_key, source_read),
+                    for_seconds),
+           "warning"),
+      // Only while the source lists: otherwise SchedwatchSourceDown says more.
+      MakeRule(Alert::kSourceHistoryDown,
+               fmt::format("{} == 0 and on({}) {} == 1", history_read, source_key, source_read),
+               for_seconds),
+      with(MakeRule(Alert::kSourceHistoryReplicaDown,
+                    fmt::format("{}{{{}}} == 0 and on({}) {}{{{}}} == 1 and on({}) up{{{}}} == 1 "
+                                "and on({}) ({} == 1)",
+                                metrics::kSourceHistoryUp.name, e,
+                                IdentityList(options, {"instance", "source", "type"}),
+                                metrics::kSourceUp.name, e, replica, e, source_key, history_read),
                     for_seconds),
            "warning"),
       MakeRule(Alert::kWatchdog, "vector(1)", 0),

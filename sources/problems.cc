@@ -12,6 +12,8 @@ const std::vector<ReasonInfo>& Reasons() {
   static const std::vector<ReasonInfo> reasons = {
       {Reason::kListFailed, "list_failed", "the list as a whole could not be read"},
       {Reason::kTimeout, "timeout", "no complete answer within the source's timeout"},
+      {Reason::kHistoryFailed, "history_failed",
+       "the list was read but its run history could not be; existence is still judged"},
       {Reason::kTransportError, "transport_error", "a request got no answer; retried"},
       {Reason::kRateLimited, "rate_limited", "the API answered 429; retried after Retry-After"},
       {Reason::kServerError, "server_error", "the API answered 5xx; retried"},

@@ -17,6 +17,7 @@ enum class Reason {
   // Reading a scheduler's list.
   kListFailed,      // the list as a whole could not be read (its roles become unknown)
   kTimeout,         // no complete answer within the source's timeout (its roles become unknown)
+  kHistoryFailed,   // the list was read, its run history not (its roles' runs become unknown)
   kTransportError,  // a request got no answer (refused, reset, timed out); retried
   kRateLimited,     // 429 from the API; retried after Retry-After
   kServerError,     // 5xx from the API; retried

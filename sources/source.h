@@ -46,6 +46,11 @@ struct SourceSnapshot {
   // earlier reads showed, and says which read it used (Source::Used). 0: `history` is what the
   // scheduler shows now, whole.
   std::uint64_t news_read = 0;
+  // Set when `objects` is the whole live list but the run history could not be read (cron's log
+  // absent, a Jobs or runs endpoint failing): why, for people, without secrets. `history` and
+  // `progress` are then empty: the roles' existence is judged from `objects`, their runs are
+  // unknown (never `missing`, `not_started` or `stale`).
+  std::string history_error;
 };
 
 struct ListContext {
@@ -69,7 +74,8 @@ class Source {
  public:
   virtual ~Source() = default;
   // Reads the scheduler's live list and run history. An Error means the list could not be
-  // read as a whole: its roles become unknown, never missing. Called from one thread at a time.
+  // read as a whole: its roles become unknown, never missing. A list read without its history
+  // is a snapshot with history_error set. Called from one thread at a time.
   virtual Result<SourceSnapshot> List(const ListContext& context) = 0;
   // On a spec reload, the same-named source of the previous spec (which is read no more) hands
   // over what saves work or cannot be read again: HTTP validators and cached answers, a log's

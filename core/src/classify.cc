@@ -266,6 +266,7 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
     if (!in_future.empty()) {
       // A copy only when something is set aside: the common case keeps no second history.
       sane.source_up = given.source_up;
+      sane.history_up = given.history_up;
       sane.objects = given.objects;
       sane.absence_confirmed = given.absence_confirmed;
       sane.history = std::move(history);
@@ -303,8 +304,9 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   status.registered_objects = registered;
   status.active_objects = active;
   status.drifted_objects = drifted;
-  status.history = static_cast<const RunSummary&>(observation.history);
-  if (runs != nullptr) *runs = observation.history.runs;
+  if (observation.history_up) status.history = static_cast<const RunSummary&>(observation.history);
+  if (runs != nullptr)
+    *runs = observation.history_up ? observation.history.runs : std::vector<Run>();
   status.last_progress = observation.last_progress;
   if (observation.ledger_id) {
     status.MutableRare().ledger_id = observation.ledger_id;
@@ -313,12 +315,18 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
     });
   }
 
-  RunHistory unexcused;
-  const RunHistory& history = WithoutExcusedRuns(observation.history, windows, unexcused);
   if (registered == 0 && observation.absence_confirmed) set(Condition::kMissing);
   if (registered > 0 && active == 0) set(Condition::kInactive);
   if (registered > 1) set(Condition::kDuplicate);
   if (drifted > 0) set(Condition::kDrift);
+  if (!observation.history_up) {
+    // The list says what exists; without the runs nothing else is claimed (stalled too: it
+    // means success is fresh).
+    set(Condition::kUnknown);
+    return status;
+  }
+  RunHistory unexcused;
+  const RunHistory& history = WithoutExcusedRuns(observation.history, windows, unexcused);
   if (NotStarted(job, observation, now)) set(Condition::kNotStarted);
   if (history.running_since && now - *history.running_since > job.max_runtime) {
     set(Condition::kHung);

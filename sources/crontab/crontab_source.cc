@@ -503,7 +503,11 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   auto read = ReadRuns(
       context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); }, news_,
       snapshot.news_read, snapshot.history);
-  if (!read) return Error{read.error()};
+  if (!read) {
+    // The crontabs still say what exists; the runs read before the failure stay news.
+    snapshot.history.clear();
+    snapshot.history_error = read.error();
+  }
   log_problems_.AppendTo(snapshot.problems);
   snapshot.problems = CapProblems(std::move(snapshot.problems), options_.problems_per_reason);
   return snapshot;

@@ -13,7 +13,8 @@
 // crontabs without a user field, the others are system crontabs. Files are checked as cron
 // checks them (name, owner, mode, links, syntax): what cron would not run is no live object, and
 // is reported as a problem. A configured path that cannot be read fails the whole list (roles
-// become unknown, never missing); so does a history file that cannot be read.
+// become unknown, never missing); a log that cannot be read leaves the list standing, without
+// its runs (SourceSnapshot::history_error).
 #pragma once
 
 #include <atomic>

@@ -522,8 +522,11 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
       }
     }
     auto histories = RepositoryRuns(reading, watched);
-    if (!histories) return Error{histories.error()};
-    runs = std::move(*histories);
+    if (histories) {
+      runs = std::move(*histories);
+    } else {
+      reading.snapshot.history_error = histories.error();
+    }
   }
   SourceSnapshot& snapshot = reading.snapshot;
   for (const auto& job : jobs_) {
@@ -555,15 +558,20 @@ Result<SourceSnapshot> GitHubActionsSource::Read(const ListContext& context) {
                       job.workflow(), job.role, job.role)));
     }
     for (const Workflow* workflow : matching->second) {
-      if (!runs.count(workflow->id)) {
+      // After one runs read failed, none is asked for: the list goes on without its history.
+      if (!runs.count(workflow->id) && snapshot.history_error.empty()) {
         auto history = Runs(reading, *workflow);
-        if (!history) return Error{history.error()};
-        runs[workflow->id] = *history;
+        if (history) {
+          runs[workflow->id] = *history;
+        } else {
+          snapshot.history_error = history.error();
+        }
       }
       snapshot.objects.push_back(github::MakeLiveObject(*workflow, files[job.workflow()], job));
       snapshot.history[job.role].Merge(runs[workflow->id]);
     }
   }
+  if (!snapshot.history_error.empty()) snapshot.history.clear();
   ForgetUnused(reading.used_urls);
   reading.snapshot.problems = CapProblems(std::move(reading.snapshot.problems));
   return std::move(reading.snapshot);

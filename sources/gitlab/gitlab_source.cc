@@ -180,9 +180,15 @@ Result<SourceSnapshot> GitLabSource::List(const ListContext& context) {
       problem.counted_before = reported_inactive_.count(schedule.id) > 0;
       snapshot.problems.push_back(std::move(problem));
     }
+    // After one pipelines read failed, none is asked for: the list goes on without its history.
+    if (!snapshot.history_error.empty()) continue;
     auto history = History(context, schedule, snapshot.problems);
-    if (!history) return Error{history.error()};
-    snapshot.history[spec.role].Merge(*history);
+    if (history) {
+      snapshot.history[spec.role].Merge(*history);
+    } else {
+      snapshot.history_error = history.error();
+      snapshot.history.clear();
+    }
   }
   reported_inactive_ = std::move(inactive_now);
   snapshot.problems = CapProblems(std::move(snapshot.problems));

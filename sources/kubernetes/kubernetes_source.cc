@@ -154,6 +154,7 @@ class KubernetesSource : public Source {
     if (!snapshot) return Error{RedactSecret(snapshot.error(), *token)};
     for (auto& problem : snapshot->problems)
       problem.message = RedactSecret(problem.message, *token);
+    snapshot->history_error = RedactSecret(snapshot->history_error, *token);
     return snapshot;
   }
 
@@ -257,6 +258,14 @@ class KubernetesSource : public Source {
     return *informer;
   }
 
+  // The CronJobs were listed but not their Jobs: without them a failed run is invisible, so the
+  // CronJobs' own status times are not taken for the whole history either.
+  static void WithoutHistory(SourceSnapshot& snapshot, const std::string& jobs_error) {
+    if (jobs_error.empty()) return;
+    snapshot.history.clear();
+    snapshot.history_error = "the CronJobs' Jobs: " + jobs_error;
+  }
+
   // The refresh from the caches: each listed first if it is not synced (a failed list fails
   // the read as a whole); a read that confirms an absence asks the API server.
   Result<SourceSnapshot> ReadCaches(ApiLister& lister) {
@@ -291,10 +300,14 @@ class KubernetesSource : public Source {
     owners.reserve(cronjobs.size());
     for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
     auto ours = [&owners](const std::string& owner) { return owners.count(owner) > 0; };
+    std::string jobs_error;
     for (const auto& scope : job_scopes) {
       auto& informer = InformerFor(job_informers_, scope, "jobs", "");
       auto synced = informer.Sync(lister);
-      if (!synced) return Error{synced.error()};
+      if (!synced) {
+        jobs_error = synced.error();
+        break;
+      }
       std::vector<Job> cached;
       informer.CopyTo(cached, problems, ours);
       for (auto& job : cached) {
@@ -305,6 +318,7 @@ class KubernetesSource : public Source {
       }
     }
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs);
+    WithoutHistory(snapshot, jobs_error);
     snapshot.problems = lister.problems();
     snapshot.problems.insert(snapshot.problems.end(), problems.begin(), problems.end());
     snapshot.problems = CapProblems(std::move(snapshot.problems));
@@ -363,6 +377,7 @@ class KubernetesSource : public Source {
     if (!listed) return Error{listed.error()};
 
     std::vector<Job> jobs;
+    std::string jobs_error;
     if (!cronjobs.empty()) {
       std::unordered_map<std::string, std::size_t> owners;
       owners.reserve(cronjobs.size());
@@ -371,9 +386,10 @@ class KubernetesSource : public Source {
         return StreamJobList(owners, std::move(on_item));
       };
       listed = ListEvery(lister, JobScopes(cronjobs), "jobs", "", start, jobs, problems);
-      if (!listed) return Error{listed.error()};
+      if (!listed) jobs_error = listed.error();
     }
     SourceSnapshot snapshot = BuildSnapshot(cronjobs, jobs, every);
+    WithoutHistory(snapshot, jobs_error);
     snapshot.problems = lister.problems();
     problems.AppendTo(snapshot.problems);
     snapshot.problems = CapProblems(std::move(snapshot.problems));

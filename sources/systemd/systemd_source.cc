@@ -99,7 +99,13 @@ Result<SourceSnapshot> SystemdSource::List(const ListContext& context) {
     journal.cancelled = context.cancelled;
     journal.deadline = started + options_.timeout;
     auto read = journal_.Read(journal, problems);
-    if (!read) return Error{read.error()};
+    if (!read) {
+      // The timers still say what exists. The properties show each service's newest run only:
+      // no history (a failed newest run hides the last success).
+      snapshot.history.clear();
+      snapshot.history_error = read.error();
+      mapped.services.clear();
+    }
     for (const auto& [role, services] : mapped.services) {
       RunHistory& history = snapshot.history[role];
       for (const auto& service : services) {

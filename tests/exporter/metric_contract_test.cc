@@ -244,6 +244,7 @@ jobs:
   source.name = "s";
   source.type = "file";
   source.up = true;
+  source.history_up = true;
   source.last_sync = kNow;
   result.sources.push_back(source);
   SourceStatus api = source;  // a source that calls a rate-limited API

@@ -741,21 +741,31 @@ jobs:
   ASSERT_TRUE(role.runs);
   EXPECT_EQ(role.runs->size(), 3u);
 
-  // The log cannot be read: unknown, and what was kept comes back with it. The log back in its
-  // place is another file: read again from its start, its runs come twice and count once.
+  // The log cannot be read: the crontab still shows the role (registered, not failing any
+  // more: unknown), the runs kept stay, and they come back with the log. A run logged just before
+  // is read by that read, which is not used: it comes with the next read that has the history.
+  run("sync", kNow - 600, false);
   fs::rename(syslog, root / "var/log/syslog.away");
   ASSERT_EQ(mkfifo(syslog.c_str(), 0600), 0);
-  EXPECT_TRUE(sync().status.Has(Condition::kUnknown));
+  role = sync();
+  EXPECT_EQ(role.status.ConditionList(), "unknown");
+  EXPECT_EQ(role.status.registered_objects, 1);
+  EXPECT_FALSE(role.status.history.last_success.has_value());
+  ASSERT_TRUE(role.runs);
+  EXPECT_EQ(role.runs->size(), 3u);
+  EXPECT_EQ(role.run_counts.failed, 2u);
+  EXPECT_FALSE(Source(*refresher->Current(), "cron").history_up);
+  EXPECT_TRUE(Source(*refresher->Current(), "cron").up);
   fs::remove(syslog);
   fs::rename(root / "var/log/syslog.away", syslog);
   role = sync();
   EXPECT_FALSE(role.status.Has(Condition::kUnknown));
-  EXPECT_EQ(role.status.history.last_success, kNow - 3595);
+  EXPECT_EQ(role.status.history.last_success, kNow - 595);
   EXPECT_EQ(role.status.history.last_failure, kNow - 895);
-  EXPECT_TRUE(role.status.Has(Condition::kFailing));
+  EXPECT_FALSE(role.status.Has(Condition::kFailing));  // recovery_threshold 1: the success
   ASSERT_TRUE(role.runs);
-  EXPECT_EQ(role.runs->size(), 3u);
-  EXPECT_EQ(role.run_counts.succeeded, 1u);
+  EXPECT_EQ(role.runs->size(), 4u);
+  EXPECT_EQ(role.run_counts.succeeded, 2u);
   EXPECT_EQ(role.run_counts.failed, 2u);
 
   // A role the spec gains on reload has the runs the log showed before.
@@ -765,9 +775,112 @@ jobs:
   ASSERT_TRUE(refresher->Reload().ok());
   refresher->RefreshOnce();
   EXPECT_EQ(Role(*refresher->Current(), "report").status.history.last_success, kNow - 2995);
-  EXPECT_EQ(Role(*refresher->Current(), "sync").status.history.last_success, kNow - 3595);
+  EXPECT_EQ(Role(*refresher->Current(), "sync").status.history.last_success, kNow - 595);
   refresher->RefreshOnce();
   EXPECT_EQ(Role(*refresher->Current(), "report").status.history.last_success, kNow - 2995);
+}
+
+// Debian 12 without rsyslog: cron logs only to the journal, /var/log/syslog does not exist. The
+// crontabs are read whole: every role's existence is judged (registered, missing after two
+// reads, inactive, duplicate, drift), only what needs runs is unknown, and the exporter says
+// which half of the source it could not read.
+TEST(RefresherTest, AnAbsentCronLogLeavesExistenceJudged) {
+  TempDir dir;
+  fs::path root = dir.path() / "root";
+  WriteFile(root / "etc/passwd", fmt::format("alice:x:{}:100::/home/alice:/bin/sh\n", geteuid()));
+  fs::path crontab = root / "var/spool/cron/crontabs/alice";
+  WriteFile(crontab,
+            "# schedwatch: role=present spec_version=1\n*/10 * * * * /bin/present\n"
+            "# schedwatch: role=off spec_version=1\n#*/10 * * * * /bin/off\n"
+            "# schedwatch: role=twice spec_version=1\n*/10 * * * * /bin/twice\n"
+            "# schedwatch: role=twice spec_version=1\n*/10 * * * * /bin/twice-too\n"
+            "# schedwatch: role=moved spec_version=1\n*/7 * * * * /bin/moved\n");
+  chmod(crontab.c_str(), 0600);
+  fs::create_directories(root / "var/log");
+  fs::path spec = dir.path() / "spec.yaml";
+  std::string jobs;
+  for (const char* role : {"present", "off", "twice", "moved", "gone"}) {
+    jobs += fmt::format(
+        "  - {{role: {}, source: cron, schedule: \"*/10 * * * *\", spec_version: \"1\", "
+        "stale_after: 1h}}\n",
+        role);
+  }
+  WriteFile(spec, fmt::format(R"(version: 1
+sources:
+  cron: {{type: crontab, root: "{}", paths: [/var/spool/cron/crontabs]}}
+jobs:
+{})",
+                              root.string(), jobs));
+  // Desired a day before the second refresh: every fire time and stale_after has passed since,
+  // without a run seen.
+  auto loaded = LoadSpecFile(spec.string());
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  std::int64_t now = kNow - 86400;
+  RefresherOptions options;
+  options.config_file = spec.string();
+  options.confirm_delay = std::chrono::milliseconds(50);
+  options.source_timeout = std::chrono::seconds(5);
+  options.clock = [&now] { return now; };
+  auto created = Refresher::Create(options, std::make_shared<const Spec>(std::move(*loaded)));
+  ASSERT_TRUE(created.ok()) << created.error();
+  std::unique_ptr<Refresher> refresher = std::move(*created);
+  refresher->RefreshOnce();
+  now = kNow;
+  refresher->RefreshOnce();
+  const std::shared_ptr<const Published> published = refresher->Current();
+  const std::map<std::string, std::string> expected = {{"present", "unknown"},
+                                                       {"off", "unknown,inactive"},
+                                                       {"twice", "unknown,duplicate"},
+                                                       {"moved", "unknown,drift"},
+                                                       {"gone", "unknown,missing"}};
+  for (const auto& [role, conditions] : expected) {
+    EXPECT_EQ(Role(*published, role).status.ConditionList(), conditions) << role;
+  }
+  EXPECT_EQ(Role(*published, "present").status.registered_objects, 1);
+  EXPECT_EQ(Role(*published, "gone").status.registered_objects, 0);
+  const SourceStatus& cron = Source(*published, "cron");
+  EXPECT_TRUE(cron.up);
+  EXPECT_FALSE(cron.history_up);
+  EXPECT_NE(cron.history_error.find("/var/log/syslog: No such file or directory"),
+            std::string::npos)
+      << cron.history_error;
+
+  const std::string& metrics = published->metrics;
+  auto has = [&metrics](const std::string& line) {
+    return metrics.find(line + "\n") != std::string::npos;
+  };
+  EXPECT_TRUE(has(R"(schedwatch_source_up{source="cron",type="crontab"} 1)"));
+  EXPECT_TRUE(has(R"(schedwatch_source_history_up{source="cron",type="crontab"} 0)"));
+  // Counted at each refresh, as a failed list is.
+  EXPECT_TRUE(has(R"(schedwatch_source_errors_total{reason="history_failed",source="cron"} 2)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_registered_objects{role="gone",source="cron"} 0)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_condition{role="gone",source="cron",condition="missing"} 1)"));
+  EXPECT_TRUE(
+      has(R"(schedwatch_job_condition{role="present",source="cron",condition="not_started"} 0)"));
+  EXPECT_TRUE(has(R"(schedwatch_job_condition{role="present",source="cron",condition="stale"} 0)"));
+  EXPECT_EQ(metrics.find("schedwatch_job_last_success_timestamp_seconds{role=\"present\""),
+            std::string::npos);
+
+  auto status = nlohmann::json::parse(RenderStatusJson(published->result, PageOptions{}, ""));
+  EXPECT_EQ(status["sources"][0]["up"], true);
+  EXPECT_EQ(status["sources"][0]["history_up"], false);
+  auto reasons = ExplainConditions(Role(*published, "present"), &cron, kNow);
+  ASSERT_FALSE(reasons.empty());
+  EXPECT_NE(reasons[0].text.find("run history of source cron could not be read"), std::string::npos)
+      << reasons[0].text;
+  EXPECT_NE(RenderStatusHtml(published->result, PageOptions{}).find("history down"),
+            std::string::npos);
+  auto page = RenderRoleHtml(published->result, "present", PageOptions{});
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->find("id=\"history-unknown\""), std::string::npos);
+  EXPECT_NE(page->find("data-object="), std::string::npos) << "the objects are shown";
+  EXPECT_EQ(page->find("the source could not be listed"), std::string::npos);
+
+  // The log appears: the runs are judged again.
+  WriteFile(root / "var/log/syslog", "");
+  refresher->RefreshOnce();
+  EXPECT_TRUE(Source(*refresher->Current(), "cron").history_up);
+  EXPECT_EQ(Role(*refresher->Current(), "present").status.ConditionList(), "not_started,stale");
 }
 
 }  // namespace

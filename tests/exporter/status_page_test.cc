@@ -81,6 +81,7 @@ jobs:
     demo.name = "demo";
     demo.type = "file";
     demo.up = true;
+    demo.history_up = true;
     demo.last_sync = kNow;
     demo.objects = 8;
     SourceStatus partner;

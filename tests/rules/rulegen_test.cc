@@ -145,7 +145,7 @@ TEST(Selector, ParsesMatchersAndBuildsAMatchingSeries) {
 
 TEST(Alerts, NamesAreTheDesignContract) {
   std::set<std::string_view> names;
-  for (int i = 0; i <= static_cast<int>(Alert::kWatcherReplicaStale); ++i) {
+  for (int i = 0; i <= static_cast<int>(Alert::kSourceHistoryReplicaDown); ++i) {
     const AlertText& text = TextOf(static_cast<Alert>(i));
     names.insert(text.name);
     EXPECT_FALSE(text.summary.empty());
@@ -153,14 +153,14 @@ TEST(Alerts, NamesAreTheDesignContract) {
       EXPECT_NE(text.description.find("Safe first action"), std::string_view::npos) << text.name;
     }
   }
-  EXPECT_EQ(
-      names,
-      (std::set<std::string_view>{
-          "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent", "SchedwatchJobSuccessStale",
-          "SchedwatchJobInactive", "SchedwatchJobDuplicate", "SchedwatchJobDrift",
-          "SchedwatchJobNotStarted", "SchedwatchJobHung", "SchedwatchJobFailing",
-          "SchedwatchJobTooShort", "SchedwatchJobProgressStalled", "SchedwatchJobLedgerMismatch",
-          "SchedwatchSourceDown", "SchedwatchExporterDown", "SchedwatchWatcherStale", "Watchdog"}));
+  EXPECT_EQ(names,
+            (std::set<std::string_view>{
+                "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent", "SchedwatchJobSuccessStale",
+                "SchedwatchJobInactive", "SchedwatchJobDuplicate", "SchedwatchJobDrift",
+                "SchedwatchJobNotStarted", "SchedwatchJobHung", "SchedwatchJobFailing",
+                "SchedwatchJobTooShort", "SchedwatchJobProgressStalled",
+                "SchedwatchJobLedgerMismatch", "SchedwatchSourceDown", "SchedwatchExporterDown",
+                "SchedwatchWatcherStale", "Watchdog", "SchedwatchSourceHistoryDown"}));
   Options options;
   options.runbook_base_url = "https://example.org/README.md";
   EXPECT_EQ(RunbookUrl(options, Alert::kJobMissing),
@@ -181,18 +181,49 @@ TEST(BuildRules, JoinedModeHasAConstantNumberOfRules) {
             CountRules(MakeSpec(1), Mode::kJoined) + 2);
 }
 
+// A replica that lists a source but cannot read its run history serves no run series: the
+// alerts about runs leave it out (SuccessAbsent would fire otherwise), those about existence
+// still read it.
+TEST(BuildRules, AlertsAboutRunsLeaveOutReplicasWithoutTheHistory) {
+  Spec spec = MakeSpec(1);
+  for (Mode mode : {Mode::kPerRole, Mode::kJoined}) {
+    Options options;
+    options.mode = mode;
+    YAML::Node parsed = YAML::Load(Generate(spec, options).rules);
+    const std::string gate = "unless on(job, instance, source) schedwatch_source_history_up{job=";
+    int checked = 0;
+    for (const auto& group : parsed["groups"]) {
+      for (const auto& rule : group["rules"]) {
+        if (!rule["alert"]) continue;
+        std::string name = rule["alert"].as<std::string>();
+        std::string expr = rule["expr"].as<std::string>();
+        bool runs = name == "SchedwatchJobSuccessAbsent" || name == "SchedwatchJobSuccessStale" ||
+                    name == "SchedwatchJobNotStarted" || name == "SchedwatchJobHung" ||
+                    name == "SchedwatchJobFailing" || name == "SchedwatchJobTooShort" ||
+                    name == "SchedwatchJobProgressStalled";
+        EXPECT_EQ(expr.find(gate) != std::string::npos, runs) << name << ": " << expr;
+        ++checked;
+      }
+    }
+    EXPECT_GE(checked, 10);
+  }
+}
+
 TEST(BuildRules, PerRoleModeWritesLiteralThresholdsAndGates) {
   Spec spec = MakeSpec(2);  // stale_after = 2 x 5m + 30m = 2400s
   Options options;
   options.exporter_job = "sched\"watch";
   std::string rules = Generate(spec, options).rules;
   // Each signal from the replicas that read the role's source, merged by the role's identity.
-  EXPECT_NE(rules.find("time() - max by (job, source, role) "
-                       "(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
-                       "role=\"r0\",source=\"demo\"} and on(job, instance, source) "
-                       "(schedwatch_source_up{job=\"sched\\\"watch\",source=\"demo\"} == 1 and "
-                       "on(job, instance) up{job=\"sched\\\"watch\"} == 1)) > 2400"),
-            std::string::npos);
+  EXPECT_NE(
+      rules.find("time() - max by (job, source, role) "
+                 "(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
+                 "role=\"r0\",source=\"demo\"} and on(job, instance, source) "
+                 "(schedwatch_source_up{job=\"sched\\\"watch\",source=\"demo\"} == 1 and "
+                 "on(job, instance) up{job=\"sched\\\"watch\"} == 1) unless on(job, instance, "
+                 "source) schedwatch_source_history_up{job=\"sched\\\"watch\",source=\"demo\"} == "
+                 "0) > 2400"),
+      std::string::npos);
   EXPECT_NE(
       rules.find("absent(schedwatch_job_last_success_timestamp_seconds{job=\"sched\\\"watch\","
                  "role=\"r1\",source=\"other\"})"),
@@ -409,10 +440,11 @@ TEST(Generate, OutputsLargerThanOneChunkStayWhole) {
   YAML::Node tests = YAML::Load(output.rule_tests);
   // Two groups (every role, then exact annotations) for each of the 13 role cases (two for
   // SuccessAbsent; Failing's two for thresholds left out: no job sets one), five exporter cases
-  // and seven replica cases (no identity labels: no cases of two watchers), and the success
-  // ratio's.
-  EXPECT_EQ(tests["tests"].size(), 2 * 13 + 5u + 7u + 1u);
-  EXPECT_EQ(tests["tests"][0]["input_series"].size(), 2 + 1 + 400u);  // up, 2 sources, roles
+  // six exporter cases and eight replica cases (no identity labels: no cases of two watchers),
+  // and the success ratio's.
+  EXPECT_EQ(tests["tests"].size(), 2 * 13 + 6u + 8u + 1u);
+  // up, 2 sources' schedwatch_source_up and _history_up, roles
+  EXPECT_EQ(tests["tests"][0]["input_series"].size(), 4 + 1 + 400u);
 }
 
 TEST(Write, StreamsWhatGenerateReturns) {

@@ -299,6 +299,52 @@ TEST_F(ClassifyTest, FailedListIsUnknownAndNothingElse) {
   EXPECT_EQ(status.next_scheduled, kNow + 10 * kMinute);  // the spec's side is still known
 }
 
+// Debian 12 without rsyslog: the crontabs are read, cron's log is not. What the list shows is
+// judged; what needs runs is unknown, never missing, not_started or stale.
+TEST_F(ClassifyTest, UnreadableHistoryJudgesExistenceAndLeavesRunsUnknown) {
+  RoleObservation observation = Healthy(Job("retry"));
+  observation.history_up = false;
+  observation.history = {};                      // what a source without its history gives
+  observation.desired_since = kNow - 30 * kDay;  // long past every fire time and stale_after
+  std::vector<schedwatch::Run> runs = {{1, 2, schedwatch::Run::Outcome::kFailed}};
+  RoleStatus status = Classify(Job("retry"), observation, kNow, std::nullopt, &runs);
+  EXPECT_EQ(status.ConditionList(), "unknown");
+  EXPECT_EQ(status.registered_objects, 1);
+  EXPECT_EQ(status.active_objects, 1);
+  EXPECT_EQ(status.drifted_objects, 0);
+  EXPECT_FALSE(status.history.last_success.has_value());
+  EXPECT_TRUE(runs.empty());
+
+  // A history a caller left in place is not believed either: a failure is no `failing`.
+  observation.history.Add({kNow - 5 * kMinute, kNow - 4 * kMinute, Run::Outcome::kFailed});
+  observation.history.Add({kNow - 2 * kHour, std::nullopt, Run::Outcome::kRunning});
+  EXPECT_EQ(Conditions("retry", observation), "unknown");
+
+  RoleObservation absent = observation;
+  absent.objects.clear();
+  EXPECT_EQ(Conditions("retry", absent), "unknown");  // one read: not yet missing
+  absent.absence_confirmed = true;
+  RoleStatus missing = Classify(Job("retry"), absent, kNow);
+  EXPECT_EQ(missing.ConditionList(), "unknown,missing");
+  EXPECT_EQ(missing.registered_objects, 0);
+
+  RoleObservation copies = observation;
+  copies.objects.push_back(copies.objects.front());
+  copies.objects.back().set_id("/etc/cron.d/other:1");
+  copies.objects.back().set_schedule("*/7 * * * *");
+  copies.objects.front().enabled = false;
+  EXPECT_EQ(Conditions("retry", copies), "unknown,duplicate,drift");
+  copies.objects.back().enabled = false;
+  EXPECT_EQ(Conditions("retry", copies), "unknown,inactive,duplicate,drift");
+
+  // A fresh checkpoint with no success to compare it with: stalled is not claimed either.
+  RoleObservation checkpointed = Healthy(Job("checkpointed"));
+  checkpointed.history_up = false;
+  checkpointed.history = {};
+  checkpointed.last_progress = kNow - 10 * kDay;
+  EXPECT_EQ(Conditions("checkpointed", checkpointed), "unknown");
+}
+
 TEST_F(ClassifyTest, RetryDeletedWhileGateKeepsRunningIsNotReportedHealthy) {
   RoleObservation retry = Healthy(Job("retry"));
   retry.objects.clear();

@@ -158,7 +158,11 @@ struct RunHistory : RunSummary {
 };
 
 struct RoleObservation {
-  bool source_up = false;           // false: the list failed, the role is unknown
+  bool source_up = false;  // false: the list failed, the role is unknown
+  // false: the list was read but not the run history. Existence (missing, inactive, duplicate,
+  // drift) is judged from `objects`; the conditions that need runs are not, and the role is
+  // `unknown` besides what the list shows.
+  bool history_up = true;
   std::vector<LiveObject> objects;  // the latest read's objects for the role
   // The role had no object in the first read and none in the confirming re-read either.
   bool absence_confirmed = false;

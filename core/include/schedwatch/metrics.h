@@ -160,6 +160,10 @@ inline constexpr Metric kSourceSyncDuration{
 inline constexpr Metric kSourceUnownedObjects{
     "schedwatch_source_unowned_objects", Type::kGauge, "source",
     "Objects carrying the schedwatch marker whose role is not in the spec."};
+inline constexpr Metric kSourceHistoryUp{
+    "schedwatch_source_history_up", Type::kGauge, "source,type",
+    "1 if the source's last read got its run history, else 0: with schedwatch_source_up 1 the "
+    "roles' existence is judged and their runs are unknown."};
 inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,type",
                                   "1 if the source's last list succeeded, else 0."};
 
@@ -197,6 +201,7 @@ inline constexpr std::array<const Metric*, 40> kAll = {&kJobActiveObjects,
                                                        &kStatusPages,
                                                        &kReconcileLockUnavailable,
                                                        &kSourceErrors,
+                                                       &kSourceHistoryUp,
                                                        &kSourceLastSync,
                                                        &kSourceRateLimitRemaining,
                                                        &kSourceReadFloor,

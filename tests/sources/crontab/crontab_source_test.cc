@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "schedwatch/timefmt.h"
@@ -224,25 +225,78 @@ TEST_F(CrontabSourceTest, UnreadableDirectoryOrFileFailsTheList) {
   chmod((root_ / "etc/crontab").c_str(), 0644);
   chmod(syslog().c_str(), 0);
   AsUnprivileged([&] {
+    // The log is the history, not the list: the crontabs still say what exists.
     CrontabSource source(options);
-    EXPECT_THAT(List(source).error(), HasSubstr("/var/log/syslog: Permission denied"));
+    auto snapshot = List(source);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    EXPECT_THAT(snapshot->history_error, HasSubstr("/var/log/syslog: Permission denied"));
+    EXPECT_EQ(ById(*snapshot).count("/etc/cron.d/app:2"), 1u);
   });
 }
 
-TEST_F(CrontabSourceTest, MissingSyslogFailsTheList) {
+// Debian 12 without rsyslog: cron logs only to the journal and /var/log/syslog does not exist.
+// The crontabs are the list, whole; only the runs are unknown.
+TEST_F(CrontabSourceTest, MissingSyslogLeavesTheListWithoutItsHistory) {
   fs::remove(syslog());
   CrontabSource source(Options());
-  EXPECT_THAT(List(source).error(), HasSubstr("var/log/syslog: No such file or directory"));
+  auto snapshot = List(source);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_THAT(snapshot->history_error, HasSubstr("var/log/syslog: No such file or directory"));
+  EXPECT_TRUE(snapshot->history.empty());
+  auto objects = ById(*snapshot);
+  EXPECT_EQ(objects.count("/etc/crontab:5"), 1u);
+  EXPECT_EQ(objects.count("/etc/cron.d/app:2"), 1u);
+  EXPECT_EQ(objects.count("/var/spool/cron/crontabs/alice:3"), 1u);
+
+  // Once the log is there, its runs are read.
+  testing::WriteFile(syslog(), Line("2026-11-30T11:00:01+00:00", 100,
+                                    "(root) CMD ([101] /usr/local/bin/nightly)"));
+  snapshot = List(source, kNow + 30);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->history_error, "");
+  EXPECT_EQ(snapshot->history["nightly"].running_since, Time("2026-11-30T11:00:01Z"));
 }
 
-TEST_F(CrontabSourceTest, ASyslogThatIsAFifoFailsTheListAtOnce) {
+TEST_F(CrontabSourceTest, ASyslogThatIsNoRegularFileLeavesTheListAtOnce) {
   // A FIFO in the syslog's place used to block the read in open() until a writer came.
-  fs::remove(syslog());
-  ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0);
+  const std::vector<std::pair<std::string, std::function<void()>>> cases = {
+      {"a FIFO", [&] { ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0); }},
+      {"a directory", [&] { fs::create_directory(syslog()); }},
+      {"a character device", [&] { fs::create_symlink("/dev/zero", syslog()); }},
+  };
+  for (const auto& [what, make] : cases) {
+    fs::remove_all(syslog());
+    make();
+    CrontabSource source(Options());
+    auto start = std::chrono::steady_clock::now();
+    auto snapshot = List(source);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    EXPECT_THAT(snapshot->history_error, HasSubstr("var/log/syslog: it is " + what)) << what;
+    EXPECT_EQ(snapshot->objects.size(), 4u) << what;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << what;
+  }
+}
+
+// Runs read before the log became unreadable are not lost: a read without its history is not
+// used (Source::Used), so they come with the next read that has one.
+TEST_F(CrontabSourceTest, RunsReadBeforeTheLogFailedComeWithTheNextHistory) {
+  Append(syslog(), Line("2026-11-30T11:00:01+00:00", 100,
+                        "(root) CMD ([101] /usr/local/bin/retry --queue main)") +
+                       Line("2026-11-30T11:00:03+00:00", 100,
+                            "(root) END ([101] /usr/local/bin/retry --queue main)"));
   CrontabSource source(Options());
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_THAT(List(source).error(), HasSubstr("var/log/syslog: it is a FIFO, not a regular file"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  ASSERT_TRUE(List(source).ok());  // not used: the refresh timed out, say
+  fs::rename(syslog(), root_ / "var/log/syslog.1");
+  ASSERT_EQ(mkfifo(syslog().c_str(), 0600), 0);
+  auto failed = List(source, kNow + 30);
+  ASSERT_TRUE(failed.ok()) << failed.error();
+  ASSERT_NE(failed->history_error, "");
+  fs::remove(syslog());
+  testing::WriteFile(syslog(), "");
+  auto back = List(source, kNow + 60);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->history_error, "");
+  EXPECT_EQ(back->history["retry"].last_success, Time("2026-11-30T11:00:03Z"));
 }
 
 TEST_F(CrontabSourceTest, RunsAreMatchedByUserAndCommand) {
@@ -543,7 +597,10 @@ TEST_F(CrontabSourceTest, JournalThroughJournalctl) {
 
   options.journal_directory = "/no-such-journal";
   CrontabSource missing(options);
-  EXPECT_THAT(List(missing).error(), HasSubstr("journalctl failed"));
+  auto without = List(missing);
+  ASSERT_TRUE(without.ok()) << without.error();
+  EXPECT_THAT(without->history_error, HasSubstr("journalctl failed"));
+  EXPECT_FALSE(without->objects.empty());
 }
 
 TEST(CrontabSourceFactoryTest, SpecKeys) {

@@ -84,7 +84,8 @@ class Repo:
         self.repo_id = repo_id
         self.default_branch = default_branch
         self.token = token      # required bearer token; None: any or none
-        self.mode = mode        # ok | rate_limited | not_found | echo_token (401 quoting it)
+        # ok | rate_limited | not_found | echo_token (401 quoting it) | runs_error (the runs 500)
+        self.mode = mode
         self.workflows = []     # GitHub workflow objects
         self.files = {}         # path -> text
         self.runs = {}          # workflow id -> runs, newest first
@@ -172,6 +173,8 @@ class FakeGitHub:
                           "x-ratelimit-reset": str(int(time.time()) + 3600)})
         if headers.get("x-github-api-version") != "2022-11-28" or not headers.get("user-agent"):
             return error(400, "missing X-GitHub-Api-Version or User-Agent")
+        if repo.mode == "runs_error" and rest[-1:] == ["runs"]:
+            return error(500, "Server Error")
         if not rest:
             return 200, {}, json.dumps({"id": repo.repo_id, "full_name": repo.full_name,
                                         "default_branch": repo.default_branch,

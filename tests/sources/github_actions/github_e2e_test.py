@@ -100,6 +100,10 @@ def build_state(now):
     secret.add_workflow(73000001, ".github/workflows/hourly.yml", crons=["0 * * * *"],
                         spec_version="1")
     state.add_repo(Repo("acme/private", 5006, mode="not_found"))
+    # The workflows answer, their runs do not: existence is still judged.
+    norun = state.add_repo(Repo("acme/norun", 5008, mode="runs_error"))
+    norun.add_workflow(75000001, ".github/workflows/hourly.yml", crons=["0 * * * *"],
+                       spec_version="1")
 
     # 110 daily workflows, one run each, newest first: the repository's runs span two pages of
     # 100, and the oldest 10 workflows' only runs are on page 2. Its limit is large, so that the
@@ -162,6 +166,11 @@ sources:
     api_url: https://127.0.0.1:{https_port}
     ca_file: {workdir}/ca.crt
     min_interval: 1s
+  norun:
+    type: github_actions
+    repository: acme/norun
+    api_url: http://127.0.0.1:{http_port}
+    min_interval: 1s
   untrusted:
     type: github_actions
     repository: acme/floor
@@ -183,6 +192,8 @@ jobs:
   - {{role: secret-job, source: secret, workflow: .github/workflows/hourly.yml, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: private-job, source: private, workflow: .github/workflows/x.yml, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: untrusted-job, source: untrusted, workflow: .github/workflows/hourly.yml, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: norun-job, source: norun, workflow: .github/workflows/hourly.yml, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: norun-gone, source: norun, workflow: .github/workflows/gone.yml, schedule: "0 * * * *", spec_version: "1"}}
 """ + "".join(
     f'  - {{{{role: fleet-{i:03d}, source: fleet, workflow: f{i:03d}.yml, schedule: "0 3 * * *", '
     f'spec_version: "1"}}}}\n' for i in range(FLEET))
@@ -351,7 +362,24 @@ def run(args, workdir):
               roles["untrusted-job"]["conditions"] == ["unknown"] and
               sources["untrusted"]["error"] != "", sources["untrusted"])
 
+        check("runs answering 500: the workflows still listed, norun-gone missing",
+              wait_for(lambda: "missing" in status(exporter)[0].get("norun-gone", {}).get(
+                  "conditions", []), 30, "norun-gone missing"),
+              status(exporter)[0].get("norun-gone"))
+        roles, sources = status(exporter)
+        check("runs answering 500: the source lists, its history is down, and says why",
+              sources["norun"]["up"] and not sources["norun"]["history_up"] and
+              "HTTP 500" in sources["norun"]["history_error"], sources["norun"])
+        check("runs answering 500: the present role is unknown only, the absent one missing too",
+              roles["norun-job"]["conditions"] == ["unknown"] and
+              roles["norun-gone"]["conditions"] == ["unknown", "missing"],
+              (roles["norun-job"], roles["norun-gone"]))
+
         metrics = exporter.metrics()
+        check("runs answering 500: schedwatch_source_history_up 0 beside schedwatch_source_up 1",
+              'schedwatch_source_history_up{source="norun",type="github_actions"} 0' in metrics
+              and 'schedwatch_source_up{source="norun",type="github_actions"} 1' in metrics
+              and 'schedwatch_source_history_up{source="ci",type="github_actions"} 1' in metrics)
         check("schedwatch_source_up per source",
               'schedwatch_source_up{source="ci",type="github_actions"} 1' in metrics and
               'schedwatch_source_up{source="limited",type="github_actions"} 0' in metrics,

@@ -454,11 +454,14 @@ TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {
   std::string runs = R"({"total_count":101,"workflow_runs":[0)";
   for (int i = 0; i < 100; ++i) runs += ",0";
   fake_.routes[kRepoRuns] = {200, runs + "]}", {}};
+  // The runs are the history: a refused page leaves the workflows standing without it.
   auto refused = List(*source, kNow);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("the answer holds more than 100 workflow runs, more than a page"),
-            std::string::npos)
-      << refused.error();
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_EQ(refused->objects.size(), 2u);
+  EXPECT_NE(
+      refused->history_error.find("the answer holds more than 100 workflow runs, more than a page"),
+      std::string::npos)
+      << refused->history_error;
   auto deep = github::ParseRunPage(
       R"({"workflow_runs":[)" + std::string(100000, '[') + std::string(100000, ']') +
           R"(,{"status":"queued","created_at":"2026-11-30T00:00:00Z"}]})",
@@ -475,16 +478,29 @@ TEST_F(GitHubSourceTest, HostilePagesAreRefusedOrTheirItemsCounted) {
   EXPECT_EQ(skipped->listed, 0u);
 }
 
-TEST_F(GitHubSourceTest, AFailureHalfWayIsAnErrorNotAPartialList) {
+// The workflows are the list; their runs are the history. Runs that cannot be read (a 502 that
+// stays, garbage) leave the workflows standing, without any history.
+TEST_F(GitHubSourceTest, RunsThatCannotBeReadLeaveTheWorkflowsWithoutHistory) {
   auto source = Make();
   fake_.routes[kRepoRuns] = {502, "<html>Bad gateway</html>", {}};
   auto snapshot = List(*source, kNow);
-  ASSERT_FALSE(snapshot.ok());
-  EXPECT_EQ(snapshot.error(),
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 2u);
+  EXPECT_TRUE(snapshot->history.empty());
+  EXPECT_EQ(snapshot->history_error,
             "GET /repos/acme/widgets/actions/runs: HTTP 502 (gave up after 3 attempts)");
   auto counts = source->RequestCounts();
-  EXPECT_EQ(counts->by_outcome, (std::map<std::string, std::uint64_t>{{"200", 3}, {"5xx", 3}}))
-      << "every attempt counts";
+  EXPECT_EQ(counts->by_outcome["5xx"], 3u) << "every attempt counts";
+  EXPECT_EQ(counts->by_outcome.count("200"), 1u);
+
+  auto garbled = Make();
+  fake_.routes[kRepoRuns] = {200, R"({"workflow_runs": 7})", {}};
+  snapshot = List(*garbled, kNow);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 2u);
+  EXPECT_TRUE(snapshot->history.empty());
+  EXPECT_NE(snapshot->history_error.find("/actions/runs"), std::string::npos)
+      << snapshot->history_error;
 }
 
 std::vector<const SourceProblem*> ProblemsOf(const SourceSnapshot& snapshot,

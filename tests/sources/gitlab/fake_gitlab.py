@@ -46,7 +46,9 @@ class Project:
         self.project_id = project_id
         self.path = path
         self.token = token
-        self.mode = mode          # ok | forbidden | not_found | rate_limited_once | error
+        # ok | forbidden | not_found | rate_limited_once | error | pipelines_error (the schedules
+        # answer, their pipelines 500)
+        self.mode = mode
         self.paging = paging      # x-next-page | link
         self.per_page = per_page  # the most a page holds, whatever was asked
         self.delay = delay        # seconds before each answer
@@ -186,6 +188,8 @@ class FakeGitLab:
             project.variables.setdefault(schedule_id, []).append(variable)
             return 201, quota, json.dumps(variable).encode()
         if len(parts) == 3 and parts[0] == "pipeline_schedules" and parts[2] == "pipelines":
+            if project.mode == "pipelines_error":
+                return error(500, {"message": "500 Internal Server Error"})
             schedule_id = int(parts[1])
             if schedule_id not in project.pipelines or not any(
                     s["id"] == schedule_id for s in project.schedules):

@@ -83,6 +83,9 @@ def build_state(now):
     state.add(Project(5005, "acme/secret", token=TOKEN, echo_token=True))
     slow = state.add(Project(5006, "acme/slow", token=TOKEN, delay=3.0))
     slow.add_schedule(60, marker("slow-job"), "0 * * * *")
+    # The schedules answer, their pipelines do not: existence is still judged.
+    nohistory = state.add(Project(5007, "acme/nohistory", token=TOKEN, mode="pipelines_error"))
+    nohistory.add_schedule(70, marker("nohistory-job"), "0 * * * *")
     return state
 
 
@@ -112,6 +115,7 @@ sources:
   secret: {{type: gitlab, project: acme/secret, token_file: {workdir}/wrong-token, api_url: "https://127.0.0.1:{port}/api/v4", ca_file: {workdir}/ca.crt}}
   slow: {{type: gitlab, project: acme/slow, token_file: {workdir}/token, api_url: "https://127.0.0.1:{port}/api/v4", ca_file: {workdir}/ca.crt, timeout: 1s}}
   jobtoken: {{type: gitlab, project: acme/secret, token_file: {workdir}/job-token, api_url: "https://127.0.0.1:{port}/api/v4", ca_file: {workdir}/ca.crt}}
+  nohistory: {{type: gitlab, project: acme/nohistory, token_file: {workdir}/token, api_url: "https://127.0.0.1:{port}/api/v4", ca_file: {workdir}/ca.crt}}
 jobs:
   - {{role: nightly, source: ci, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "2"}}
   - {{role: cleanup, source: ci, schedule: "0 4 * * 0", spec_version: "1"}}
@@ -131,6 +135,8 @@ jobs:
   - {{role: secret-job, source: secret, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: jobtoken-job, source: jobtoken, schedule: "0 * * * *", spec_version: "1"}}
   - {{role: slow-job, source: slow, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: nohistory-job, source: nohistory, schedule: "0 * * * *", spec_version: "1"}}
+  - {{role: nohistory-gone, source: nohistory, schedule: "0 * * * *", spec_version: "1"}}
 """
 
 
@@ -213,6 +219,17 @@ def run(args, workdir):
         check("slow: answers slower than the timeout leave the role unknown, never missing",
               not sources["slow"]["up"] and roles["slow-job"]["conditions"] == ["unknown"],
               (sources["slow"], roles["slow-job"]))
+        check("nohistory: pipelines answering 500 leave the schedules listed, history down",
+              wait_for(lambda: "missing" in status(exporter)[0]["nohistory-gone"]["conditions"],
+                       30, "nohistory-gone missing"), status(exporter)[0]["nohistory-gone"])
+        roles, sources = status(exporter)
+        check("nohistory: the source lists, its history is down, and says why",
+              sources["nohistory"]["up"] and not sources["nohistory"]["history_up"] and
+              "HTTP 500" in sources["nohistory"]["history_error"], sources["nohistory"])
+        check("nohistory: the present role is unknown only, the absent one missing too",
+              roles["nohistory-job"]["conditions"] == ["unknown"] and
+              roles["nohistory-gone"]["conditions"] == ["unknown", "missing"],
+              (roles["nohistory-job"], roles["nohistory-gone"]))
         check("limited: up after waiting out a 429's Retry-After",
               wait_for(lambda: status(exporter)[1]["limited"]["up"], 30, "limited up"),
               status(exporter)[1]["limited"])
@@ -226,6 +243,10 @@ def run(args, workdir):
                         metrics) is not None and
               re.search(r'schedwatch_source_requests_total\{outcome="429",source="limited"\} 1',
                         metrics) is not None, metrics[-1500:])
+        check("nohistory: schedwatch_source_history_up 0 beside schedwatch_source_up 1",
+              'schedwatch_source_history_up{source="nohistory",type="gitlab"} 0' in metrics and
+              'schedwatch_source_up{source="nohistory",type="gitlab"} 1' in metrics and
+              'schedwatch_source_history_up{source="ci",type="gitlab"} 1' in metrics)
         check("RateLimit-Remaining exported",
               'schedwatch_source_rate_limit_remaining{source="ci"} 1990' in metrics)
         result = subprocess.run(["promtool", "check", "metrics"], input=metrics.encode(),

@@ -333,6 +333,33 @@ TEST_F(GitLabSourceTest, ADeletedScheduleIsAbsentAndItsPipelines404Tolerated) {
   EXPECT_TRUE(snapshot->history.at("nightly").runs.empty());
 }
 
+// The schedules are the list; their pipelines are the history. Pipelines that cannot be read
+// (a 500 that stays, garbage, an error page echoing the token) leave the schedules standing,
+// without any history, and no further pipelines are asked for.
+TEST_F(GitLabSourceTest, PipelinesThatCannotBeReadLeaveTheSchedulesWithoutHistory) {
+  const std::vector<FakeGitLab::Route> answers = {
+      {500, R"({"message":"500 Internal Server Error"})", {}},
+      {200, "[{\"id\": 1, \"status\": ", {}},
+      {502, "upstream said Bearer " + kToken, {}},
+  };
+  for (const auto& answer : answers) {
+    fake_.requests.clear();
+    fake_.routes[Pipelines(13)] = answer;
+    auto source = Make();
+    auto snapshot = List(*source);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    EXPECT_EQ(Objects(*snapshot, "nightly").size(), 1u) << answer.status;
+    EXPECT_FALSE(Objects(*snapshot, "report").empty()) << answer.status;
+    EXPECT_TRUE(snapshot->history.empty()) << answer.status;
+    EXPECT_NE(snapshot->history_error.find("/pipeline_schedules/13/pipelines"), std::string::npos)
+        << snapshot->history_error;
+    EXPECT_EQ(snapshot->history_error.find(kToken), std::string::npos) << snapshot->history_error;
+    for (const auto& request : fake_.requests) {
+      EXPECT_EQ(request.url.find("/pipeline_schedules/21/pipelines"), std::string::npos);
+    }
+  }
+}
+
 TEST_F(GitLabSourceTest, ErrorAnswersAreWordedFromGitLabsBodies) {
   struct Case {
     long status;

@@ -329,6 +329,37 @@ def run(args, workdir):
               (before, {r: errors(r) for r in before}))
         server.configure(good)
 
+        # The CronJobs list, their Jobs do not (a 500 that stays; the watches end, so the next
+        # refresh lists): existence is still judged, runs are unknown, and the metrics say which
+        # half of the source was read.
+        jobs_down = dict(good, compact=True, faults=[
+            {"path": "/apis/batch/v1/namespaces/batch/jobs", "status": 500,
+             "reason": "InternalError"}])
+        server.configure(jobs_down)
+        status, ok = exporter.wait_status(
+            lambda s: source(s).get("up") and source(s).get("history_up") is False)
+        by_role = roles(status)
+        check("Jobs failing: the source lists, its history is down", ok and
+              "InternalError" in source(status).get("history_error", ""), source(status))
+        for role, expected in (("backup", ["unknown"]), ("gone", ["unknown", "missing"]),
+                               ("dup", ["unknown", "duplicate"]),
+                               ("drifted", ["unknown", "drift"])):
+            check(f"Jobs failing: {role} is {','.join(expected)}",
+                  by_role.get(role, {}).get("conditions") == expected,
+                  by_role.get(role, {}).get("conditions"))
+        text = exporter.metrics()
+        check("Jobs failing: schedwatch_source_up 1, schedwatch_source_history_up 0",
+              'schedwatch_source_up{source="prod",type="kubernetes"} 1' in text and
+              'schedwatch_source_history_up{source="prod",type="kubernetes"} 0' in text)
+        check("Jobs failing: registered objects still served, no success series",
+              'schedwatch_job_registered_objects{role="backup",source="prod"} 1' in text and
+              'schedwatch_job_last_success_timestamp_seconds{role="backup"' not in text)
+        server.configure(dict(good, compact=True))
+        status, ok = exporter.wait_status(
+            lambda s: source(s).get("history_up") and roles(s)["backup"]["conditions"] == ["ok"])
+        check("Jobs failing: recovers when the Jobs answer again", ok, source(status))
+        server.configure(good)
+
         forbidden = dict(good, faults=[{"status": 403, "reason": "Forbidden", "message":
                                         'cronjobs.batch is forbidden: User "system:'
                                         'serviceaccount:monitoring:schedwatch" cannot list '

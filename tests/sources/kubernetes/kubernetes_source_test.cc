@@ -466,19 +466,49 @@ TEST_F(KubernetesSourceTest, PersistentServerErrorsFailAfterThreeAttempts) {
 
 TEST_F(KubernetesSourceTest, AFailureHalfWayIsAnErrorNeverAPartialList) {
   Json world = World();
-  world["faults"] = {{{"path", "/apis/batch/v1/namespaces/ops/jobs"},
+  world["faults"] = {{{"path", "/apis/batch/v1/cronjobs"},
                       {"continue", true},
                       {"status", 403},
                       {"reason", "Forbidden"},
-                      {"message", "jobs.batch is forbidden"}}};
+                      {"message", "cronjobs.batch is forbidden"}}};
   Serve(world);
   auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"2"}}}));
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_EQ(snapshot.error().rfind("GET /apis/batch/v1/namespaces/ops/jobs: HTTP 403 Forbidden: "
-                                   "jobs.batch is forbidden",
+  EXPECT_EQ(snapshot.error().rfind("GET /apis/batch/v1/cronjobs: HTTP 403 Forbidden: "
+                                   "cronjobs.batch is forbidden",
                                    0),
             0u)
       << snapshot.error();
+}
+
+// The CronJobs are the list; their Jobs are the history. Jobs that cannot be listed (half way,
+// a 500 that stays, garbage) leave the CronJobs standing and no history at all: not a partial
+// one, and not the CronJobs' own status times, which cannot show a failure.
+TEST_F(KubernetesSourceTest, JobsThatCannotBeListedLeaveTheCronJobsWithoutHistory) {
+  const Json faults[] = {
+      {{"path", "/apis/batch/v1/namespaces/ops/jobs"},
+       {"continue", true},
+       {"status", 403},
+       {"reason", "Forbidden"},
+       {"message", "jobs.batch is forbidden"}},
+      {{"path", "/apis/batch/v1/namespaces/ops/jobs"},
+       {"status", 500},
+       {"reason", "InternalError"}},
+      {{"path", "/apis/batch/v1/namespaces/analytics/jobs"}, {"raw", "{\"items\": [nul"}},
+  };
+  for (const Json& fault : faults) {
+    Json world = World();
+    world["faults"] = {fault};
+    Serve(world);
+    auto snapshot = List(*MakeWithKubeconfig({{"page_size", {"2"}}}));
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    EXPECT_EQ(snapshot->objects.size(), 4u) << fault.dump();
+    EXPECT_TRUE(snapshot->history.empty()) << fault.dump();
+    EXPECT_EQ(
+        snapshot->history_error.rfind("the CronJobs' Jobs: GET /apis/batch/v1/namespaces/", 0), 0u)
+        << snapshot->history_error;
+    EXPECT_EQ(snapshot->history_error.find(kToken), std::string::npos);
+  }
 }
 
 TEST_F(KubernetesSourceTest, MalformedJsonIsRetriedAndCounted) {
