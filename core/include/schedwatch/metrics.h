@@ -168,7 +168,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 40> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 41> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
