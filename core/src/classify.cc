@@ -38,26 +38,28 @@ bool SameZone(std::string_view a, std::string_view b) {
   return zone_a != nullptr && zone_a == FindZone(b);
 }
 
-// A role's maintenance windows at one `now`: from the pass's timeline when its set has one.
+// A role's maintenance windows at one `now`: the pass's timeline when its set has one, else its
+// own, walked as far as asked.
 class Downtime {
  public:
-  Downtime(const MaintenanceWindows& windows, std::int64_t now, MaintenanceMemo* memo)
-      : windows_(windows), now_(now), timeline_(memo ? memo->Find(windows, now) : nullptr) {}
+  Downtime(const MaintenanceWindows& windows, std::int64_t now, MaintenanceMemo* memo) {
+    if (windows.empty()) return;
+    timeline_ = memo ? memo->Find(windows, now) : nullptr;
+    if (timeline_ == nullptr) timeline_ = &own_.emplace(windows, now, /*eager=*/false);
+  }
 
-  bool none() const { return windows_.empty(); }
+  bool none() const { return timeline_ == nullptr; }
   std::optional<TimeSpan> Open(std::int64_t t) const {
-    if (windows_.empty()) return std::nullopt;
-    return timeline_ ? timeline_->OpenWindow(t) : OpenWindow(windows_, t);
+    return timeline_ ? timeline_->OpenWindow(t) : std::nullopt;
   }
   // Seconds of [from, now) the windows cover.
   std::int64_t CoveredSince(std::int64_t from) const {
-    return timeline_ ? timeline_->CoveredSince(from) : CoveredSeconds(windows_, from, now_);
+    return timeline_ ? timeline_->CoveredSince(from) : 0;
   }
 
  private:
-  const MaintenanceWindows& windows_;
-  std::int64_t now_;
-  MaintenanceTimeline* timeline_;
+  std::optional<MaintenanceTimeline> own_;
+  MaintenanceTimeline* timeline_ = nullptr;
 };
 
 // The latest fire time at or before `at` that no maintenance window excuses; none before

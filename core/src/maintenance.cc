@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 namespace schedwatch {
 
@@ -133,41 +134,38 @@ std::int64_t CoveredSeconds(const MaintenanceWindows& windows, std::int64_t from
 }
 
 MaintenanceTimeline::MaintenanceTimeline(const MaintenanceWindows& windows, std::int64_t now,
-                                         std::size_t walk_on)
+                                         bool eager)
     : windows_(windows),
       now_(now),
-      walk_on_(walk_on),
+      eager_(eager),
       past_(windows.size()),
       all_(windows.size()),
       after_(windows.size()),
       known_until_(now) {
-  std::vector<TimeSpan> spans;
-  for (std::size_t i = 0; i < windows.size(); ++i) {
-    const MaintenanceWindow& window = windows[i];
-    if (!window.opens) {
-      if (window.fixed.start < now) {
-        spans.push_back({window.fixed.start, std::min(window.fixed.end, now)});
+  if (eager) {
+    std::vector<TimeSpan> spans;
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+      const MaintenanceWindow& window = windows[i];
+      if (!window.opens) {
+        if (window.fixed.start < now) {
+          spans.push_back({window.fixed.start, std::min(window.fixed.end, now)});
+        }
+        continue;
       }
-      continue;
+      LatestAtOrBefore(i, std::numeric_limits<std::int64_t>::min());  // every one
+      // The latest kMaxWindowsWalked before now: CoveredSeconds' walk.
+      const std::vector<std::int64_t>& past = past_[i];
+      std::size_t first = !past.empty() && past.front() == now ? 1 : 0;
+      std::size_t last = std::min(past.size(), first + kMaxWindowsWalked);
+      for (std::size_t k = first; k < last; ++k) {
+        spans.push_back({past[k], std::min(past[k] + window.duration, now)});
+      }
     }
-    // The opening at or before now, and kMaxWindowsWalked before now: CoveredSeconds' walk.
-    std::vector<std::int64_t>& past = past_[i];
-    std::optional<std::int64_t> start = window.opens->Previous(now);
-    while (start && past.size() < static_cast<std::size_t>(kMaxWindowsWalked) + 1) {
-      past.push_back(*start);
-      start = window.opens->Previous(*start - 1);
+    covered_ = Merged(std::move(spans));
+    covered_before_.push_back(0);
+    for (const TimeSpan& span : covered_) {
+      covered_before_.push_back(covered_before_.back() + span.end - span.start);
     }
-    all_[i] = !start;
-    std::size_t first = !past.empty() && past.front() == now ? 1 : 0;
-    std::size_t last = std::min(past.size(), first + kMaxWindowsWalked);
-    for (std::size_t k = first; k < last; ++k) {
-      spans.push_back({past[k], std::min(past[k] + window.duration, now)});
-    }
-  }
-  covered_ = Merged(std::move(spans));
-  covered_before_.push_back(0);
-  for (const TimeSpan& span : covered_) {
-    covered_before_.push_back(covered_before_.back() + span.end - span.start);
   }
   // The downtime open at now, then the openings it runs into: the rest of every role's chain.
   open_now_ = OpenWindow(now);
@@ -184,39 +182,30 @@ MaintenanceTimeline::MaintenanceTimeline(const MaintenanceWindows& windows, std:
   }
 }
 
-bool MaintenanceTimeline::LatestAtOrBefore(std::size_t window, std::int64_t t,
-                                           std::optional<std::int64_t>& start) {
+std::optional<std::int64_t> MaintenanceTimeline::LatestAtOrBefore(std::size_t window,
+                                                                  std::int64_t t) {
   std::vector<std::int64_t>& past = past_[window];
-  while (!all_[window] && past.back() > t) {
-    if (walk_on_ == 0) return false;
-    --walk_on_;
-    auto earlier = windows_[window].opens->Previous(past.back() - 1);
-    if (!earlier) {
-      all_[window] = true;
-    } else {
-      past.push_back(*earlier);
-    }
+  while (!all_[window] && (past.empty() || past.back() > t)) {
+    auto earlier = windows_[window].opens->Previous(past.empty() ? now_ : past.back() - 1);
+    if (earlier) past.push_back(*earlier);
+    all_[window] = !earlier || past.size() > static_cast<std::size_t>(kMaxWindowsWalked);
   }
   // The first (the latest) at or before t.
   auto at = std::lower_bound(past.begin(), past.end(), t, std::greater<std::int64_t>());
-  start = at == past.end() ? std::nullopt : std::optional<std::int64_t>(*at);
-  return true;
+  if (at == past.end()) return std::nullopt;
+  return *at;
 }
 
 std::optional<TimeSpan> MaintenanceTimeline::OpenAt(std::size_t window, std::int64_t t) {
   const MaintenanceWindow& w = windows_[window];
   if (!w.opens || t > known_until_) return w.OpenAt(t);
   std::optional<std::int64_t> start;
-  if (t > now_) {
-    const std::vector<std::int64_t>& after = after_[window];
-    auto later = std::upper_bound(after.begin(), after.end(), t);
-    if (later != after.begin()) {
-      start = *(later - 1);
-    } else if (!past_[window].empty()) {
-      start = past_[window].front();
-    }
-  } else if (!LatestAtOrBefore(window, t, start)) {
-    return w.OpenAt(t);
+  const std::vector<std::int64_t>& after = after_[window];
+  auto later = std::upper_bound(after.begin(), after.end(), t);
+  if (later != after.begin()) {
+    start = *(later - 1);
+  } else {
+    start = LatestAtOrBefore(window, std::min(t, now_));
   }
   if (!start || t >= *start + w.duration) return std::nullopt;
   return TimeSpan{*start, *start + w.duration};
@@ -230,6 +219,7 @@ std::optional<TimeSpan> MaintenanceTimeline::OpenWindow(std::int64_t t) {
 }
 
 std::int64_t MaintenanceTimeline::CoveredSince(std::int64_t from) const {
+  if (!eager_) return CoveredSeconds(windows_, from, now_);
   if (from >= now_) return 0;
   // The first downtime that ends after `from`, and all after it.
   auto first = std::upper_bound(covered_.begin(), covered_.end(), from,
@@ -253,7 +243,7 @@ MaintenanceTimeline* MaintenanceMemo::Find(const MaintenanceWindows& windows, st
     if (!entry.timeline && timelines_ < kMaxMemoTimelines) {
       // Asked a second time: the set is shared, worth walking once for all.
       entry.windows = &windows;
-      entry.timeline = std::make_unique<MaintenanceTimeline>(windows, now, kMaxTimelineWalkOn);
+      entry.timeline = std::make_unique<MaintenanceTimeline>(windows, now, /*eager=*/true);
       ++timelines_;
     }
     return entry.timeline.get();

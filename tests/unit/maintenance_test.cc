@@ -231,10 +231,11 @@ TEST(MaintenanceSpecTest, SystemdJobsReadWindowsAsOnCalendar) {
   EXPECT_FALSE(OpenWindow(spec->jobs[0].Alerting().maintenance, At("2026-12-04T02:00:00Z")));
 }
 
-// A refresh's timeline (MaintenanceTimeline) answers exactly as the free functions, which walk
-// the windows anew for each role: around now, across a downtime open at now, and past the walk's
-// bound of kMaxWindowsWalked openings.
-TEST(MaintenanceTimelineTest, AnswersAsTheFreeFunctions) {
+// A classification's timeline (MaintenanceTimeline), walked at once for a refresh's shared set or
+// as far as asked for one role, answers as the free functions where its openings reach: around
+// now, across a downtime open at now, and within the latest kMaxWindowsWalked + 1 openings of
+// each window. Before them a window is not looked at (less is excused, never more).
+TEST(MaintenanceTimelineTest, AnswersAsTheFreeFunctionsWhereItsOpeningsReach) {
   auto spec = Parse(R"(  - role: a
     source: host
     schedule: "0 * * * *"
@@ -251,20 +252,27 @@ TEST(MaintenanceTimelineTest, AnswersAsTheFreeFunctions) {
   // Outside any window, inside one, at the first and last second of a joined downtime.
   for (const char* at : {"2026-12-05T04:47:13Z", "2026-12-05T05:05:00Z", "2026-12-05T05:00:00Z",
                          "2026-12-05T05:24:59Z", "2026-12-05T01:45:00Z"}) {
-    // Without walking further back than its first walk, walking on until a budget runs out
-    // (midway back), and walking on as far as asked.
-    for (std::size_t walk_on : {std::size_t{0}, std::size_t{1500}, kMaxTimelineWalkOn}) {
-      const std::int64_t now = At(at);
-      MaintenanceTimeline timeline(windows, now, walk_on);
-      SCOPED_TRACE(testing::Message() << at << " walking on " << walk_on);
-      for (std::int64_t t = now - 12 * kDay; t <= now + kHour; t += 97) {
-        ASSERT_EQ(timeline.OpenWindow(t), OpenWindow(windows, t)) << FormatRfc3339(t);
+    const std::int64_t now = At(at);
+    MaintenanceTimeline eager(windows, now, true), lazy(windows, now, false);
+    SCOPED_TRACE(at);
+    // `*/7`'s 1,001 openings reach 4.86 days back.
+    for (std::int64_t t = now - 12 * kDay; t <= now + kHour; t += 97) {
+      auto open = eager.OpenWindow(t);
+      ASSERT_EQ(lazy.OpenWindow(t), open) << FormatRfc3339(t);
+      if (t >= now - 4 * kDay) {
+        ASSERT_EQ(open, OpenWindow(windows, t)) << FormatRfc3339(t);
       }
-      // Back past the 1,000 openings of `*/7` walked (4.9 days).
-      for (std::int64_t from = now - 9 * kDay; from <= now + kMinute; from += 3 * kHour + 17) {
-        ASSERT_EQ(timeline.CoveredSince(from), CoveredSeconds(windows, from, now))
-            << FormatRfc3339(from);
-      }
+    }
+    // Only `*/7` is open at 05:50 (its 05:49 opening), ten days ago: too far back to be looked at.
+    const std::int64_t long_ago = At("2026-11-25T05:50:00Z");
+    EXPECT_TRUE(OpenWindow(windows, long_ago));
+    EXPECT_FALSE(eager.OpenWindow(long_ago));
+    EXPECT_FALSE(lazy.OpenWindow(long_ago));
+    // Covered time counts the same openings, walked back past those 4.86 days.
+    for (std::int64_t from = now - 9 * kDay; from <= now + kMinute; from += 3 * kHour + 17) {
+      ASSERT_EQ(eager.CoveredSince(from), CoveredSeconds(windows, from, now))
+          << FormatRfc3339(from);
+      ASSERT_EQ(lazy.CoveredSince(from), CoveredSeconds(windows, from, now)) << FormatRfc3339(from);
     }
   }
 }

@@ -58,34 +58,34 @@ std::int64_t CoveredSeconds(const MaintenanceWindows& windows, std::int64_t from
 inline constexpr int kMaxWindowsWalked = 1000;
 // Fire times of a job skipped back over windows, at most, when looking for one outside them.
 inline constexpr int kMaxFireTimesSkipped = 64;
-// What a refresh's MaintenanceMemo walks at most (openings take 8 bytes each).
+// Timelines a refresh's MaintenanceMemo holds at most.
 inline constexpr std::size_t kMaxMemoTimelines = 64;
-inline constexpr std::size_t kMaxTimelineWalkOn = std::size_t{1} << 15;
 
-// The windows as they stand at `now`, for many questions: each recurring window's openings up to
-// now (the latest kMaxWindowsWalked, and one more) and those of the downtime open at now are
-// found once, and the time they cover before now summed once; openings further back are walked
-// once when asked for, `walk_on` more at most (then each question walks its own). The roles of
-// a refresh that share a set of windows (the defaults') cost a lookup each, not a walk. Answers
-// exactly as the free functions do; `windows` must outlive it.
+// The windows as a classification at `now` sees them: each recurring window through its latest
+// kMaxWindowsWalked + 1 openings at or before now (an opening before those is not looked at:
+// less is excused, never more), found once and kept, and through the openings of the downtime
+// open at now. OpenWindow answers as the free function for times those openings reach.
+// `eager`: all of them walked at once and the time they cover before now summed once, for a set
+// of windows many roles share (the defaults'); otherwise walked as far as asked, for one role.
+// `windows` must outlive it.
 class MaintenanceTimeline {
  public:
-  MaintenanceTimeline(const MaintenanceWindows& windows, std::int64_t now, std::size_t walk_on = 0);
+  MaintenanceTimeline(const MaintenanceWindows& windows, std::int64_t now, bool eager);
 
-  std::optional<TimeSpan> OpenWindow(std::int64_t t);  // OpenWindow(windows, t)
+  std::optional<TimeSpan> OpenWindow(std::int64_t t);
   std::int64_t CoveredSince(std::int64_t from) const;  // CoveredSeconds(windows, from, now)
 
  private:
   std::optional<TimeSpan> OpenAt(std::size_t window, std::int64_t t);
-  // The latest opening of window `window` at or before `t` <= now, in `start`; false when the
-  // walk on ended before the walk back reached `t`.
-  bool LatestAtOrBefore(std::size_t window, std::int64_t t, std::optional<std::int64_t>& start);
+  // The latest opening of window `window` at or before `t` <= now, walking back as needed;
+  // none past kMaxWindowsWalked + 1.
+  std::optional<std::int64_t> LatestAtOrBefore(std::size_t window, std::int64_t t);
 
   const MaintenanceWindows& windows_;
   std::int64_t now_;
-  std::size_t walk_on_;
-  // Per window (none for a fixed one): its openings at or before now, the latest first, each
-  // one before the last; `all_` once the schedule has none earlier.
+  bool eager_;
+  // Per window (none for a fixed one): its openings at or before now walked so far, the latest
+  // first; `all_` once there are no more to walk (none earlier, or kMaxWindowsWalked + 1).
   std::vector<std::vector<std::int64_t>> past_;
   std::vector<bool> all_;
   // Per window, ascending: its openings after now up to `known_until_`.
@@ -93,17 +93,17 @@ class MaintenanceTimeline {
   std::int64_t known_until_;
   std::optional<TimeSpan> open_now_;
   bool now_known_ = false;                    // open_now_ is found
-  std::vector<TimeSpan> covered_;             // the downtimes before now, merged, ascending
+  std::vector<TimeSpan> covered_;             // eager: the downtimes before now, merged, ascending
   std::vector<std::int64_t> covered_before_;  // seconds covered_[0..i) cover; one more: all
 };
 
-// The timelines of one classification pass (a refresh, at one `now`): built for a set of windows
-// the second time a role with an equal set asks (a set one role has costs less walked as far as
-// that role needs), kMaxMemoTimelines at most, each walking on kMaxTimelineWalkOn openings at
-// most (past them, roles walk their own): 25 MiB at most.
+// The eager timelines of one classification pass (a refresh, at one `now`): built for a set of
+// windows the second time a role with an equal set asks (a set one role has costs less walked as
+// far as that role needs), kMaxMemoTimelines at most (16 windows: 400 KiB each).
 class MaintenanceMemo {
  public:
-  // Null when the role walks its own: the set's first asking, or past kMaxMemoTimelines.
+  // Null when the role walks its own (a timeline that is not eager): the set's first asking, or
+  // past kMaxMemoTimelines.
   MaintenanceTimeline* Find(const MaintenanceWindows& windows, std::int64_t now);
 
  private:
