@@ -141,7 +141,7 @@ MaintenanceTimeline::MaintenanceTimeline(const MaintenanceWindows& windows, std:
       past_(windows.size()),
       all_(windows.size()),
       after_(windows.size()),
-      known_until_(now) {
+      known_until_(windows.size(), now) {
   if (eager) {
     std::vector<TimeSpan> spans;
     for (std::size_t i = 0; i < windows.size(); ++i) {
@@ -173,12 +173,15 @@ MaintenanceTimeline::MaintenanceTimeline(const MaintenanceWindows& windows, std:
   if (open_now_) {
     for (std::size_t i = 0; i < windows.size(); ++i) {
       if (!windows[i].opens) continue;
-      for (auto start = windows[i].opens->Next(now); start && *start <= open_now_->end;
+      // At most kMaxWindowsWalked (a minutely window beside a yearly one open for months):
+      // past them, each question asks the schedule.
+      auto start = windows[i].opens->Next(now);
+      for (; start && *start <= open_now_->end && after_[i].size() < kMaxWindowsWalked;
            start = windows[i].opens->Next(*start)) {
         after_[i].push_back(*start);
       }
+      known_until_[i] = start && *start <= open_now_->end ? after_[i].back() : open_now_->end;
     }
-    known_until_ = open_now_->end;
   }
 }
 
@@ -198,7 +201,7 @@ std::optional<std::int64_t> MaintenanceTimeline::LatestAtOrBefore(std::size_t wi
 
 std::optional<TimeSpan> MaintenanceTimeline::OpenAt(std::size_t window, std::int64_t t) {
   const MaintenanceWindow& w = windows_[window];
-  if (!w.opens || t > known_until_) return w.OpenAt(t);
+  if (!w.opens || t > known_until_[window]) return w.OpenAt(t);
   std::optional<std::int64_t> start;
   const std::vector<std::int64_t>& after = after_[window];
   auto later = std::upper_bound(after.begin(), after.end(), t);

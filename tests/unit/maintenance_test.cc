@@ -277,6 +277,27 @@ TEST(MaintenanceTimelineTest, AnswersAsTheFreeFunctionsWhereItsOpeningsReach) {
   }
 }
 
+// A minutely window beside a yearly one open for most of the year: the downtime open at now runs
+// for months, its minutely openings are walked 1,000 at most, then asked of the schedule.
+TEST(MaintenanceTimelineTest, ALongDowntimeOpenAtNowIsNotWalkedToItsEnd) {
+  auto spec = Parse(R"(  - role: a
+    source: host
+    schedule: "0 * * * *"
+    spec_version: "1"
+    maintenance:
+      - {schedule: "0 0 1 1 *", duration: 8000h}
+      - {schedule: "* * * * *", duration: 30s}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const MaintenanceWindows& windows = spec->jobs[0].Alerting().maintenance;
+  const std::int64_t now = At("2026-03-01T12:00:10Z");
+  MaintenanceTimeline timeline(windows, now, true);
+  EXPECT_EQ(timeline.OpenWindow(now), OpenWindow(windows, now));
+  for (std::int64_t t = now - kDay; t <= now + 3 * kDay; t += 7 * kMinute + 13) {
+    ASSERT_EQ(timeline.OpenWindow(t), OpenWindow(windows, t)) << FormatRfc3339(t);
+  }
+}
+
 // Roles of a refresh that share a set of windows walk it once: the second asking builds the
 // timeline, and an equal set of another job (the defaults', copied into each) finds it.
 TEST(MaintenanceTimelineTest, AMemoBuildsOneTimelinePerSharedSet) {

@@ -90,7 +90,7 @@ class MaintenanceTimeline {
   std::vector<bool> all_;
   // Per window, ascending: its openings after now up to `known_until_`.
   std::vector<std::vector<std::int64_t>> after_;
-  std::int64_t known_until_;
+  std::vector<std::int64_t> known_until_;
   std::optional<TimeSpan> open_now_;
   bool now_known_ = false;                    // open_now_ is found
   std::vector<TimeSpan> covered_;             // eager: the downtimes before now, merged, ascending
