@@ -1,6 +1,12 @@
 // Core benchmark (issue 2): load and validate a 100,000-job spec with mixed schedules and zones,
 // compute next/previous fire times and periods for all, then classify 100,000 roles.
 // Prints figures; asserts nothing.
+//
+//   core_bench [JOBS] [--windows | --missed-starts]
+//
+// --windows: 16 maintenance windows in the defaults ("* * * * *" for 30s to 45s), stale_after 1h
+// and a success 30 days old: each role's covered time is summed over many windows (issue 34).
+// --missed-starts: missed_starts 1000 and one window "0 * * * *" for 3540s in the defaults.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -34,13 +40,12 @@ long PeakRssMiB() {
   return usage.ru_maxrss / 1024;
 }
 
-std::string MakeSpec(int jobs) {
+std::string MakeSpec(int jobs, const std::string& defaults, const std::string& job_keys) {
   const char* zones[] = {"UTC", "Asia/Seoul", "Europe/Berlin", "America/New_York",
                          "Australia/Sydney"};
   std::mt19937 random(42);
-  std::string text =
-      "version: 1\nsources:\n  cron: {type: crontab}\n  k8s: {type: kubernetes}\n"
-      "jobs:\n";
+  std::string text = "version: 1\n" + defaults +
+                     "sources:\n  cron: {type: crontab}\n  k8s: {type: kubernetes}\njobs:\n";
   text.reserve(static_cast<std::size_t>(jobs) * 140);
   for (int i = 0; i < jobs; ++i) {
     int minute = static_cast<int>(random() % 60), hour = static_cast<int>(random() % 24);
@@ -67,9 +72,9 @@ std::string MakeSpec(int jobs) {
     }
     text += fmt::format(
         "  - role: job-{}\n    source: {}\n    schedule: \"{}\"\n    timezone: {}\n"
-        "    spec_version: \"{}\"\n    max_runtime: {}m\n",
+        "    spec_version: \"{}\"\n    max_runtime: {}m\n{}",
         i, i % 2 ? "cron" : "k8s", schedule, zones[random() % 5], random() % 9 + 1,
-        5 + random() % 55);
+        5 + random() % 55, job_keys);
   }
   return text;
 }
@@ -78,8 +83,26 @@ std::string MakeSpec(int jobs) {
 
 int main(int argc, char** argv) {
   using namespace schedwatch;
-  int jobs = argc > 1 ? std::stoi(argv[1]) : 100000;
-  std::string text = MakeSpec(jobs);
+  int jobs = 100000;
+  std::string defaults, job_keys;
+  std::int64_t success_age = 0;  // 0: the latest fire time's run
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--windows") {
+      defaults = "defaults:\n  maintenance:\n";
+      for (int w = 0; w < 16; ++w)
+        defaults += fmt::format("    - {{schedule: \"* * * * *\", duration: {}s}}\n", 30 + w);
+      job_keys = "    stale_after: 1h\n";
+      success_age = 30 * 86400;
+    } else if (arg == "--missed-starts") {
+      defaults =
+          "defaults:\n  missed_starts: 1000\n"
+          "  maintenance: [{schedule: \"0 * * * *\", duration: 3540s}]\n";
+    } else {
+      jobs = std::stoi(arg);
+    }
+  }
+  std::string text = MakeSpec(jobs, defaults, job_keys);
   fmt::print("spec: {} jobs, {:.1f} MiB of YAML (times are CPU seconds)\n", jobs,
              text.size() / 1048576.0);
 
@@ -121,15 +144,17 @@ int main(int argc, char** argv) {
                                      job.schedule.expression().text(), "",
                                      i % 30 ? job.spec_version : "0", i % 25 != 0});
     }
-    std::int64_t last = job.schedule.Previous(now).value_or(now);
+    std::int64_t last = success_age ? now - success_age : job.schedule.Previous(now).value_or(now);
     observation.history.Add(
         {last + 5, last + 60, i % 20 ? Run::Outcome::kSucceeded : Run::Outcome::kFailed});
-    observation.desired_since = now - 86400;
+    observation.desired_since = now - 86400 - success_age;
   }
   auto classify_start = Clock::now();
   std::size_t healthy = 0;
+  MaintenanceMemo maintenance;  // as a refresh holds one
   for (std::size_t i = 0; i < spec->jobs.size(); ++i) {
-    healthy += Classify(spec->jobs[i], observations[i], now).Has(Condition::kOk);
+    healthy += Classify(spec->jobs[i], observations[i], now, std::nullopt, nullptr, &maintenance)
+                   .Has(Condition::kOk);
   }
   double classify = Seconds(classify_start);
   fmt::print("classify {} roles: {:.1f} ms (target < 100 ms); {} ok\n", spec->jobs.size(),

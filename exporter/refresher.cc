@@ -142,11 +142,12 @@ void Refresher::RefreshOnce() {
   // objects are the published refresh's when they are unchanged, not a second copy.
   std::shared_ptr<const Published> last = Current();
   const RoleList& before = last->result.roles;
+  MaintenanceMemo maintenance;  // roles sharing windows (the defaults') walk them once
   Observed observed = observer_.Observe(
       *config->spec, reads, desired_since_, now, before, run_history_,
       [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
         std::vector<Run> runs;
-        role.status = Classify(*role.job, observation, now, recent_step, &runs);
+        role.status = Classify(*role.job, observation, now, recent_step, &runs, &maintenance);
         run_history_.Add(role, runs, carried);  // kept across refreshes
       });
   last.reset();

@@ -38,24 +38,50 @@ bool SameZone(std::string_view a, std::string_view b) {
   return zone_a != nullptr && zone_a == FindZone(b);
 }
 
-// The latest fire time at or before `at` that no maintenance window excuses.
-std::optional<std::int64_t> CountedFireBefore(const JobSpec& job, std::int64_t at) {
-  const MaintenanceWindows& windows = job.Alerting().maintenance;
+// A role's maintenance windows at one `now`: the pass's timeline when its set has one, else its
+// own, walked as far as asked.
+class Downtime {
+ public:
+  Downtime(const MaintenanceWindows& windows, std::int64_t now, MaintenanceMemo* memo) {
+    if (windows.empty()) return;
+    timeline_ = memo ? memo->Find(windows, now) : nullptr;
+    if (timeline_ == nullptr) timeline_ = &own_.emplace(windows, now, /*eager=*/false);
+  }
+
+  bool none() const { return timeline_ == nullptr; }
+  std::optional<TimeSpan> Open(std::int64_t t) const {
+    return timeline_ ? timeline_->OpenWindow(t) : std::nullopt;
+  }
+  // Seconds of [from, now) the windows cover.
+  std::int64_t CoveredSince(std::int64_t from) const {
+    return timeline_ ? timeline_->CoveredSince(from) : 0;
+  }
+
+ private:
+  std::optional<MaintenanceTimeline> own_;
+  MaintenanceTimeline* timeline_ = nullptr;
+};
+
+// The latest fire time at or before `at` that no maintenance window excuses; none before
+// `floor`, where the walk back stops.
+std::optional<std::int64_t> CountedFireBefore(const JobSpec& job, const Downtime& downtime,
+                                              std::int64_t at, std::int64_t floor) {
   std::optional<std::int64_t> fire = job.schedule.Previous(at);
-  for (int walked = 0; fire && !windows.empty(); ++walked) {
+  for (int walked = 0; fire && *fire >= floor && !downtime.none(); ++walked) {
     if (walked == kMaxFireTimesSkipped) return std::nullopt;  // none outside windows for long
-    auto open = OpenWindow(windows, *fire);
+    auto open = downtime.Open(*fire);
     if (!open) return fire;
     fire = job.schedule.Previous(open->start - 1);
   }
-  return fire;
+  return fire && *fire >= floor ? fire : std::nullopt;
 }
 
 // `missed_starts` consecutive fire times, each with its grace passed, and no start seen since
 // the first of them; fire times inside a maintenance window do not count. A role with no start
 // at all only counts fire times since it was desired, so a role just added to the spec is not
 // flagged before it had its chances.
-bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int64_t now) {
+bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
+                const Downtime& downtime) {
   // A scheduler that starts late by design gets that much more grace.
   std::int64_t grace = job.start_grace;
   std::int64_t delay = 0;
@@ -70,13 +96,17 @@ bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int
                        [&](const LiveObject& object) {
                          if (!object.enabled || !object.next_start) return false;
                          std::int64_t due = *object.next_start;
-                         if (auto open = OpenWindow(job.Alerting().maintenance, due))
-                           due = open->end;
+                         if (auto open = downtime.Open(due)) due = open->end;
                          return now - due > grace && !(started && *started >= *object.next_start);
                        });
   }
-  std::optional<std::int64_t> fire = CountedFireBefore(job, now - grace);
-  for (int i = 1; fire && i < job.missed_starts; ++i) fire = CountedFireBefore(job, *fire - 1);
+  // A fire time at or before the last start (before the role was desired, when it never
+  // started) decides already that it is not: the walk back stops there.
+  const std::int64_t floor = started ? *started + 1 : observation.desired_since;
+  std::optional<std::int64_t> fire = CountedFireBefore(job, downtime, now - grace, floor);
+  for (int i = 1; fire && i < job.missed_starts; ++i) {
+    fire = CountedFireBefore(job, downtime, *fire - 1, floor);
+  }
   if (!fire) return false;
   if (!started) return *fire >= observation.desired_since;
   return *started < *fire;
@@ -85,22 +115,22 @@ bool NotStarted(const JobSpec& job, const RoleObservation& observation, std::int
 // No success within `limit`; a role that never succeeded counts from when it became desired.
 // Time inside maintenance windows does not count.
 bool OlderThan(std::optional<std::int64_t> last, std::int64_t desired_since, std::int64_t limit,
-               std::int64_t now, const MaintenanceWindows& windows) {
+               std::int64_t now, const Downtime& downtime) {
   std::int64_t since = last.value_or(desired_since);
   if (now - since <= limit) return false;
-  return windows.empty() || now - since - CoveredSeconds(windows, since, now) > limit;
+  return downtime.none() || now - since - downtime.CoveredSince(since) > limit;
 }
 
 // A run that started inside a maintenance window is excused: it is neither a failure nor a too
 // short success. Copies the history only when some run or summary is excused.
-const RunHistory& WithoutExcusedRuns(const RunHistory& history, const MaintenanceWindows& windows,
+const RunHistory& WithoutExcusedRuns(const RunHistory& history, const Downtime& downtime,
                                      RunHistory& storage) {
-  if (windows.empty()) return history;
-  auto excused = [&](const Run& run) { return OpenWindow(windows, run.started).has_value(); };
+  if (downtime.none()) return history;
+  auto excused = [&](const Run& run) { return downtime.Open(run.started).has_value(); };
   bool any_run = std::any_of(history.runs.begin(), history.runs.end(), excused);
   // A failure reported without its run: its end is all there is to go by.
   bool failure_summary =
-      history.runs.empty() && history.last_failure && OpenWindow(windows, *history.last_failure);
+      history.runs.empty() && history.last_failure && downtime.Open(*history.last_failure);
   if (!any_run && !failure_summary) return history;
   storage = history;
   if (failure_summary) storage.last_failure = std::nullopt;
@@ -253,7 +283,7 @@ bool Later(std::optional<std::int64_t> time, std::int64_t limit) { return time &
 
 // Classify at `now`, believing times up to `believed_until` + kClockSkewAllowance.
 RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int64_t now,
-                      std::int64_t believed_until, std::vector<Run>* runs) {
+                      std::int64_t believed_until, std::vector<Run>* runs, MaintenanceMemo* memo) {
   RoleStatus status;
   const std::int64_t limit = believed_until + kClockSkewAllowance;
   RoleObservation sane;
@@ -287,8 +317,8 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
       if (object.enabled) KeepEarliest(status.next_scheduled, object.next_start);
     }
   }
-  const MaintenanceWindows& windows = job.Alerting().maintenance;
-  if (auto open = OpenWindow(windows, now)) status.maintenance_until = open->end;
+  const Downtime downtime(job.Alerting().maintenance, now, memo);
+  if (auto open = downtime.Open(now)) status.maintenance_until = open->end;
   auto set = [&status](Condition condition) { status.conditions.set(static_cast<int>(condition)); };
   if (!observation.source_up) {
     set(Condition::kUnknown);
@@ -326,8 +356,8 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
     return status;
   }
   RunHistory unexcused;
-  const RunHistory& history = WithoutExcusedRuns(observation.history, windows, unexcused);
-  if (NotStarted(job, observation, now)) set(Condition::kNotStarted);
+  const RunHistory& history = WithoutExcusedRuns(observation.history, downtime, unexcused);
+  if (NotStarted(job, observation, now, downtime)) set(Condition::kNotStarted);
   if (history.running_since && now - *history.running_since > job.max_runtime) {
     set(Condition::kHung);
   }
@@ -341,11 +371,11 @@ RoleStatus ClassifyAt(const JobSpec& job, const RoleObservation& given, std::int
   }
   if (TooShort(alerting, history)) set(Condition::kTooShort);
   bool stale = job.stale_after && OlderThan(history.last_success, observation.desired_since,
-                                            *job.stale_after, now, windows);
+                                            *job.stale_after, now, downtime);
   if (stale) set(Condition::kStale);
   if (job.progress() && !stale &&
       OlderThan(observation.last_progress, observation.desired_since, job.progress()->stale_after,
-                now, windows)) {
+                now, downtime)) {
     set(Condition::kStalled);
   }
   if (status.conditions.none()) set(Condition::kOk);
@@ -400,14 +430,15 @@ RunHistory WithoutFutureTimes(const RunHistory& history, std::int64_t limit,
 }
 
 RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
-                    const std::optional<ClockStep>& recent_step, std::vector<Run>* runs) {
+                    const std::optional<ClockStep>& recent_step, std::vector<Run>* runs,
+                    MaintenanceMemo* memo) {
   if (!recent_step || recent_step->seconds == 0) {
-    return ClassifyAt(job, observation, now, now, runs);
+    return ClassifyAt(job, observation, now, now, runs, memo);
   }
   const std::int64_t unstepped = now - recent_step->seconds;
   const std::int64_t believed_until = std::max(now, unstepped);
-  RoleStatus status = ClassifyAt(job, observation, now, believed_until, runs);
-  RoleStatus before = ClassifyAt(job, observation, unstepped, believed_until, nullptr);
+  RoleStatus status = ClassifyAt(job, observation, now, believed_until, runs, memo);
+  RoleStatus before = ClassifyAt(job, observation, unstepped, believed_until, nullptr, memo);
   for (Condition condition : kTimeBased) {
     int bit = static_cast<int>(condition);
     if (status.conditions.test(bit) && !before.conditions.test(bit)) status.held.set(bit);

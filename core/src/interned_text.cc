@@ -8,16 +8,29 @@ namespace {
 
 // Node-based: a text's copy never moves. Reached under the lock: specs load on several threads
 // (the exporter's reload, its tests).
-const std::string* Intern(std::string_view text) {
+std::mutex& PoolMutex() {
   static std::mutex mutex;
-  static std::set<std::string, std::less<>>* texts = new std::set<std::string, std::less<>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = texts->find(text);
-  if (it == texts->end()) it = texts->emplace(text).first;
+  return mutex;
+}
+
+std::set<std::string, std::less<>>& Pool() {
+  static auto* texts = new std::set<std::string, std::less<>>();
+  return *texts;
+}
+
+const std::string* Intern(std::string_view text) {
+  std::lock_guard<std::mutex> lock(PoolMutex());
+  auto it = Pool().find(text);
+  if (it == Pool().end()) it = Pool().emplace(text).first;
   return &*it;
 }
 
 }  // namespace
+
+std::size_t InternedText::PoolSize() {
+  std::lock_guard<std::mutex> lock(PoolMutex());
+  return Pool().size();
+}
 
 InternedText::InternedText() : text_(Intern("")) {}
 

@@ -793,6 +793,21 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     bits[1] = (bits[1] | (bits[1] >> 24)) & 0xFFFFFF;  // hour 24 is 0
     e.days_from_end_ = extras.days_from_end;
     e.nth_weekdays_ = extras.nth_weekdays;
+    // fugit (compact_month_days): when both are listed (no `*` item), a month that can hold
+    // none of the days of month is dropped, weekdays listed or not (`0 0 30 2-12 1` never fires
+    // in February), and a cron left with no month is refused. A day from the end fits any.
+    if (!star_bit[2] && !star_bit[3] && extras.days_from_end == 0) {
+      for (int month = 1; month <= 12; ++month) {
+        const int longest = month == 2 ? 29 : DaysInMonth(2001, month);
+        if ((bits[2] & ValidDays(longest)) == 0) bits[3] &= ~(std::uint64_t{1} << month);
+      }
+      if (bits[3] == 0) {
+        return Error{fmt::format(
+            "no month of \"{}\" has a day \"{}\": GitLab (fugit) refuses the cron, even with "
+            "weekdays listed",
+            fields[3], fields[2])};
+      }
+    }
   }
   e.minutes_ = bits[0];
   e.hours_ = static_cast<std::uint32_t>(bits[1]);

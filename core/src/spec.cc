@@ -162,6 +162,11 @@ class Decoder {
       DecodeTop(root, spec);
     } catch (const Abandon&) {
     }
+    // The jobs' source names are interned (kept for good) only for a spec that is kept: a
+    // rejected one, reloaded again and again with new names, leaves nothing behind.
+    if (problems_.empty()) {
+      for (std::size_t i = 0; i < spec.jobs.size(); ++i) spec.jobs[i].source = *job_sources_[i];
+    }
     return spec;
   }
 
@@ -678,6 +683,10 @@ class Decoder {
   // Distinct labels/severity settings seen so far; past kMaxInterned (a spec giving nearly every
   // job its own), jobs keep their own copy rather than searched for.
   std::vector<std::shared_ptr<const JobAlerting>> alertings_;
+  // Each kept job's source name (a key of the spec's sources), in job order, and the one
+  // DecodeJob found last.
+  std::vector<const std::string*> job_sources_;
+  const std::string* job_source_ = nullptr;
   std::map<std::pair<const SourceDescriptor*, std::string>, MaintenanceWindows> default_windows_;
   std::vector<std::pair<MaintenanceWindows, bool>> joined_checked_;
   // Cron schedules by text, dialect, zone and DST policy: jobs of one schedule share its parts.
@@ -834,7 +843,9 @@ void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& d
              fmt::format("duplicate role \"{}\" (first defined on line {})", added.role,
                          first->second));
       spec.jobs.pop_back();
+      continue;
     }
+    job_sources_.push_back(job_source_);
   }
 }
 
@@ -851,18 +862,20 @@ bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& de
                          job.role));
     }
   });
-  job.source = Scalar(fields.At("source"), path.Key("source"));
-  auto source = spec.sources.find(job.source);
+  // Not yet job.source: interned only once the whole spec is valid (Decode).
+  const std::string source_name = Scalar(fields.At("source"), path.Key("source"));
+  auto source = spec.sources.find(source_name);
   if (source == spec.sources.end()) {
     // A source that is itself wrong was reported already; its jobs are checked once it is not.
-    if (sources_unusable_ || broken_sources_.count(job.source)) return false;
+    if (sources_unusable_ || broken_sources_.count(source_name)) return false;
     std::vector<std::string> names;
     for (const auto& entry : spec.sources) names.push_back(entry.first);
     for (const auto& name : broken_sources_) names.push_back(name);
     std::sort(names.begin(), names.end());
     Fail(fields.At("source"), path.Key("source"),
-         fmt::format("unknown source \"{}\" (defined sources: {})", job.source, JoinKeys(names)));
+         fmt::format("unknown source \"{}\" (defined sources: {})", source_name, JoinKeys(names)));
   }
+  job_source_ = &source->first;
   const SourceDescriptor& descriptor = *catalog_.Find(source->second.type);
   job.source_type = source->second.type;
   Guard([&] {

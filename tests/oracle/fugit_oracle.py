@@ -42,6 +42,10 @@ DOCUMENTED = [
     "0 0 *,5 * 1", "0 0 5,* * 1", "0 0 * * *,1", "0 0 1 * 1,*", "0 0 */1 * 1", "0 0 L * *,0",
     # Leap days and months that lack a day.
     "0 0 29 2 *", "0 0 31 * *", "0 0 30 * fri",
+    # A month that can hold none of the listed days is dropped, weekdays listed or not (fugit's
+    # compact_month_days): no Mondays and Tuesdays in February here (issue 34).
+    "11-32 */2 30 2-12 1-2", "0 0 31 1-12 1", "0 0 31 1/2 1", "0 0 30,31 2,4 *", "0 0 31,L 2 *",
+    "0 0 30 2,3 mon#1", "0 0 30 */1 1", "0 0 *,30 2 1",
 ]
 
 # Both refuse these.
@@ -52,6 +56,8 @@ REFUSED = [
     # fugit knows @daily, but not followed by the zone GitLab appends.
     "@yearly", "@monthly", "@weekly", "@daily", "@midnight", "@hourly",
     "0 0 * * 1#1-3", "* * * * * * *", "0 0 15W * *", "0 0 * * 5L",
+    # No month left that can hold a listed day, weekdays or not (issue 34).
+    "*/5 15-20/4 31 11 */3", "0 0 31 2,4 1", "0 0 30 feb mon#1", "0 0 30-31 2 */3",
 ]
 
 # Where fugit's search, which leaps forward in local hours and days, steps over the second pass

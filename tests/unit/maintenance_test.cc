@@ -231,5 +231,134 @@ TEST(MaintenanceSpecTest, SystemdJobsReadWindowsAsOnCalendar) {
   EXPECT_FALSE(OpenWindow(spec->jobs[0].Alerting().maintenance, At("2026-12-04T02:00:00Z")));
 }
 
+// A classification's timeline (MaintenanceTimeline), walked at once for a refresh's shared set or
+// as far as asked for one role, answers as the free functions where its openings reach: around
+// now, across a downtime open at now, and within the latest kMaxWindowsWalked + 1 openings of
+// each window. Before them a window is not looked at (less is excused, never more).
+TEST(MaintenanceTimelineTest, AnswersAsTheFreeFunctionsWhereItsOpeningsReach) {
+  auto spec = Parse(R"(  - role: a
+    source: host
+    schedule: "0 * * * *"
+    spec_version: "1"
+    maintenance:
+      - {schedule: "*/7 * * * *", duration: 3m}
+      - {schedule: "0 * * * *", duration: 20m}
+      - {schedule: "15 * * * *", duration: 10m}
+      - {schedule: "30 1 * * *", duration: 2h}
+      - {from: "2026-12-04T20:00:00Z", to: "2026-12-05T02:00:00Z"}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const MaintenanceWindows& windows = spec->jobs[0].Alerting().maintenance;
+  // Outside any window, inside one, at the first and last second of a joined downtime.
+  for (const char* at : {"2026-12-05T04:47:13Z", "2026-12-05T05:05:00Z", "2026-12-05T05:00:00Z",
+                         "2026-12-05T05:24:59Z", "2026-12-05T01:45:00Z"}) {
+    const std::int64_t now = At(at);
+    MaintenanceTimeline eager(windows, now, true), lazy(windows, now, false);
+    SCOPED_TRACE(at);
+    // `*/7`'s 1,001 openings reach 4.86 days back.
+    for (std::int64_t t = now - 12 * kDay; t <= now + kHour; t += 97) {
+      auto open = eager.OpenWindow(t);
+      ASSERT_EQ(lazy.OpenWindow(t), open) << FormatRfc3339(t);
+      if (t >= now - 4 * kDay) {
+        ASSERT_EQ(open, OpenWindow(windows, t)) << FormatRfc3339(t);
+      }
+    }
+    // Only `*/7` is open at 05:50 (its 05:49 opening), ten days ago: too far back to be looked at.
+    const std::int64_t long_ago = At("2026-11-25T05:50:00Z");
+    EXPECT_TRUE(OpenWindow(windows, long_ago));
+    EXPECT_FALSE(eager.OpenWindow(long_ago));
+    EXPECT_FALSE(lazy.OpenWindow(long_ago));
+    // Covered time counts the same openings, walked back past those 4.86 days.
+    for (std::int64_t from = now - 9 * kDay; from <= now + kMinute; from += 3 * kHour + 17) {
+      ASSERT_EQ(eager.CoveredSince(from), CoveredSeconds(windows, from, now))
+          << FormatRfc3339(from);
+      ASSERT_EQ(lazy.CoveredSince(from), CoveredSeconds(windows, from, now)) << FormatRfc3339(from);
+    }
+  }
+}
+
+// A minutely window beside a yearly one open for most of the year: the downtime open at now runs
+// for months, its minutely openings are walked 1,000 at most, then asked of the schedule.
+TEST(MaintenanceTimelineTest, ALongDowntimeOpenAtNowIsNotWalkedToItsEnd) {
+  auto spec = Parse(R"(  - role: a
+    source: host
+    schedule: "0 * * * *"
+    spec_version: "1"
+    maintenance:
+      - {schedule: "0 0 1 1 *", duration: 8000h}
+      - {schedule: "* * * * *", duration: 30s}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const MaintenanceWindows& windows = spec->jobs[0].Alerting().maintenance;
+  const std::int64_t now = At("2026-03-01T12:00:10Z");
+  MaintenanceTimeline timeline(windows, now, true);
+  EXPECT_EQ(timeline.OpenWindow(now), OpenWindow(windows, now));
+  for (std::int64_t t = now - kDay; t <= now + 3 * kDay; t += 7 * kMinute + 13) {
+    ASSERT_EQ(timeline.OpenWindow(t), OpenWindow(windows, t)) << FormatRfc3339(t);
+  }
+}
+
+// Roles of a refresh that share a set of windows walk it once: the second asking builds the
+// timeline, and an equal set of another job (the defaults', copied into each) finds it.
+TEST(MaintenanceTimelineTest, AMemoBuildsOneTimelinePerSharedSet) {
+  auto spec = Parse(R"(  - {role: a, source: host, schedule: "0 * * * *", spec_version: "1"}
+  - {role: b, source: host, schedule: "0 * * * *", spec_version: "1", labels: {team: b}}
+  - {role: c, source: host, schedule: "0 * * * *", spec_version: "1",
+     maintenance: [{schedule: "0 3 * * *", duration: 1h}]}
+)",
+                    "defaults:\n  maintenance: [{schedule: \"0 1 * * *\", duration: 2h}]\n");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const MaintenanceWindows& a = spec->jobs[0].Alerting().maintenance;
+  const MaintenanceWindows& b = spec->jobs[1].Alerting().maintenance;
+  const MaintenanceWindows& c = spec->jobs[2].Alerting().maintenance;
+  ASSERT_NE(&a, &b);  // the labels make b's settings its own
+  const std::int64_t now = At("2026-12-05T12:00:00Z");
+  MaintenanceMemo memo;
+  EXPECT_EQ(memo.Find(a, now), nullptr);
+  MaintenanceTimeline* shared = memo.Find(b, now);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(memo.Find(a, now), shared);
+  EXPECT_EQ(memo.Find(c, now), nullptr);      // a set of its own: walked by its role
+  EXPECT_EQ(memo.Find(a, now - 1), nullptr);  // another pass's now
+  EXPECT_EQ(memo.Find(MaintenanceWindows{}, now), nullptr);
+}
+
+// The issue 34 spec: 16 windows opening every minute in the defaults, stale_after 1h, a success
+// a month old. Each role is judged the same with the refresh's memo as without it.
+TEST(MaintenanceTimelineTest, ClassifyWithTheMemoJudgesAsWithout) {
+  std::string defaults = "defaults:\n  maintenance:\n";
+  for (int w = 0; w < 16; ++w) {
+    defaults += "    - {schedule: \"* * * * *\", duration: " + std::to_string(30 + w) + "s}\n";
+  }
+  std::string jobs;
+  const char* schedules[] = {"*/5 * * * *", "7 */2 * * *", "30 4 * * 1-5", "0 0 1 * *"};
+  for (int i = 0; i < 8; ++i) {
+    jobs += "  - {role: r" + std::to_string(i) + ", source: host, schedule: \"" + schedules[i % 4] +
+            "\", spec_version: \"1\", stale_after: 1h, missed_starts: " + std::to_string(1 + i) +
+            "}\n";
+  }
+  auto spec = Parse(jobs, defaults);
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const std::int64_t now = At("2026-12-05T12:00:20Z");
+  for (std::int64_t age : {std::int64_t{0}, 50 * kMinute, 3 * kHour, 30 * kDay}) {
+    MaintenanceMemo memo;
+    for (const JobSpec& job : spec->jobs) {
+      RoleObservation observation;
+      observation.source_up = true;
+      observation.objects.push_back({"x", job.role, job.schedule.expression().text(), "", "1"});
+      std::int64_t started = job.schedule.Previous(now - age).value_or(now);
+      observation.history.Add({started, started + 5, Run::Outcome::kSucceeded});
+      observation.history.Add({started - kHour, started - kHour + 50, Run::Outcome::kFailed});
+      observation.desired_since = now - 60 * kDay;
+      for (std::int64_t at : {now, now + 17, now + 45}) {
+        RoleStatus alone = Classify(job, observation, at);
+        RoleStatus memoised = Classify(job, observation, at, std::nullopt, nullptr, &memo);
+        EXPECT_EQ(memoised, alone) << job.role << " age " << age << ": " << memoised.ConditionList()
+                                   << " vs " << alone.ConditionList();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace schedwatch

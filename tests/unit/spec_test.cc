@@ -330,5 +330,44 @@ jobs:
   EXPECT_FALSE(spec->jobs[0].require_concurrency());
 }
 
+// Issue 34 item 10: a rejected spec interns nothing (the exporter's reload would keep its names
+// for good, new ones each time); a kept one interns its jobs' source names.
+TEST(SpecTest, ARejectedSpecInternsNothing) {
+  auto parse = [](const std::string& sources, const std::string& jobs) {
+    return ParseSpec("version: 1\nsources:\n" + sources + "jobs:\n" + jobs, "intern.yml",
+                     BuiltInCatalog());
+  };
+  const std::string host = "  host: {type: crontab}\n";
+  auto job = [](const std::string& role, const std::string& source, const std::string& extra = "") {
+    return "  - {role: " + role + ", source: " + source +
+           ", schedule: \"0 3 * * *\", spec_version: \"1\"" + extra + "}\n";
+  };
+  ASSERT_TRUE(parse(host, job("warm", "host")).ok());  // the texts every spec has
+  const std::size_t before = InternedText::PoolSize();
+  for (int reload = 0; reload < 5; ++reload) {
+    // Jobs naming sources that are not there, new names each time.
+    std::string jobs;
+    for (int i = 0; i < 50; ++i) {
+      jobs +=
+          job("r" + std::to_string(i), "gone-" + std::to_string(reload) + "-" + std::to_string(i));
+    }
+    auto unknown = parse(host, jobs);
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_NE(unknown.error().find("unknown source \"gone-" + std::to_string(reload) + "-0\""),
+              std::string::npos)
+        << unknown.error();
+    // New sources the jobs do name, in a spec rejected for something else.
+    std::string fresh = "fresh-" + std::to_string(reload);
+    auto elsewhere = parse(host + "  " + fresh + ": {type: crontab}\n",
+                           job("a", fresh) + job("b", fresh, ", max_runtime: -1h"));
+    ASSERT_FALSE(elsewhere.ok());
+    EXPECT_EQ(InternedText::PoolSize(), before) << "reload " << reload;
+  }
+  auto kept = parse(host + "  kept-source: {type: crontab}\n", job("a", "kept-source"));
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  EXPECT_EQ(kept->jobs[0].source, "kept-source");
+  EXPECT_EQ(InternedText::PoolSize(), before + 1);
+}
+
 }  // namespace
 }  // namespace schedwatch

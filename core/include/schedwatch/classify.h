@@ -237,9 +237,11 @@ bool Drifted(const JobSpec& job, const LiveObject& object);
 // After a step back, times up to the clock without the step are not in the future.
 // `runs`, when given, receives the runs the judgement believed (those dated in the future set
 // aside), oldest first: RoleStatus keeps only their summaries.
+// `memo`, when given, is the classification pass's (one refresh's): roles sharing a set of
+// maintenance windows walk them once (maintenance.h).
 RoleStatus Classify(const JobSpec& job, const RoleObservation& observation, std::int64_t now,
                     const std::optional<ClockStep>& recent_step = std::nullopt,
-                    std::vector<Run>* runs = nullptr);
+                    std::vector<Run>* runs = nullptr, MaintenanceMemo* memo = nullptr);
 
 // `history` without the times later than `limit`: runs dated later are dropped and the
 // summaries rebuilt from the runs kept (a summary a source reported without runs is dropped

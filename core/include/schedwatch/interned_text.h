@@ -22,6 +22,9 @@ class InternedText {
   InternedText(const char* text)  // NOLINT(google-explicit-constructor)
       : InternedText(std::string_view(text)) {}
 
+  // Distinct texts interned so far in the process (they are never freed).
+  static std::size_t PoolSize();
+
   const std::string& str() const { return *text_; }
   operator const std::string&() const { return *text_; }  // NOLINT(google-explicit-constructor)
   operator std::string_view() const { return *text_; }    // NOLINT(google-explicit-constructor)

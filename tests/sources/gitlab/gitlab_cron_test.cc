@@ -102,6 +102,32 @@ TEST(GitLabCronTest, TheDayOrRule) {
   EXPECT_FALSE(gitlab->Equivalent(*debian));
 }
 
+// fugit's compact_month_days (issue 34): a month that can hold none of the listed days of month
+// is dropped even when weekdays are listed, and a cron left with no month is refused.
+TEST(GitLabCronTest, AMonthWithoutAListedDayIsDropped) {
+  // February has no 30th: no Mondays and Tuesdays in February either (2026-02-02 is a Monday).
+  EXPECT_EQ(NextTimes("11-32 */2 30 2-12 1-2", "UTC", kJan1, 2),
+            (Times{"2026-03-02T00:11:00Z", "2026-03-02T00:12:00Z"}));
+  // 1/2 is January to November; of those, September and November lack a 31st.
+  EXPECT_EQ(NextTimes("0 0 31 1/2 1", "UTC", "2026-08-01T00:00:00Z", 2),
+            (Times{"2027-01-04T00:00:00Z", "2027-01-11T00:00:00Z"}));
+  // With a `*` item in either field nothing is dropped; a day from the end fits every month.
+  EXPECT_EQ(NextTimes("0 0 30 */1 1", "UTC", "2026-02-01T00:00:00Z", 1),
+            (Times{"2026-02-02T00:00:00Z"}));
+  EXPECT_EQ(NextTimes("0 0 31,L 2 *", "UTC", kJan1, 1), (Times{"2026-02-28T00:00:00Z"}));
+  // Debian cron keeps every listed month.
+  auto debian = CronExpression::Parse("11-32 */2 30 2-12 1-2");
+  auto gitlab = CronExpression::Parse("11-32 */2 30 2-12 1-2", CronDialect::kGitLab);
+  ASSERT_TRUE(debian.ok() && gitlab.ok());
+  EXPECT_TRUE(debian->MatchesDay(2, 2, 1));
+  EXPECT_FALSE(gitlab->MatchesDay(2, 2, 1));
+
+  EXPECT_EQ(CronExpression::Parse("*/5 15-20/4 31 11 */3", CronDialect::kGitLab).error(),
+            "no month of \"11\" has a day \"31\": GitLab (fugit) refuses the cron, even with "
+            "weekdays listed");
+  EXPECT_FALSE(CronExpression::Parse("0 0 30 feb mon#1", CronDialect::kGitLab).ok());
+}
+
 TEST(GitLabCronTest, DaylightSavingFollowsTheWallClock) {
   // 02:30 does not exist in New York on 2026-03-08; 01:30 happens twice on 2026-11-01.
   EXPECT_EQ(NextTimes("30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", 2),
