@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "harness"))
 from schedwatch_test import Exporter, curl_timed, post, temporary_directory  # noqa: E402
+from bench_clients import SLOW_MODES, open_connections, slowhttptest_command  # noqa: E402
 
 
 def latency(url, *options):
@@ -54,20 +55,6 @@ def main():
         if not args.skip_storm:
             bench(args, workdir)
         attacks(args, workdir)
-
-
-def open_connections(port, count, first_line):
-    """`count` connections from 127.0.0.1 (fewer if refused), each sent `first_line`."""
-    held = []
-    for _ in range(count):
-        try:
-            connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-            if first_line:
-                connection.sendall(first_line)
-            held.append(connection)
-        except OSError:
-            pass
-    return held
 
 
 def attacks(args, workdir):
@@ -119,11 +106,8 @@ def attacks(args, workdir):
             print("slowhttptest is not installed (apt-get install slowhttptest): skipped its "
                   "attacks")
         else:
-            for mode, name in (("-H", "slowloris"), ("-B", "slow body"), ("-X", "slow read")):
-                command = ["slowhttptest", mode, "-c", str(count), "-r", "1000", "-i", "5",
-                           "-l", str(args.attack_seconds + 10), "-u", url, "-p", "3"]
-                if mode == "-X":
-                    command += ["-k", "3", "-n", "5", "-w", "1", "-y", "64", "-z", "8"]
+            for mode, name in SLOW_MODES:
+                command = slowhttptest_command(mode, count, args.attack_seconds + 10, url)
                 attacker = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL, start_new_session=True)
                 try:

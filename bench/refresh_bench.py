@@ -19,58 +19,18 @@ import argparse
 import http.client
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "harness"))
 from schedwatch_test import free_port, proc_status_kib  # noqa: E402
+from bench_clients import scrape  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def scrape(port, gzip, timeout=15):
-    """One /metrics answer: (milliseconds, bytes of body received, whole?). A plain socket:
-    http.client's reads took seconds for what curl reads in milliseconds."""
-    started = time.monotonic()
-    body = bytearray()
-    promised, status = -1, 0
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
-            connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                               + (b"Accept-Encoding: gzip\r\n" if gzip else b"") + b"\r\n")
-            received = bytearray()
-            while b"\r\n\r\n" not in received:
-                data = connection.recv(1 << 16)
-                if not data:
-                    break
-                received += data
-            head, _, body = bytes(received).partition(b"\r\n\r\n")
-            body = bytearray(body)
-            status = int(head.split(b" ", 2)[1]) if head else 0
-            for header in head.split(b"\r\n")[1:]:
-                name, _, value = header.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    promised = int(value)
-            while len(body) < promised:
-                data = connection.recv(1 << 20)
-                if not data:
-                    break
-                body += data
-    except OSError:
-        pass
-    elapsed = (time.monotonic() - started) * 1000
-    whole = status == 200 and len(body) == promised
-    if whole and gzip:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        inflater.decompress(bytes(body))
-        whole = inflater.eof and not inflater.unused_data
-    return elapsed, len(body), whole
 
 
 def cpu_seconds(pid):
