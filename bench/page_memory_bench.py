@@ -14,7 +14,6 @@ role: peak RSS, answer times and RSS after (issue #34 item 6).
 import argparse
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "harness"))
 from schedwatch_test import Exporter, curl_timed, temporary_directory, wait_for  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_clients import crowd, fetch, tally  # noqa: E402
 
 
 def write_spec(workdir, roles):
@@ -48,50 +50,6 @@ EVERY_ROLE = ["/?limit=all&q=r", "/?limit=all&q=R", "/?limit=all&source=big",
 # The same for bench/gen_roles.py's fleet (--fleet), whose roles are job-01234.
 EVERY_FLEET_ROLE = [f"/?limit=all&q={q}"
                     for q in ["job", "JOB", "Job", "jOb", "jo", "ob", "j", "o", "b", "job-"]]
-
-
-def fetch(port, path, source, statuses, bytes_per_second=None, seconds=None, sizes=None):
-    """One GET; reads it whole (or at `bytes_per_second` for at most `seconds`)."""
-    started = time.monotonic()
-    received = 0
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=120,
-                                      source_address=(source, 0)) as connection:
-            if bytes_per_second:
-                connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                               .encode())
-            first = connection.recv(4096)
-            statuses.append(first[9:12].decode(errors="replace") if first else "closed")
-            end = time.monotonic() + (seconds or 1e9)
-            while time.monotonic() < end:
-                if bytes_per_second:
-                    time.sleep(1)
-                chunk = connection.recv(bytes_per_second or 1 << 20)
-                if not chunk:
-                    break
-                received += len(chunk)
-    except OSError as error:
-        statuses.append(type(error).__name__)
-    if sizes is not None:
-        sizes.append((received, time.monotonic() - started))
-
-
-def crowd(port, path, count, sources, **slow):
-    statuses = []
-    threads = [threading.Thread(target=fetch, args=(port, path, sources[i % len(sources)],
-                                                    statuses), kwargs=slow)
-               for i in range(count)]
-    for thread in threads:
-        thread.start()
-    return threads, statuses
-
-
-def tally(statuses):
-    counts = {}
-    for status in statuses:
-        counts[status] = counts.get(status, 0) + 1
-    return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
 
 
 def filters_case(exporter, args):
