@@ -75,22 +75,23 @@ Result<ApiAnswer> Api::Get(const std::string& url, std::int64_t now,
 
 Result<ApiAnswer> Api::PostForm(const std::string& url, const std::string& form, std::int64_t now,
                                 const std::atomic<bool>* cancelled) {
-  platform::ApiCall call;
-  call.method = "POST";
-  call.url = url;
-  call.body = form;
-  call.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-  return Send(write_client_, std::move(call), now, cancelled, false);
+  // Never retried: a POST whose answer was lost may have created the schedule.
+  return Send(write_client_, FormCall("POST", url, form), now, cancelled, false);
 }
 
 Result<ApiAnswer> Api::PutForm(const std::string& url, const std::string& form, std::int64_t now,
                                const std::atomic<bool>* cancelled) {
+  return Send(client_, FormCall("PUT", url, form), now, cancelled, false);
+}
+
+platform::ApiCall Api::FormCall(const char* method, const std::string& url,
+                                const std::string& form) {
   platform::ApiCall call;
-  call.method = "PUT";
+  call.method = method;
   call.url = url;
   call.body = form;
   call.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-  return Send(client_, std::move(call), now, cancelled, false);
+  return call;
 }
 
 Result<ApiAnswer> Api::Send(platform::ApiClient& client, platform::ApiCall call, std::int64_t now,

@@ -60,6 +60,8 @@ class Api {
   int requests() const { return client_.requests() + write_client_.requests(); }
 
  private:
+  static platform::ApiCall FormCall(const char* method, const std::string& url,
+                                    const std::string& form);
   Result<ApiAnswer> Send(platform::ApiClient& client, platform::ApiCall call, std::int64_t now,
                          const std::atomic<bool>* cancelled, bool accept_not_found);
   std::string Explain(long status, const std::string& said) const;
