@@ -35,7 +35,7 @@
               "severity": "critical",
             },
             "annotations": {
-              "summary": "schedwatch exporter (job {{ $labels.job }}) is down or not scraped",
+              "summary": "No replica of a schedwatch watcher is up or scraped.",
               "description": "Prometheus has no successful scrape of any replica of this watcher (job {{ $labels.job }}): no scheduled job it watches is watched and its per-role alerts are held back. Safe first action: check the exporter process, its /-/healthy endpoint and the scrape configuration.",
               "runbook_url": c.runbookBaseUrl + "#schedwatchexporterdown",
             },
@@ -48,7 +48,7 @@
               "severity": "warning",
             },
             "annotations": {
-              "summary": "schedwatch replica {{ $labels.instance }} (job {{ $labels.job }}) is down",
+              "summary": "One schedwatch replica is down; another is still up.",
               "description": "Prometheus cannot scrape {{ $labels.instance }}, one replica of a watcher of job {{ $labels.job }}; another replica still watches, without redundancy. Safe first action: check that exporter process, its /-/healthy endpoint and the scrape configuration.",
               "runbook_url": c.runbookBaseUrl + "#schedwatchexporterdown",
             },
@@ -61,7 +61,7 @@
               "severity": "critical",
             },
             "annotations": {
-              "summary": "schedwatch has not completed a refresh for {{ $value | humanizeDuration }}",
+              "summary": "No replica of a schedwatch watcher has refreshed recently.",
               "description": "The exporter of job {{ $labels.job }} answers scrapes, but no replica's last complete refresh is newer than {{ $value | humanizeDuration }}, so what it serves is old. Safe first action: read the exporter's logs; restart it if its refresh loop is stuck.",
               "runbook_url": c.runbookBaseUrl + "#schedwatchwatcherstale",
             },
@@ -74,7 +74,7 @@
               "severity": "warning",
             },
             "annotations": {
-              "summary": "schedwatch replica {{ $labels.instance }} has not refreshed for {{ $value | humanizeDuration }}",
+              "summary": "One schedwatch replica has not refreshed recently; another is fresh.",
               "description": "Replica {{ $labels.instance }} (job {{ $labels.job }}) answers scrapes, but its last complete refresh ended {{ $value | humanizeDuration }} ago; another replica is fresh. Safe first action: read that exporter's logs; restart it if its refresh loop is stuck.",
               "runbook_url": c.runbookBaseUrl + "#schedwatchwatcherstale",
             },
@@ -87,7 +87,7 @@
               "severity": "critical",
             },
             "annotations": {
-              "summary": "source {{ $labels.source }} cannot be listed",
+              "summary": "No replica of the watcher can list a source.",
               "description": "No replica of the watcher (job {{ $labels.job }}) can list source {{ $labels.source }} ({{ $labels.type }}); its roles are unknown and their alerts are held back. Safe first action: check the source, its credentials and the network (the exporter's status page shows the error).",
               "runbook_url": c.runbookBaseUrl + "#schedwatchsourcedown",
             },
@@ -100,7 +100,7 @@
               "severity": "warning",
             },
             "annotations": {
-              "summary": "source {{ $labels.source }} cannot be listed by {{ $labels.instance }}",
+              "summary": "One replica cannot list a source; another still can.",
               "description": "Replica {{ $labels.instance }} (job {{ $labels.job }}) cannot list source {{ $labels.source }} ({{ $labels.type }}); another replica still reads it, so its roles are still watched, without redundancy. Safe first action: check that replica's credentials and network path to the source (its status page shows the error).",
               "runbook_url": c.runbookBaseUrl + "#schedwatchsourcedown",
             },
@@ -113,7 +113,7 @@
               "severity": "critical",
             },
             "annotations": {
-              "summary": "source {{ $labels.source }} is listed but its run history cannot be read",
+              "summary": "A source is listed, but no replica can read its run history.",
               "description": "The watcher (job {{ $labels.job }}) lists source {{ $labels.source }} ({{ $labels.type }}) but no replica can read its run history (cron's log or journal, the journal, Jobs, workflow runs, pipelines): missing, inactive, duplicate and drift are still judged, but whether its roles start, fail, hang or succeed is unknown and those alerts are held back. Safe first action: check the source's history (the exporter's status page shows the error), e.g. a crontab source reading /var/log/syslog on a host without rsyslog.",
               "runbook_url": c.runbookBaseUrl + "#schedwatchsourcehistorydown",
             },
@@ -126,7 +126,7 @@
               "severity": "warning",
             },
             "annotations": {
-              "summary": "source {{ $labels.source }}'s run history cannot be read by {{ $labels.instance }}",
+              "summary": "One replica cannot read a source's run history; another still can.",
               "description": "Replica {{ $labels.instance }} (job {{ $labels.job }}) lists source {{ $labels.source }} ({{ $labels.type }}) but cannot read its run history; another replica still reads it, so its roles' runs are still watched, without redundancy. Safe first action: check that replica's access to the source's history (its status page shows the error).",
               "runbook_url": c.runbookBaseUrl + "#schedwatchsourcehistorydown",
             },
@@ -138,7 +138,7 @@
               "severity": "none",
             },
             "annotations": {
-              "summary": "Alerting pipeline heartbeat",
+              "summary": "Heartbeat of the alerting pipeline, always firing.",
               "description": "Always firing. Routed to a dead man's switch outside this Prometheus and Alertmanager, which raises an alarm when the heartbeat stops. Never silence it.",
               "runbook_url": c.runbookBaseUrl + "#watchdog",
             },
@@ -585,9 +585,10 @@
             "type": "datasource",
           },
           {
+            "allValue": ".+",
             "current": {
-              "text": c.dashboard.job,
-              "value": c.dashboard.job,
+              "text": [c.dashboard.job],
+              "value": [c.dashboard.job],
             },
             "datasource": {
               "type": "prometheus",
@@ -595,9 +596,9 @@
             },
             "definition": "label_values(schedwatch_exporter_last_cycle_timestamp_seconds, job)",
             "hide": 0,
-            "includeAll": false,
-            "label": "Exporter job",
-            "multi": false,
+            "includeAll": true,
+            "label": "Job",
+            "multi": true,
             "name": "job",
             "options": [],
             "query": {
@@ -610,7 +611,7 @@
             "type": "query",
           },
           {
-            "allValue": ".*",
+            "allValue": ".+",
             "current": {
               "text": "All",
               "value": "$__all",
@@ -622,7 +623,7 @@
             "definition": "label_values(schedwatch_exporter_last_cycle_timestamp_seconds{job=~\"$job\"}, instance)",
             "hide": 0,
             "includeAll": true,
-            "label": "Replica",
+            "label": "Instance",
             "multi": true,
             "name": "instance",
             "options": [],

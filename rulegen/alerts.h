@@ -48,9 +48,11 @@ enum class Alert {
 struct AlertText {
   std::string_view name;
   std::string_view severity;
+  // A sentence without templates, the same for every alert it names (the mixin convention: a
+  // notification's headline). The description carries the details.
+  std::string_view summary;
   // Templates: only {{ $labels.NAME }}, {{ $value }} and {{ $value | humanizeDuration }}, so that
   // the generated tests can compute the expected text (see ExpandAnnotation).
-  std::string_view summary;
   std::string_view description;
 };
 
@@ -110,6 +112,8 @@ struct Rule {
   // annotations' {{ $labels.* }} are filled in from these when the rule is written.
   std::map<std::string, std::string> annotation_labels;
 };
+// The rule's `role` label; empty for rules about no one role.
+std::string RoleOf(const Rule& rule);
 struct RuleGroup {
   std::string name;
   std::vector<Rule> rules;

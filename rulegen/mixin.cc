@@ -124,13 +124,6 @@ constexpr std::string_view kLocals =
     "  local c = $._config,\n"
     "  local forKey(duration) = if duration == '0s' then null else 'for',\n";
 
-std::string RoleOf(const Rule& rule) {
-  for (const auto& [name, value] : rule.labels) {
-    if (name == "role") return value;
-  }
-  return "";
-}
-
 // Which _config value a rule's `for` is: the spec's (alertFor, alertForByRole) or the exporter
 // alerts' (exporterAlertFor); empty for a literal.
 using ForRef = std::function<std::string(const Rule&)>;

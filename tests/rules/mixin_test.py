@@ -19,7 +19,6 @@
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -27,15 +26,10 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from schedwatch_test import check, summary  # noqa: E402
+from rules_test import run  # noqa: E402  (the same directory)
 
 JSONNET = "/usr/bin/jsonnet"
 PROMTOOL = "/usr/bin/promtool"
-TIMEOUT = 300
-
-
-def run(argv, cwd=None):
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
-                          stdin=subprocess.DEVNULL)
 
 
 def render(directory, expr, name):

@@ -473,9 +473,9 @@ def check_dashboard(args, tmp):
           all(variables.get(n, {}).get("type") == "query" for n in ("job", "cluster", "instance",
                                                                       "source")), list(variables))
     check("the job variable defaults to --exporter-job",
-          variables["job"].get("current", {}).get("value") == "sched")
-    check("identity, instance and source variables offer All",
-          all(variables[n].get("includeAll") for n in ("cluster", "instance", "source")))
+          variables["job"].get("current", {}).get("value") == ["sched"])
+    check("job, identity, instance and source variables offer All",
+          all(variables[n].get("includeAll") for n in ("job", "cluster", "instance", "source")))
     panels = dashboard.get("panels", [])
     queried = [p for p in panels if p.get("type") != "row"]
     check("every panel and query uses the datasource variable",
