@@ -12,103 +12,97 @@ namespace {
 
 // Descriptions say what was seen and the safe first action to take.
 constexpr std::array<AlertText, 21> kAlerts = {{
-    {"SchedwatchJobMissing", "critical",
-     "{{ $labels.role }}: no object on source {{ $labels.source }}",
+    {"SchedwatchJobMissing", "critical", "The scheduler holds no object for a watched role.",
      "The scheduler behind source {{ $labels.source }} holds no object for role {{ $labels.role }} "
      "(registered_objects is 0; the exporter confirms an absence with a second read), so nothing "
      "will run. Safe first action: re-read the source, then re-create the job from its template "
      "(schedwatch_exporter reconcile, then with --apply)."},
-    {"SchedwatchJobSuccessAbsent", "warning", "{{ $labels.role }}: no success recorded at all",
+    {"SchedwatchJobSuccessAbsent", "warning", "A watched role has no success recorded at all.",
      "There is no success timestamp for role {{ $labels.role }} on source {{ $labels.source }}: it "
      "has not succeeded since it was added, or its run history or pushed success metric was lost. "
      "Safe first action: check the run history and that the job still records its success."},
     {"SchedwatchJobSuccessStale", "critical",
-     "{{ $labels.role }}: last success {{ $value | humanizeDuration }} ago",
+     "A watched role has not succeeded within its stale_after.",
      "Role {{ $labels.role }} on source {{ $labels.source }} last succeeded "
      "{{ $value | humanizeDuration }} ago, longer than its stale_after. Safe first action: read "
      "the "
      "run history and the job logs."},
-    {"SchedwatchJobInactive", "warning", "{{ $labels.role }}: every object is disabled",
+    {"SchedwatchJobInactive", "warning", "Every object of a watched role is disabled.",
      "Role {{ $labels.role }} has objects on source {{ $labels.source }} but none is enabled "
      "(suspended or disabled), so it will not run. Safe first action: check the change history, "
      "then enable it explicitly."},
-    {"SchedwatchJobDuplicate", "warning", "{{ $labels.role }}: {{ $value }} objects hold the role",
+    {"SchedwatchJobDuplicate", "warning", "More than one object holds a watched role.",
      "{{ $value }} live objects on source {{ $labels.source }} hold role {{ $labels.role }}, so "
      "the "
      "job may run more than once. If schedwatch_job_guarded is 1 for the role, schedwatch_run's "
      "guard holds the copies apart (schedwatch_job_duplicate_runs_prevented_total counts the "
      "skipped runs); otherwise they may run at once. Safe first action: confirm ownership by "
      "hand; never delete one automatically."},
-    {"SchedwatchJobDrift", "warning",
-     "{{ $labels.role }}: {{ $value }} object(s) differ from the spec",
+    {"SchedwatchJobDrift", "warning", "Objects of a watched role differ from the spec.",
      "{{ $value }} live object(s) of role {{ $labels.role }} on source {{ $labels.source }} have a "
      "schedule, time zone or spec version other than the spec's. Safe first action: find who "
      "changed it and which version is right."},
-    {"SchedwatchJobNotStarted", "critical", "{{ $labels.role }}: scheduled starts were missed",
+    {"SchedwatchJobNotStarted", "critical", "A watched role missed its scheduled starts.",
      "Role {{ $labels.role }} on source {{ $labels.source }} missed missed_starts consecutive fire "
      "times (each plus start_grace) with no start seen. Safe first action: check the run history "
      "and the scheduler's health."},
     {"SchedwatchJobHung", "warning",
-     "{{ $labels.role }}: a run has been going for {{ $value | humanizeDuration }}",
+     "A run of a watched role has gone on longer than its max_runtime.",
      "A run of role {{ $labels.role }} on source {{ $labels.source }} started "
      "{{ $value | humanizeDuration }} ago and has not finished, longer than its max_runtime. Safe "
      "first action: read its logs and check its timeouts."},
-    {"SchedwatchJobFailing", "warning", "{{ $labels.role }}: the latest run failed",
+    {"SchedwatchJobFailing", "warning", "The latest run of a watched role failed.",
      "The latest finished run of role {{ $labels.role }} on source {{ $labels.source }} failed "
      "and no success came after it (with failure_threshold or recovery_threshold: the exporter "
      "counts failures and successes in a row). Safe first action: read the job logs."},
-    {"SchedwatchJobTooShort", "warning", "{{ $labels.role }}: the latest run succeeded too quickly",
+    {"SchedwatchJobTooShort", "warning", "The latest run of a watched role succeeded too quickly.",
      "The latest finished run of role {{ $labels.role }} on source {{ $labels.source }} "
      "succeeded in less than its min_runtime: it probably did no work. Safe first action: read "
      "that run's logs and check its inputs."},
     {"SchedwatchJobProgressStalled", "warning",
-     "{{ $labels.role }}: checkpoint has not moved for {{ $value | humanizeDuration }}",
+     "A watched role succeeds, but its checkpoint does not move.",
      "Role {{ $labels.role }} on source {{ $labels.source }} succeeds, but its business checkpoint "
      "has not moved for {{ $value | humanizeDuration }}, longer than its progress stale_after. "
      "Safe first action: check its inputs and domain conditions."},
     {"SchedwatchJobLedgerMismatch", "warning",
-     "{{ $labels.role }}: the ledger's object is not live",
+     "The object the ledger recorded for a watched role is not live.",
      "The object ID the ledger recorded for role {{ $labels.role }} is not among the live objects "
      "on source {{ $labels.source }}: someone re-created or deleted it. Safe first action: "
      "re-read, "
      "verify the live object, then update the ledger with schedwatch_exporter reconcile."},
-    {"SchedwatchSourceDown", "critical", "source {{ $labels.source }} cannot be listed",
+    {"SchedwatchSourceDown", "critical", "No replica of the watcher can list a source.",
      "No replica of the watcher (job {{ $labels.job }}) can list source {{ $labels.source }} "
      "({{ $labels.type }}); its roles are unknown and their alerts are held back. Safe first "
      "action: check the source, its credentials and the network (the exporter's status page "
      "shows the error)."},
-    {"SchedwatchExporterDown", "critical",
-     "schedwatch exporter (job {{ $labels.job }}) is down or not scraped",
+    {"SchedwatchExporterDown", "critical", "No replica of a schedwatch watcher is up or scraped.",
      "Prometheus has no successful scrape of any replica of this watcher (job {{ $labels.job }}): "
      "no scheduled job it watches is watched and its per-role alerts are held back. Safe first "
      "action: check the exporter process, its /-/healthy endpoint and the scrape configuration."},
     {"SchedwatchWatcherStale", "critical",
-     "schedwatch has not completed a refresh for {{ $value | humanizeDuration }}",
+     "No replica of a schedwatch watcher has refreshed recently.",
      "The exporter of job {{ $labels.job }} answers scrapes, but no replica's last complete "
      "refresh is newer than {{ $value | humanizeDuration }}, so what it serves is old. Safe first "
      "action: read the exporter's logs; restart it if its refresh loop is stuck."},
-    {"Watchdog", "none", "Alerting pipeline heartbeat",
+    {"Watchdog", "none", "Heartbeat of the alerting pipeline, always firing.",
      "Always firing. Routed to a dead man's switch outside this Prometheus and Alertmanager, which "
      "raises an alarm when the heartbeat stops. Never silence it."},
-    {"SchedwatchSourceDown", "warning",
-     "source {{ $labels.source }} cannot be listed by {{ $labels.instance }}",
+    {"SchedwatchSourceDown", "warning", "One replica cannot list a source; another still can.",
      "Replica {{ $labels.instance }} (job {{ $labels.job }}) cannot list source "
      "{{ $labels.source }} ({{ $labels.type }}); another replica still reads it, so its roles are "
      "still watched, without redundancy. Safe first action: check that replica's credentials and "
      "network path to the source (its status page shows the error)."},
-    {"SchedwatchExporterDown", "warning",
-     "schedwatch replica {{ $labels.instance }} (job {{ $labels.job }}) is down",
+    {"SchedwatchExporterDown", "warning", "One schedwatch replica is down; another is still up.",
      "Prometheus cannot scrape {{ $labels.instance }}, one replica of a watcher of job "
      "{{ $labels.job }}; another replica still watches, without redundancy. Safe first action: "
      "check that exporter process, its /-/healthy endpoint and the scrape configuration."},
     {"SchedwatchWatcherStale", "warning",
-     "schedwatch replica {{ $labels.instance }} has not refreshed for "
-     "{{ $value | humanizeDuration }}",
+     "One schedwatch replica has not refreshed recently; another is fresh.",
      "Replica {{ $labels.instance }} (job {{ $labels.job }}) answers scrapes, but its last "
      "complete refresh ended {{ $value | humanizeDuration }} ago; another replica is fresh. Safe "
      "first action: read that exporter's logs; restart it if its refresh loop is stuck."},
     {"SchedwatchSourceHistoryDown", "critical",
-     "source {{ $labels.source }} is listed but its run history cannot be read",
+     "A source is listed, but no replica can read its run history.",
      "The watcher (job {{ $labels.job }}) lists source {{ $labels.source }} "
      "({{ $labels.type }}) but no replica can read its run history (cron's log or journal, the "
      "journal, Jobs, workflow runs, pipelines): missing, inactive, duplicate and drift are still "
@@ -116,7 +110,7 @@ constexpr std::array<AlertText, 21> kAlerts = {{
      "held back. Safe first action: check the source's history (the exporter's status page shows "
      "the error), e.g. a crontab source reading /var/log/syslog on a host without rsyslog."},
     {"SchedwatchSourceHistoryDown", "warning",
-     "source {{ $labels.source }}'s run history cannot be read by {{ $labels.instance }}",
+     "One replica cannot read a source's run history; another still can.",
      "Replica {{ $labels.instance }} (job {{ $labels.job }}) lists source {{ $labels.source }} "
      "({{ $labels.type }}) but cannot read its run history; another replica still reads it, so "
      "its roles' runs are still watched, without redundancy. Safe first action: check that "

@@ -214,9 +214,13 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
                                  {"refresh", 1},
                                  {"regex", ""},
                                  {"options", json::array()}}});
-  json job = QueryVariable("job", "Exporter job",
-                           fmt::format("label_values({}, job)", metrics::kLastCycle.name), false);
-  job["current"] = {{"text", options.exporter_job}, {"value", options.exporter_job}};
+  // job and instance are on every series, so All is .+ (as dashboard-linter asks); the job
+  // variable is a multi-select too, set to --exporter-job.
+  json job = QueryVariable("job", "Job",
+                           fmt::format("label_values({}, job)", metrics::kLastCycle.name), true);
+  job["allValue"] = ".+";
+  job["current"] = {{"text", json::array({options.exporter_job})},
+                    {"value", json::array({options.exporter_job})}};
   variables.push_back(std::move(job));
   std::string scope = "job=~\"$job\"";
   for (const auto& label : options.identity_labels) {
@@ -226,8 +230,9 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
     scope += fmt::format(",{0}=~\"${0}\"", label);
   }
   variables.push_back(QueryVariable(
-      "instance", "Replica",
+      "instance", "Instance",
       fmt::format("label_values({}{{{}}}, instance)", metrics::kLastCycle.name, scope), true));
+  variables.back()["allValue"] = ".+";
   variables.push_back(
       QueryVariable("source", "Source",
                     fmt::format("label_values({}{{{},instance=~\"$instance\"}}, source)",

@@ -87,8 +87,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--output-format", output_format,
                  "rules: Prometheus rule files; prometheus-rule: also the same rules as "
-                 "prometheus-operator PrometheusRule objects (*.prometheusrule.yaml)")
-      ->check(CLI::IsMember({"rules", "prometheus-rule"}))
+                 "prometheus-operator PrometheusRule objects (*.prometheusrule.yaml); mixin: also "
+                 "a jsonnet monitoring mixin (mixin.libsonnet, schedwatch-global.libsonnet)")
+      ->check(CLI::IsMember({"rules", "prometheus-rule", "mixin"}))
       ->capture_default_str();
   app.add_option("--prometheus-rule-namespace", options.prometheus_rule_namespace,
                  "metadata.namespace of the PrometheusRule objects")
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
     }
     options.exporter_alert_for = *alert_for;
     options.prometheus_rule = output_format == "prometheus-rule";
+    options.mixin = output_format == "mixin";
     auto stale_after = ParseDuration(watcher_stale_after);
     if (!stale_after || *stale_after <= 0) {
       throw CLI::ValidationError("--watcher-stale-after",

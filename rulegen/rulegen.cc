@@ -61,6 +61,12 @@ std::vector<Piece> Pieces(const Spec& spec, const Options& options,
                                                   "schedwatch-global"));
                       }});
   }
+  if (options.mixin) {
+    pieces.push_back({"schedwatch-global.libsonnet", &Output::global_mixin,
+                      [&](const Sink& sink) { RenderGlobalMixin(options, sink); }});
+    pieces.push_back({"mixin.libsonnet", &Output::mixin,
+                      [&](const Sink& sink) { RenderMixin(spec, options, sink); }});
+  }
   return pieces;
 }
 

@@ -43,6 +43,8 @@ struct Options {
   // Also write the rules as prometheus-operator PrometheusRule objects.
   bool prometheus_rule = false;
   std::string prometheus_rule_namespace = "monitoring";
+  // Also write the rules and the dashboard as a jsonnet mixin (mixin.libsonnet).
+  bool mixin = false;
   // The dashboard's uid; empty: "schedwatch-" and a hash of the job, spec name and its roles.
   std::string dashboard_uid;
   // A spec label (`labels:`): alertmanager.yml routes each of its values to a receiver of its
@@ -63,6 +65,10 @@ struct Output {
   // schedwatch-global.prometheusrule.yaml, the two rule files as PrometheusRule objects.
   std::string prometheus_rule;
   std::string global_prometheus_rule;
+  // With Options::mixin: mixin.libsonnet, this spec's mixin, built on schedwatch-global.libsonnet
+  // (the global rules and the dashboard; like the global rules file, the same for every spec).
+  std::string mixin;
+  std::string global_mixin;
   // Things a person should know, e.g. a success_metric for which no test series can be built.
   std::vector<std::string> warnings;
 };

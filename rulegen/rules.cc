@@ -301,7 +301,39 @@ void WriteLabels(const Rule& rule, std::string& out) {
   }
 }
 
+// Groups of at most kMaxGroupRules rules (the rules of a group are evaluated one after the
+// other, and the mixin conventions ask for small groups): a longer group continues in
+// "<name>/2", "<name>/3"... ('/' is in no source name). A role's consecutive rules stay together.
+constexpr std::size_t kMaxGroupRules = 20;
+
+std::vector<RuleGroup> Split(std::vector<RuleGroup> groups) {
+  std::vector<RuleGroup> out;
+  for (auto& group : groups) {
+    std::size_t first = out.size();
+    out.push_back({group.name, {}});
+    for (std::size_t start = 0; start < group.rules.size();) {
+      std::string role = RoleOf(group.rules[start]);
+      std::size_t end = start + 1;
+      while (end < group.rules.size() && !role.empty() && RoleOf(group.rules[end]) == role) {
+        ++end;
+      }
+      if (out.back().rules.size() + (end - start) > kMaxGroupRules && !out.back().rules.empty()) {
+        out.push_back({fmt::format("{}/{}", group.name, out.size() - first + 1), {}});
+      }
+      for (; start < end; ++start) out.back().rules.push_back(std::move(group.rules[start]));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string RoleOf(const Rule& rule) {
+  for (const auto& [name, value] : rule.labels) {
+    if (name == "role") return value;
+  }
+  return "";
+}
 
 std::string SuccessRatioRecord(const Options& options) {
   return "role:schedwatch_job_runs_success:ratio_rate" +
@@ -395,7 +427,7 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
       if (added) groups.push_back({"schedwatch-jobs-" + job.source.str(), {}});
       AddJobRules(options, for_policy, job, /*pushed_only=*/false, groups[it->second].rules);
     }
-    return groups;
+    return Split(std::move(groups));
   }
   std::vector<std::string> pushed_roles;
   for (const auto& job : spec.jobs) {
@@ -445,7 +477,7 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
     }
   }
   groups.push_back(std::move(jobs));
-  return groups;
+  return Split(std::move(groups));
 }
 
 void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const Options& options,

@@ -22,6 +22,8 @@ TEST="$TEST slowhttptest"
 TEST="$TEST faketime"
 # fugit is GitLab's cron parser: the fugit_oracle test's judge.
 TEST="$TEST ruby-fugit"
+# jsonnet renders the generated and static mixins (rulegen_mixin, rulegen_conventions).
+TEST="$TEST jsonnet"
 # strace kills reconcile at each step of a write (reconcile_crash); unshare (util-linux, always
 # there) gives it a tmpfs of its own.
 TEST="$TEST strace"

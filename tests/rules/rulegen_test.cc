@@ -6,8 +6,10 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -304,7 +306,8 @@ TEST(BuildRules, PushedSuccessIsJudgedByItsValue) {
               std::string::npos);
     EXPECT_NE(rules.find("absent(max(report_success{job=\"report\"}))"), std::string::npos);
     // The role is written into annotations, since the pushed series does not carry it.
-    EXPECT_NE(rules.find("summary: 'report: last success {{ $value | humanizeDuration }} ago'"),
+    EXPECT_NE(rules.find("description: 'Role report on source demo last succeeded "
+                         "{{ $value | humanizeDuration }} ago"),
               std::string::npos);
   }
   Options joined;
@@ -536,9 +539,15 @@ TEST(BuildRules, SeverityPerJobAndKindSplitsJoinedRulesByLevel) {
   std::vector<std::pair<std::string, std::string>> missing;  // severity, expr
   std::size_t count = 0;
   auto joined = BuildRules(spec, options);
-  for (const auto& rule : joined[0].rules) {
-    ++count;
-    if (rule.alert == Alert::kJobMissing) missing.emplace_back(rule.labels[0].second, rule.expr);
+  // More than 20 rules: the group continues in a second one.
+  ASSERT_EQ(joined.size(), 2u);
+  EXPECT_EQ(joined[0].rules.size(), 20u);
+  EXPECT_EQ(joined[1].name, "schedwatch-jobs/2");
+  for (const auto& group : joined) {
+    for (const auto& rule : group.rules) {
+      ++count;
+      if (rule.alert == Alert::kJobMissing) missing.emplace_back(rule.labels[0].second, rule.expr);
+    }
   }
   // Missing: critical (r0-r2) and info (loud, calm); Failing: warning and critical; the
   // others: warning or their built-in level and info (calm).
@@ -548,6 +557,21 @@ TEST(BuildRules, SeverityPerJobAndKindSplitsJoinedRulesByLevel) {
   EXPECT_NE(missing[0].second.find("role!~\"loud|calm\""), std::string::npos) << missing[0].second;
   EXPECT_EQ(missing[1].first, "info");
   EXPECT_NE(missing[1].second.find("role=~\"loud|calm\""), std::string::npos) << missing[1].second;
+}
+
+TEST(BuildRules, GroupsHoldAtMost20RulesAndKeepARolesRulesTogether) {
+  Options options;
+  auto groups = BuildRules(MakeSpec(7), options);
+  std::map<std::string, std::set<std::string>> groups_of_role;
+  for (const auto& group : groups) {
+    EXPECT_LE(group.rules.size(), 20u) << group.name;
+    for (const auto& rule : group.rules) groups_of_role[RoleOf(rule)].insert(group.name);
+  }
+  EXPECT_EQ(groups_of_role.size(), 7u);
+  for (const auto& [role, names] : groups_of_role) EXPECT_EQ(names.size(), 1u) << role;
+  EXPECT_TRUE(std::any_of(groups.begin(), groups.end(), [](const RuleGroup& group) {
+    return group.name == "schedwatch-jobs-demo/2";
+  }));
 }
 
 TEST(Generate, RouteByWritesARouteAndReceiverPerValue) {

@@ -107,6 +107,7 @@ def check_golden(args, tmp):
                       diff.stdout[:4000] +
                       "\nregenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
     check_kubernetes_rules(args, tmp, update)
+    check_static_mixin(args, tmp, update)
     known = {spec_name(s) for s in specs}
     stray = [d for d in sorted(os.listdir(rules_dir)) if d not in known] if os.path.isdir(
         rules_dir) else []
@@ -141,6 +142,25 @@ def check_kubernetes_rules(args, tmp, update):
         have = f.read()
     check("examples/kubernetes/prometheusrule.yaml equals the generated one", have == generated,
           "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
+
+
+def check_static_mixin(args, tmp, update):
+    """mixin/mixin.libsonnet is the schedwatch-global.libsonnet rulegen writes with default flags
+    (mixin_test.py renders it)."""
+    out = os.path.join(tmp, "mixin")
+    spec = os.path.join(args.source_dir, "examples", "desired-state.yaml")
+    if not generate(args, spec, "per-role", out, ("--output-format", "mixin")):
+        return
+    with open(os.path.join(out, "schedwatch-global.libsonnet")) as f:
+        generated = f.read()
+    committed = os.path.join(args.source_dir, "mixin", "mixin.libsonnet")
+    if update:
+        with open(committed, "w") as f:
+            f.write(generated)
+    with open(committed) as f:
+        have = f.read()
+    check("mixin/mixin.libsonnet equals the generated schedwatch-global.libsonnet",
+          have == generated, "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
 
 
 def promtool_ok(argv, cwd, name):
@@ -453,9 +473,9 @@ def check_dashboard(args, tmp):
           all(variables.get(n, {}).get("type") == "query" for n in ("job", "cluster", "instance",
                                                                       "source")), list(variables))
     check("the job variable defaults to --exporter-job",
-          variables["job"].get("current", {}).get("value") == "sched")
-    check("identity, instance and source variables offer All",
-          all(variables[n].get("includeAll") for n in ("cluster", "instance", "source")))
+          variables["job"].get("current", {}).get("value") == ["sched"])
+    check("job, identity, instance and source variables offer All",
+          all(variables[n].get("includeAll") for n in ("job", "cluster", "instance", "source")))
     panels = dashboard.get("panels", [])
     queried = [p for p in panels if p.get("type") != "row"]
     check("every panel and query uses the datasource variable",

@@ -16,6 +16,15 @@ foreach(check golden promtool amtool bad_spec dashboard)
             --source-dir ${CMAKE_SOURCE_DIR})
 endforeach()
 
+# --output-format mixin and mixin/ rendered by jsonnet: the same rules and dashboard as the files.
+schedwatch_script_test(NAME rulegen_mixin LABELS integration
+  COMMAND ${TESTS}/rules/mixin_test.py --rulegen ${RULEGEN} --source-dir ${CMAKE_SOURCE_DIR})
+
+# Every generated rule file and dashboard against the mixin conventions (mixtool lint,
+# dashboard-linter), encoded in the script with its documented exceptions.
+schedwatch_script_test(NAME rulegen_conventions LABELS integration
+  COMMAND ${TESTS}/rules/conventions_test.py --rulegen ${RULEGEN} --source-dir ${CMAKE_SOURCE_DIR})
+
 # The prometheus-operator examples (ServiceMonitor, PrometheusRule, kustomization) against the
 # CRDs' schema.
 schedwatch_script_test(NAME rulegen_operator_examples LABELS integration
