@@ -11,7 +11,6 @@
 #include <future>
 
 #include "exporter/web_rate_limit.h"
-#include "exporter/web_rate_limit.h"
 #include "exporter/web_tls.h"
 #include "tests/test_util.h"
 
