@@ -317,7 +317,13 @@ WebServer::Impl::~Impl() {
   if (reloads_) reloads_->Stop();
   if (auth_checks_) auth_checks_->Stop();
   if (pages_) pages_->Stop();
-  for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
+  for (MHD_Daemon* daemon : daemons_) {
+    // Taken back and closed here: MHD_stop_daemon would shut the socket down, and a socket
+    // systemd passed must go on listening for the next start.
+    MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
+    MHD_stop_daemon(daemon);
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);
+  }
   guard_.reset();  // after the daemons: their callbacks use it
 }
 

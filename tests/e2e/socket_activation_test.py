@@ -124,12 +124,19 @@ def refused(args, workdir, spec):
         with Process(["sh", "-c", LAUNCHER, "sh"] + base + ["--refresh.interval", "1s"],
                      os.path.join(workdir, "launcher.log"), pass_fds=(listening.fileno(),),
                      env={**environ, "FD": str(listening.fileno())}) as exporter:
-            listening.close()  # the exporter holds the only copy now
             ok = wait_for(lambda: get(f"http://127.0.0.1:{port}/-/healthy").status == 200, 20,
                           "the launched exporter", ignore=(OSError,))
             check("a listening TCP socket passed by the launcher is served", ok,
                   exporter.logs()[-1500:])
             check("SIGTERM: exit 0", exporter.stop() == 0)
+        # systemd keeps the socket for the next start: the exporter's exit must leave it
+        # listening (closed, never shut down), so a connection waits in its backlog.
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            still = True
+        except OSError as error:
+            still = error
+        check("after the exporter's exit the passed socket still listens", still is True, still)
 
 
 if __name__ == "__main__":
