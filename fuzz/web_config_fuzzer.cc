@@ -11,8 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A bucket the server can run: an interval within a day, at least one token, no overflow.
   if (config->rate_limit) {
     const auto& limit = *config->rate_limit;
-    if (limit.interval.count() <= 0 || limit.interval > std::chrono::hours(24) ||
-        limit.burst < 1 || limit.burst > 100000) {
+    if (limit.interval.count() <= 0 || limit.interval > std::chrono::hours(24) || limit.burst < 1 ||
+        limit.burst > 100000) {
       __builtin_trap();
     }
   }
