@@ -28,6 +28,9 @@ install(CODE "
   file(WRITE \"\$ENV{DESTDIR}${unit_target}\" \"\${unit}\")
   list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\$ENV{DESTDIR}${unit_target}\")")
 
+# Its socket unit (--web.systemd-socket), the same everywhere.
+install(FILES examples/schedwatch-exporter.socket DESTINATION ${SCHEDWATCH_SYSTEMD_UNIT_DIR})
+
 # The spec as installed watches a demo snapshot beside it, so the exporter serves without a
 # scheduler; the ARGS file points the unit at it.
 install(FILES packaging/spec.yaml DESTINATION ${SCHEDWATCH_CONFIG_DIR})

@@ -102,7 +102,10 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
   }
   if (!server) {
     Log(LogLevel::kError, "cannot start the web server", {{"err", server.error()}});
-    return 1;
+    // Started without its socket: an error of how it was started, as a bad flag is.
+    return web_options.systemd_socket && server.error().rfind("--web.systemd-socket", 0) == 0
+               ? kExitBadInput
+               : 1;
   }
   for (const auto& listener : (*server)->listeners()) {
     Log(LogLevel::kInfo, "listening",
@@ -246,6 +249,9 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->capture_default_str();
+  app.add_flag("--web.systemd-socket", web_options.systemd_socket,
+               "Serve on the sockets systemd passes (socket activation) instead of "
+               "--web.listen-address");
   app.add_option("--web.telemetry-path", web_options.telemetry_path,
                  "Path under which to expose metrics")
       ->capture_default_str();

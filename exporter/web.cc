@@ -35,6 +35,7 @@
 #include "exporter/web_connections.h"
 #include "exporter/web_listen.h"
 #include "exporter/web_pages.h"
+#include "exporter/web_rate_limit.h"
 #include "exporter/web_text.h"
 #include "exporter/web_tls.h"
 #include "schedwatch/platform/file.h"
@@ -293,6 +294,10 @@ struct WebServer::Impl {
   // cache, or answered from the cache.
   MHD_Result ServePage(Request* request, std::function<Reply(PageCache&)> render);
   std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
+  // rate_limit: a token for a request that is not an authenticated scrape, or the 429 to send.
+  std::optional<Reply> Limit();
+  // `refusal` (an authentication failure), or 429 when the bucket is empty.
+  Reply LimitRefusal(Reply refusal);
 
   WebOptions options_;
   Refresher& refresher_;
@@ -303,6 +308,7 @@ struct WebServer::Impl {
   std::unique_ptr<PasswordChecker> auth_checks_;
   std::unique_ptr<ConnectionGuard> guard_;
   std::unique_ptr<PageCache> page_cache_;
+  std::unique_ptr<RateLimiter> limiter_;
   std::atomic<std::size_t> pages_waiting_{0};
 };
 
@@ -311,7 +317,13 @@ WebServer::Impl::~Impl() {
   if (reloads_) reloads_->Stop();
   if (auth_checks_) auth_checks_->Stop();
   if (pages_) pages_->Stop();
-  for (MHD_Daemon* daemon : daemons_) MHD_stop_daemon(daemon);  // closes the listen socket
+  for (MHD_Daemon* daemon : daemons_) {
+    // Taken back and closed here: MHD_stop_daemon would shut the socket down, and a socket
+    // systemd passed must go on listening for the next start.
+    MHD_socket listen_fd = MHD_quiesce_daemon(daemon);
+    MHD_stop_daemon(daemon);
+    if (listen_fd != MHD_INVALID_SOCKET) close(listen_fd);
+  }
   guard_.reset();  // after the daemons: their callbacks use it
 }
 
@@ -348,6 +360,10 @@ Result<bool> WebServer::Impl::Start() {
     pages_waiting_.fetch_sub(batch.size());
   });
   page_cache_ = std::make_unique<PageCache>(options_.max_page_bytes);
+  if (config && config->rate_limit) {
+    limiter_ =
+        std::make_unique<RateLimiter>(config->rate_limit->interval, config->rate_limit->burst);
+  }
   guard_ = std::make_unique<ConnectionGuard>(options_.read_header_timeout,
                                              std::chrono::seconds(options_.idle_timeout_seconds));
   // One address may hold some of the connections, never all: the others stay for everyone else
@@ -355,12 +371,29 @@ Result<bool> WebServer::Impl::Start() {
   unsigned per_address =
       std::min(options_.max_connections_per_ip, std::max(1u, options_.max_connections / 2));
 
-  for (const auto& address : options_.listen_addresses) {
-    int port = 0;
-    auto fd = Listen(address, port);
-    if (!fd) return Error{fd.error()};
+  std::vector<PassedSocket> sockets;
+  if (options_.systemd_socket) {
+    auto passed = SystemdSockets();
+    if (!passed) return Error{passed.error()};
+    sockets = std::move(*passed);
+  } else {
+    for (const auto& address : options_.listen_addresses) {
+      PassedSocket socket{-1, address, 0};
+      auto fd = Listen(address, socket.port);
+      if (!fd) {
+        for (const auto& opened : sockets) close(opened.fd);
+        return Error{fd.error()};
+      }
+      socket.fd = *fd;
+      sockets.push_back(std::move(socket));
+    }
+  }
+  for (std::size_t i = 0; i < sockets.size(); ++i) {
+    const std::string& address = sockets[i].address;
+    const int port = sockets[i].port;
+    const int fd = sockets[i].fd;
     std::vector<MHD_OptionItem> items = {
-        {MHD_OPTION_LISTEN_SOCKET, *fd, nullptr},
+        {MHD_OPTION_LISTEN_SOCKET, fd, nullptr},
         {MHD_OPTION_THREAD_POOL_SIZE, kThreadsPerListener, nullptr},
         {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(options_.max_connections), nullptr},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(per_address), nullptr},
@@ -392,7 +425,7 @@ Result<bool> WebServer::Impl::Start() {
     MHD_Daemon* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::Access, this,
                                           MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
     if (daemon == nullptr) {
-      close(*fd);
+      for (std::size_t j = i; j < sockets.size(); ++j) close(sockets[j].fd);
       return Error{
           fmt::format("cannot serve on {}: the HTTP server did not start{}", address,
                       (flags & MHD_USE_TLS) ? " (check the TLS key and certificate)" : "")};
@@ -501,6 +534,7 @@ MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
   auto text = std::make_shared<const ChunkedText>(refresher_.Current()->metrics);
   std::string process;  // and the page counters: what the scrape reads itself
   RenderPageMetrics(page_cache_->counts(), process);
+  RenderRateLimitMetrics(limiter_ ? limiter_->limited() : 0, process);
   if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, process);
   bool gzip = false;
   MHD_Response* response = CreateMetricsResponse(
@@ -614,6 +648,20 @@ std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, 
   return answer(verdict);
 }
 
+std::optional<Reply> WebServer::Impl::Limit() {
+  if (!limiter_) return std::nullopt;
+  auto wait = limiter_->Take(RateLimiter::Clock::now());
+  if (!wait) return std::nullopt;
+  Reply reply = Text(429, "Too Many Requests\n");
+  reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, std::to_string(wait->count())});
+  return reply;
+}
+
+Reply WebServer::Impl::LimitRefusal(Reply refusal) {
+  auto limited = Limit();
+  return limited ? *limited : refusal;
+}
+
 MHD_Result WebServer::Impl::ServePage(Request* request, std::function<Reply(PageCache&)> render) {
   // Which roles a page shows is known only once its filters ran, on the pages thread.
   if (pages_waiting_.load() >= kMaxPagesWaiting) {
@@ -701,13 +749,23 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
   guard_->RequestRead(connection);  // the whole request is in
   if (request->deferred_reply) return Queue(connection, *request->deferred_reply);
 
-  if (auto refused = CheckClientCertificate(connection)) return Queue(connection, *refused);
+  // rate_limit is charged after authentication, so that no flood of others can refuse a scrape
+  // that passes it: a failed authentication takes a token (and is answered 429 when none is
+  // left), as does every request but a scrape; a scrape that passed takes none.
+  if (auto refused = CheckClientCertificate(connection)) {
+    return Queue(connection, LimitRefusal(*refused));
+  }
   if (auth_checks_ && request->auth != PasswordChecker::Verdict::kAccepted) {
-    if (auto refused = CheckPassword(connection, request)) return Queue(connection, *refused);
+    if (auto refused = CheckPassword(connection, request)) {
+      return Queue(connection, LimitRefusal(*refused));
+    }
     if (request->auth == PasswordChecker::Verdict::kPending) return MHD_YES;  // suspended
   }
 
   const bool readable = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
+  if (!(readable && path == options_.telemetry_path)) {
+    if (auto limited = Limit()) return Queue(connection, *limited);
+  }
   auto not_allowed = [&](const char* allow) {
     Reply reply = Text(405, fmt::format("method {} not allowed; use {}\n", method, allow));
     reply.headers.push_back({MHD_HTTP_HEADER_ALLOW, allow});
@@ -825,7 +883,9 @@ const std::vector<WebServer::Listener>& WebServer::listeners() const { return im
 
 Result<std::unique_ptr<WebServer>> WebServer::Start(const WebOptions& options, Refresher& refresher,
                                                     bool* web_config_error) {
-  if (options.listen_addresses.empty()) return Error{"no --web.listen-address"};
+  if (options.listen_addresses.empty() && !options.systemd_socket) {
+    return Error{"no --web.listen-address"};
+  }
   auto impl = std::make_unique<Impl>(options, refresher);
   auto tls = impl->LoadTls();
   if (!tls) {

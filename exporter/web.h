@@ -22,6 +22,8 @@ struct WebOptions {
   // Prometheus form: ":9762" (every address, IPv4 and IPv6), "127.0.0.1:9762", "[::1]:9762",
   // "[::]:9762", "localhost:9762"; port 0 picks a free one.
   std::vector<std::string> listen_addresses{":9762"};
+  // --web.systemd-socket: serve on the sockets systemd passed instead of listen_addresses.
+  bool systemd_socket = false;
   std::string telemetry_path = "/metrics";
   bool enable_lifecycle = false;  // POST /-/reload
   unsigned max_connections = 4096;

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -51,9 +54,10 @@ struct Unsupported {
   std::string_view key;
   std::string_view why;
 };
-constexpr std::array<Unsupported, 1> kUnsupportedTop = {{
-    {"rate_limit", "not supported by schedwatch (it has no rate limiter); remove the key"},
-}};
+constexpr std::array<Unsupported, 0> kUnsupportedTop = {};
+// Bounds that keep burst × interval within the clock's range.
+constexpr std::int64_t kMaxRateInterval = 24 * 3600 * 1000000000LL;
+constexpr std::int64_t kMaxBurst = 100000;
 constexpr std::array<Unsupported, 5> kUnsupportedTls = {{
     {"cert", "not supported by schedwatch: put the certificate in a file named by cert_file"},
     {"key", "not supported by schedwatch: put the key in a file named by key_file"},
@@ -140,7 +144,8 @@ class Decoder {
     WebConfig config;
     if (root.IsNull()) return config;  // an empty file: plain HTTP, no auth (as the toolkit)
     Expect(root, YamlNode::Kind::kMapping, "", false);
-    CheckKeys(root, "", {"tls_server_config", "http_server_config", "basic_auth_users"},
+    CheckKeys(root, "",
+              {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"},
               kUnsupportedTop);
     for (std::size_t i = 0; i < root.size(); ++i) {
       std::string_view key = root.key(i).scalar();
@@ -150,6 +155,7 @@ class Decoder {
       if (key == "basic_auth_users") {
         config.basic_auth_users = DecodeUsers(value, std::string(key));
       }
+      if (key == "rate_limit") config.rate_limit = DecodeRateLimit(value, std::string(key));
     }
     // Last, so that every other problem is reported with the file's own position first.
     for (const auto& named : files_) {
@@ -415,6 +421,87 @@ class Decoder {
       users.emplace(std::move(user), std::move(hash));
     }
     return users;
+  }
+
+  // A Go duration as the toolkit's YAML library reads one into time.Duration: "1s", "250ms",
+  // "1m30s", "1.5s" (units ns, us, µs, ms, s, m, h); a bare 0 is zero.
+  std::chrono::nanoseconds GoDuration(YamlNode node, const std::string& field) {
+    Expect(node, YamlNode::Kind::kScalar, field, false);
+    std::string text(node.scalar());
+    auto bad = [&](const std::string& why) {
+      Fail(node, field, fmt::format("\"{}\" {}", text, why));
+    };
+    if (text == "0") return std::chrono::nanoseconds(0);
+    if (text.empty()) bad("is not a duration (e.g. 1s, 250ms, 1m30s)");
+    if (text[0] == '-') bad("is negative");
+    static const std::array<std::pair<std::string_view, double>, 8> kUnits = {{{"ns", 1},
+                                                                               {"us", 1e3},
+                                                                               {"\xc2\xb5s", 1e3},
+                                                                               {"\xce\xbcs", 1e3},
+                                                                               {"ms", 1e6},
+                                                                               {"s", 1e9},
+                                                                               {"m", 60e9},
+                                                                               {"h", 3600e9}}};
+    double total = 0;
+    std::size_t at = text[0] == '+' ? 1 : 0;
+    if (at == text.size()) bad("is not a duration (e.g. 1s, 250ms, 1m30s)");
+    while (at < text.size()) {
+      std::size_t start = at;
+      while (at < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) {
+        ++at;
+      }
+      std::string number = text.substr(start, at - start);
+      std::size_t unit_start = at;
+      while (at < text.size() && !std::isdigit(static_cast<unsigned char>(text[at])) &&
+             text[at] != '.') {
+        ++at;
+      }
+      std::string unit = text.substr(unit_start, at - unit_start);
+      auto found = std::find_if(kUnits.begin(), kUnits.end(),
+                                [&](const auto& known) { return known.first == unit; });
+      if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1 ||
+          found == kUnits.end()) {
+        bad(unit.empty() ? "has no unit (e.g. 1s, 250ms, 1m30s)"
+                         : "is not a duration (units ns, us, ms, s, m, h; e.g. 1s, 1m30s)");
+      }
+      total += std::strtod(number.c_str(), nullptr) * found->second;
+      if (total > static_cast<double>(kMaxRateInterval)) bad("is longer than 24h");
+    }
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(total));
+  }
+
+  std::optional<WebConfig::RateLimit> DecodeRateLimit(YamlNode node, const std::string& path) {
+    if (node.IsNull()) return std::nullopt;
+    Expect(node, YamlNode::Kind::kMapping, path, false);
+    CheckKeys(node, path, {"interval", "burst"}, std::array<Unsupported, 0>{});
+    WebConfig::RateLimit limit;
+    std::optional<YamlNode> burst;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      std::string_view name = node.key(i).scalar();
+      YamlNode value = node.value(i);
+      std::string field = FieldPath(path, name);
+      if (name == "interval") limit.interval = GoDuration(value, field);
+      if (name == "burst") {
+        burst = value;
+        std::string text = value.IsScalar() && value.plain() ? std::string(value.scalar()) : "";
+        if (text.empty() || text.size() > 7 ||
+            text.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoll(text) > kMaxBurst) {
+          Fail(value, field,
+               fmt::format("expected a whole number from 0 to {}, got {}", kMaxBurst,
+                           value.IsScalar() ? "\"" + std::string(value.scalar()) + "\""
+                                            : value.Describe()));
+        }
+        limit.burst = static_cast<unsigned>(std::stoll(text));
+      }
+    }
+    if (limit.interval.count() == 0) return std::nullopt;  // "set to 0 to disable"
+    if (limit.burst == 0) {
+      Fail(burst ? *burst : node, FieldPath(path, "burst"),
+           "must be at least 1 when interval is set (a bucket of 0 refuses every request)");
+    }
+    return limit;
   }
 
   struct NamedFile {

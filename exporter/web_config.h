@@ -3,6 +3,7 @@
 // Keys the toolkit knows but schedwatch does not apply are refused by name, never ignored.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,13 @@ struct WebConfig {
   std::optional<Tls> tls;                                    // absent: plain HTTP
   std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash
   std::vector<std::pair<std::string, std::string>> headers;  // http_server_config.headers
+  // rate_limit: a token bucket of `burst` tokens, one more every `interval`; absent when the
+  // key is, or its interval is 0 (as the toolkit reads it).
+  struct RateLimit {
+    std::chrono::nanoseconds interval{0};
+    unsigned burst = 0;
+  };
+  std::optional<RateLimit> rate_limit;
 };
 
 // A cipher suite by its Go name, as GnuTLS priority names: key exchange, cipher, MAC (AEAD for

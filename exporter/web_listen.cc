@@ -1,10 +1,13 @@
 #include "exporter/web_listen.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -111,6 +114,54 @@ Result<int> Listen(const std::string& text, int& port) {
   port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   return fd;
+}
+
+Result<std::vector<PassedSocket>> SystemdSockets() {
+  int count = sd_listen_fds(1);
+  if (count < 0) {
+    return Error{fmt::format("--web.systemd-socket: cannot read the sockets systemd passed: {}",
+                             std::strerror(-count))};
+  }
+  if (count == 0) {
+    return Error{
+        "--web.systemd-socket: systemd passed no socket (LISTEN_FDS is unset, or set for another "
+        "process); start the service through its socket unit (systemctl start "
+        "schedwatch-exporter.socket), or leave the flag out and use --web.listen-address"};
+  }
+  std::vector<PassedSocket> sockets;
+  for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + count; ++fd) {
+    sockaddr_storage bound{};
+    socklen_t length = sizeof(bound);
+    bool ip = getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0 &&
+              (bound.ss_family == AF_INET || bound.ss_family == AF_INET6);
+    if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0 || !ip) {
+      for (const auto& socket : sockets) close(socket.fd);
+      return Error{fmt::format(
+          "--web.systemd-socket: fd {} from systemd is not a listening TCP socket (the socket "
+          "unit needs ListenStream= with a port or address:port)",
+          fd)};
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    char host[INET6_ADDRSTRLEN] = "";
+    int port = 0;
+    if (bound.ss_family == AF_INET) {
+      auto* address = reinterpret_cast<sockaddr_in*>(&bound);
+      inet_ntop(AF_INET, &address->sin_addr, host, sizeof(host));
+      port = ntohs(address->sin_port);
+    } else {
+      auto* address = reinterpret_cast<sockaddr_in6*>(&bound);
+      inet_ntop(AF_INET6, &address->sin6_addr, host, sizeof(host));
+      port = ntohs(address->sin6_port);
+    }
+    bool v6 = bound.ss_family == AF_INET6;
+    sockets.push_back({fd,
+                       fmt::format("systemd socket fd {} ({}{}{}:{})", fd, v6 ? "[" : "", host,
+                                   v6 ? "]" : "", port),
+                       port});
+  }
+  return sockets;
 }
 
 std::size_t RaiseOpenFileLimit() {

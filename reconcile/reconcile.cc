@@ -32,11 +32,15 @@ namespace {
 
 // A lock in a directory another user can write is not one: they can create it first and hold
 // it (every repair waits, then skips), or put something else in its place.
-Result<bool> CheckLockDirectory(const std::string& path) {
+std::string DirectoryOf(const std::string& path) {
   auto slash = path.rfind('/');
-  std::string directory = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Result<bool> CheckLockDirectory(const std::string& path) {
+  std::string directory = DirectoryOf(path);
+  // A first run makes the state directory (/var/lib/schedwatch) when it is safe to.
+  if (auto made = platform::EnsureStateDirectory(directory); !made) return Error{made.error()};
   struct stat status {};
   if (lstat(directory.c_str(), &status) != 0) {
     return Error{fmt::format("lock directory {}: {}", directory, std::strerror(errno))};
@@ -156,9 +160,9 @@ class Reconciler {
       std::string problem = ledger ? "" : ledger.error();
       if (ledger) {
         for (auto& [role, entry] : ledger_updates_) ledger->entries[role] = entry;
-        if (auto written = WriteLedger(options_.ledger_file, *ledger); !written) {
-          problem = written.error();
-        }
+        auto written = platform::EnsureStateDirectory(DirectoryOf(options_.ledger_file));
+        if (written) written = WriteLedger(options_.ledger_file, *ledger);
+        if (!written) problem = written.error();
       }
       if (!problem.empty()) {
         Log(LogLevel::kError, "ledger not written", {{"err", problem}});

@@ -16,6 +16,8 @@ TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
 # systemd-nspawn boots the Debian root the systemd source is tested against.
 TEST="$TEST systemd-container"
+# systemd-socket-activate (package systemd) passes the socket in the socket_activation test.
+TEST="$TEST systemd"
 # slowhttptest: the slow clients of bench/http_hostile_bench.py and bench/soak_bench.py.
 TEST="$TEST slowhttptest"
 # libfaketime steps the exporter's clock in the clock_step test.

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -594,6 +595,68 @@ Result<bool> FinishInterruptedCreate(const std::string& path, std::string_view c
     return true;
   }
   return false;
+}
+
+namespace {
+
+// The command that makes `directory` for this user: run by root, owned by this user.
+std::string MakeDirectoryCommand(const std::string& directory) {
+  uid_t self = geteuid();
+  if (self == 0) return fmt::format("install -d -m 0700 {}", directory);
+  passwd entry{}, *found = nullptr;
+  char buffer[4096];
+  std::string user = getpwuid_r(self, &entry, buffer, sizeof(buffer), &found) == 0 && found
+                         ? std::string(found->pw_name)
+                         : std::to_string(self);
+  return fmt::format("sudo install -d -m 0700 -o {} {}", user, directory);
+}
+
+}  // namespace
+
+Result<bool> EnsureStateDirectory(const std::string& directory) {
+  struct stat status {};
+  if (lstat(directory.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode)) return true;
+    return Error{fmt::format("state directory {} is {}, not a directory; move it away, then: {}",
+                             directory, S_ISLNK(status.st_mode) ? "a symbolic link" : "a file",
+                             MakeDirectoryCommand(directory))};
+  }
+  auto cannot = [&](const std::string& why) {
+    return Error{fmt::format("state directory {} is missing and was not made: {}; make it with: {}",
+                             directory, why, MakeDirectoryCommand(directory))};
+  };
+  if (errno != ENOENT) return cannot(std::strerror(errno));
+  std::string trimmed = directory;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  auto slash = trimmed.rfind('/');
+  std::string parent = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
+                                                  : trimmed.substr(0, slash);
+  if (lstat(parent.c_str(), &status) != 0) {
+    return cannot(fmt::format("its parent {}: {}", parent, std::strerror(errno)));
+  }
+  // Only where no one else could have put a link or a directory of theirs in its place.
+  if (S_ISLNK(status.st_mode))
+    return cannot(fmt::format("its parent {} is a symbolic link", parent));
+  if (!S_ISDIR(status.st_mode))
+    return cannot(fmt::format("its parent {} is not a directory", parent));
+  if (status.st_uid != 0 && status.st_uid != geteuid()) {
+    return cannot(fmt::format("its parent {} belongs to uid {}, neither root nor this user", parent,
+                              status.st_uid));
+  }
+  if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return cannot(fmt::format("its parent {} is writable by other users (mode {:o})", parent,
+                              status.st_mode & 07777));
+  }
+  if (mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+    return cannot(std::strerror(errno));
+  }
+  // A umask cannot take the owner's own access away from it.
+  if (lstat(directory.c_str(), &status) != 0 || !S_ISDIR(status.st_mode) ||
+      (status.st_uid == geteuid() && chmod(directory.c_str(), 0700) != 0)) {
+    return cannot(std::strerror(errno));
+  }
+  return true;
 }
 
 }  // namespace schedwatch::platform

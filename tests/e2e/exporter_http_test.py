@@ -230,10 +230,13 @@ def run(args, workdir):
     unit_path = os.path.join(workdir, "schedwatch-exporter.service")
     with open(unit_path, "w") as out:
         out.write(unit.replace("/usr/bin/schedwatch_exporter", os.path.abspath(args.exporter)))
+    shutil.copy(os.path.join(examples, "schedwatch-exporter.socket"), workdir)
     analyze = shutil.which("systemd-analyze")
     if analyze:
-        result = subprocess.run([analyze, "verify", unit_path], capture_output=True, text=True)
-        check("systemd-analyze verify accepts the example unit",
+        result = subprocess.run([analyze, "verify", unit_path,
+                                 os.path.join(workdir, "schedwatch-exporter.socket")],
+                                capture_output=True, text=True)
+        check("systemd-analyze verify accepts the example unit and its socket",
               result.returncode == 0 and not result.stderr.strip(), result.stderr)
     check("the unit sandboxes the exporter", all(
         line in unit for line in ("NoNewPrivileges=yes", "ProtectSystem=strict", "User=schedwatch",

@@ -14,6 +14,7 @@
 #include "exporter/refresher.h"
 #include "exporter/self_metrics.h"
 #include "exporter/web_pages.h"
+#include "exporter/web_rate_limit.h"
 #include "schedwatch/metrics.h"
 #include "sources/catalog.h"
 #include "tests/test_util.h"
@@ -263,6 +264,7 @@ jobs:
   self.Render(true, writer);
   std::string exposition = writer.Finish();
   RenderPageMetrics({3, 2, 1}, exposition);  // appended at each scrape
+  RenderRateLimitMetrics(4, exposition);
 
   auto stable = ReadStableList();
   ExpectOnlyStableFamilies(exposition, stable);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 
+#include "exporter/web_rate_limit.h"
 #include "exporter/web_tls.h"
 #include "tests/test_util.h"
 
@@ -57,6 +58,49 @@ TEST(WebConfigTest, EveryInvalidFileGetsItsExactMessage) {
     ++checked;
   }
   EXPECT_GE(checked, 30);
+}
+
+// rate_limit as the toolkit reads it: Go durations, 0 turns it off.
+TEST(WebConfigTest, RateLimitDecodesGoDurations) {
+  auto limit = [](const std::string& interval, const std::string& burst) {
+    auto config = ParseWebConfig(
+        "rate_limit:\n  interval: " + interval + "\n  burst: " + burst + "\n", "web.yml");
+    EXPECT_TRUE(config.ok()) << interval << ": " << config.error();
+    return config.ok() ? config->rate_limit : std::nullopt;
+  };
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(limit("1s", "10")->interval, nanoseconds(1000000000));
+  EXPECT_EQ(limit("1s", "10")->burst, 10u);
+  EXPECT_EQ(limit("250ms", "1")->interval, nanoseconds(250000000));
+  EXPECT_EQ(limit("1m30s", "1")->interval, nanoseconds(90000000000));
+  EXPECT_EQ(limit("1.5s", "1")->interval, nanoseconds(1500000000));
+  EXPECT_EQ(limit("\"100us\"", "1")->interval, nanoseconds(100000));
+  EXPECT_FALSE(limit("0", "0").has_value());  // "set to 0 to disable"
+  EXPECT_FALSE(limit("0s", "5").has_value());
+  auto none = ParseWebConfig("rate_limit:\n", "web.yml");
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none->rate_limit.has_value());
+  auto longer = ParseWebConfig("rate_limit:\n  interval: 25h\n  burst: 1\n", "web.yml");
+  ASSERT_FALSE(longer.ok());
+  EXPECT_EQ(longer.error(), "web.yml:2:13: rate_limit.interval: \"25h\" is longer than 24h");
+}
+
+// The bucket: `burst` at once, then one per interval; Retry-After rounds up to whole seconds.
+TEST(WebConfigTest, RateLimiterLetsABurstThenOnePerInterval) {
+  using namespace std::chrono_literals;
+  RateLimiter limiter(2s, 3);
+  auto now = RateLimiter::Clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(limiter.Take(now).has_value()) << i;
+  auto wait = limiter.Take(now);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(*wait, 2s);
+  EXPECT_EQ(limiter.Take(now + 1500ms), std::optional<std::chrono::seconds>(1s));
+  EXPECT_FALSE(limiter.Take(now + 2s).has_value());  // one token back
+  EXPECT_TRUE(limiter.Take(now + 2s).has_value());
+  EXPECT_EQ(limiter.limited(), 3u);
+  // Idle for long: full again, never more than the burst.
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(limiter.Take(now + 1h).has_value()) << i;
+  EXPECT_TRUE(limiter.Take(now + 1h).has_value());
 }
 
 TEST(WebConfigTest, ValidFileDecodesEverySupportedKey) {

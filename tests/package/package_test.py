@@ -20,6 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from debian_root import Container, debian_root  # noqa: E402
 from schedwatch_test import check, summary  # noqa: E402
 
 FIGURES = []
@@ -287,7 +288,8 @@ def test(args, scratch):
           all(p in fields for p in ("libc6", "libstdc++6", "adduser")), fields)
     contents = run(["dpkg-deb", "-c", deb], 30).stdout
     for path in ("./usr/bin/schedwatch_exporter", "./usr/bin/schedwatch_rulegen",
-                 "./lib/systemd/system/schedwatch-exporter.service", "./etc/schedwatch/spec.yaml",
+                 "./lib/systemd/system/schedwatch-exporter.service",
+                 "./lib/systemd/system/schedwatch-exporter.socket", "./etc/schedwatch/spec.yaml",
                  "./etc/default/schedwatch-exporter", "./usr/share/doc/schedwatch/copyright",
                  "./usr/share/doc/schedwatch/changelog.Debian.gz",
                  "./usr/share/doc/schedwatch/docs/runbook.md"):
@@ -363,6 +365,8 @@ def test(args, scratch):
           passwd)
     check("the unit is enabled (deb-systemd-helper)", os.path.islink(os.path.join(
         root, "etc/systemd/system/multi-user.target.wants/schedwatch-exporter.service")))
+    check("its socket unit is enabled", os.path.islink(os.path.join(
+        root, "etc/systemd/system/sockets.target.wants/schedwatch-exporter.socket")))
 
     # 5. Serve the installed spec on loopback in its own network namespace, scrape it.
     result = in_namespace(root, SERVE, 120)
@@ -390,6 +394,7 @@ def test(args, scratch):
     check("apt-get purge and autoremove", result.returncode == 0, tail(result))
     for path in ("etc/schedwatch", "etc/default/schedwatch-exporter", "usr/bin/schedwatch_exporter",
                  "usr/bin/schedwatch_rulegen", "lib/systemd/system/schedwatch-exporter.service",
+                 "lib/systemd/system/schedwatch-exporter.socket",
                  "usr/share/doc/schedwatch", "var/lib/schedwatch"):
         check(f"purged: no /{path}", not os.path.lexists(os.path.join(root, path)))
     status = run(["chroot", root, "dpkg-query", "-W", "-f=${db:Status-Abbrev}", "schedwatch"], 30)
@@ -408,6 +413,70 @@ def test(args, scratch):
         test_image(args, scratch, deb, buildah)
     else:
         check("buildah is installed for the image test", False, "apt-get install buildah")
+
+    # 8. Under a real systemd: the socket unit holds the port and starts the exporter.
+    test_systemd(scratch, deb)
+
+
+def test_systemd(scratch, deb):
+    """The package installed in a Debian 12 root booted with systemd-nspawn (its Depends, systemd
+    and curl from the Debian archive, tests/harness/debian_root.py): postinst starts the socket
+    and the service, which serves on the socket's descriptor; stopped, the service is started
+    again by the first connection; with the socket unit masked it listens on its own."""
+    depends = run(["dpkg-deb", "-f", deb, "Depends"], 30).stdout
+    packages = {"systemd", "dbus", "curl"} | {
+        re.split(r"[\s(]", alternative.split("|")[0].strip())[0]
+        for alternative in depends.split(",") if alternative.strip()}
+    root = debian_root("package", packages)
+    container = Container(root, scratch, until=time.monotonic() + 300)
+    try:
+        container.write("/tmp/schedwatch.deb", "")
+        shutil.copy(deb, container.path("/tmp/schedwatch.deb"))
+        result = run(container.enter("dpkg", "-i", "/tmp/schedwatch.deb"), 120)
+        check("systemd: dpkg -i installs the package (its Depends are in the root)",
+              result.returncode == 0, tail(result))
+
+        def curl(path):
+            return run(container.enter("curl", "-fsS", "--max-time", "20",
+                                       "http://127.0.0.1:9762" + path), 30)
+
+        def active(unit):
+            return container.systemctl("is-active", unit).stdout.strip()
+
+        def exporter_log():
+            return run(container.enter("journalctl", "--no-pager", "-o", "cat", "-u",
+                                       "schedwatch-exporter.service"), 30).stdout
+
+        check("systemd: postinst started the socket and the service",
+              container.wait("both active", lambda: active("schedwatch-exporter.socket") ==
+                             "active" and active("schedwatch-exporter.service") == "active", 30),
+              (active("schedwatch-exporter.socket"), active("schedwatch-exporter.service"),
+               container.systemctl("status", "schedwatch-exporter.service").stdout[-2000:]))
+        result = curl("/metrics")
+        check("systemd: the exporter serves :9762 on the socket's descriptor",
+              result.returncode == 0 and "schedwatch_exporter_build_info" in result.stdout and
+              container.wait("its log", lambda: "systemd socket fd 3" in exporter_log(), 10),
+              tail(result) + exporter_log()[-1500:])
+
+        container.systemctl("stop", "schedwatch-exporter.service")
+        stopped = active("schedwatch-exporter.service")
+        result = curl("/-/healthy")
+        check("systemd: stopped, the exporter is started by the first connection, which it "
+              "answers", stopped in ("inactive", "failed") and result.returncode == 0 and
+              active("schedwatch-exporter.service") == "active", (stopped, tail(result)))
+
+        # Without its socket: --web.systemd-socket is left out and ARGS' address is served.
+        for command in (("stop", "schedwatch-exporter.service", "schedwatch-exporter.socket"),
+                        ("mask", "schedwatch-exporter.socket"),
+                        ("start", "schedwatch-exporter.service")):
+            container.systemctl(*command)
+        ok = container.wait("the exporter on its own", lambda: curl("/-/healthy").returncode == 0,
+                            30)
+        check("systemd: with the socket unit masked the service listens on :9762 itself",
+              ok and active("schedwatch-exporter.socket") != "active" and
+              'address=:9762' in exporter_log(), exporter_log()[-1500:])
+    finally:
+        container.stop()
 
 
 if __name__ == "__main__":

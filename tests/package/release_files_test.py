@@ -88,11 +88,12 @@ def main():
         unit_path = os.path.join(destdir, "lib/systemd/system/schedwatch-exporter.service")
         unit = open(unit_path).read() if os.path.exists(unit_path) else ""
         check("cmake --install: the unit starts PREFIX/bin/schedwatch_exporter",
-              result.returncode == 0 and f"ExecStart={prefix}/bin/schedwatch_exporter $ARGS\n" in
-              unit, result.stderr[-2000:] + unit)
+              result.returncode == 0 and f"ExecStart=/bin/sh -fc 'exec {prefix}/bin/schedwatch_exporter "
+              "$${LISTEN_FDS:+--web.systemd-socket} $$ARGS'\n" in unit, result.stderr[-2000:] + unit)
         wanted = [f"{prefix}/bin/schedwatch_exporter", f"{prefix}/bin/schedwatch_rulegen",
                   "/etc/schedwatch/spec.yaml", "/etc/schedwatch/demo-live-state.yaml",
                   "/etc/default/schedwatch-exporter", f"{prefix}/share/doc/schedwatch/changelog.gz",
+                  "/lib/systemd/system/schedwatch-exporter.socket",
                   f"{prefix}/share/doc/schedwatch/copyright",
                   f"{prefix}/share/doc/schedwatch/README.md",
                   f"{prefix}/share/doc/schedwatch/docs/runbook.md",

@@ -332,6 +332,78 @@ TEST_F(ReconcileTest, ALockInADirectoryOtherUsersCanWriteIsNotTaken) {
   EXPECT_EQ(Rows(report)["retry"].action, "created");
 }
 
+// A first run: the state directory of the lock and the ledger is made, mode 0700.
+TEST_F(ReconcileTest, AMissingStateDirectoryIsMadeWhereItsParentIsTrusted) {
+  ReconcileOptions options = Options(true);
+  fs::path state = dir_.path() / "state";
+  options.lock_file = (state / "reconcile.lock").string();
+  options.ledger_file = (dir_.path() / "ledger-state/ledger.json").string();
+  mode_t previous = umask(0022);
+  ReconcileReport report = Reconcile(spec_, options);
+  umask(previous);
+  EXPECT_EQ(Rows(report)["retry"].action, "created");
+  EXPECT_TRUE(report.lock_taken);
+  for (const fs::path& made : {state, dir_.path() / "ledger-state"}) {
+    struct stat info {};
+    ASSERT_EQ(lstat(made.c_str(), &info), 0) << made;
+    EXPECT_TRUE(S_ISDIR(info.st_mode)) << made;
+    EXPECT_EQ(info.st_mode & 07777, 0700u) << made;
+  }
+  EXPECT_TRUE(fs::exists(dir_.path() / "ledger-state/ledger.json"));
+}
+
+// Where the parent is not trusted, nothing is made and the message names the one command.
+TEST_F(ReconcileTest, AStateDirectoryIsNotMadeWhereOthersCouldRedirectIt) {
+  fs::path real = dir_.path() / "real";
+  fs::create_directory(real);
+  chmod(real.c_str(), 0755);
+  fs::create_directory_symlink(real, dir_.path() / "link");
+  fs::path shared = dir_.path() / "shared";
+  fs::create_directory(shared);
+  chmod(shared.c_str(), 01777);
+  fs::path theirs = dir_.path() / "theirs";
+  fs::create_directory(theirs);
+  chmod(theirs.c_str(), 0755);
+  bool as_root = geteuid() == 0;
+  if (as_root) {
+    ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  }
+  WriteFile(dir_.path() / "in-the-way", "");
+  struct Case {
+    fs::path state;
+    std::string why;
+  };
+  std::vector<Case> cases = {
+      {dir_.path() / "link/state",
+       "its parent " + (dir_.path() / "link").string() + " is a symbolic link"},
+      {shared / "state",
+       "its parent " + shared.string() + " is writable by other users (mode 1777)"},
+      {dir_.path() / "in-the-way", "is a file, not a directory"},
+      {dir_.path() / "missing/state",
+       "its parent " + (dir_.path() / "missing").string() + ": No such file or directory"},
+  };
+  if (as_root) {
+    cases.push_back({theirs / "state", "its parent " + theirs.string() +
+                                           " belongs to uid 65534, neither root nor this user"});
+  }
+  for (const auto& c : cases) {
+    ReconcileOptions options = Options(true);
+    options.lock_file = (c.state / "reconcile.lock").string();
+    ReconcileReport report = Reconcile(spec_, options);
+    std::string action = Rows(report)["retry"].action;
+    EXPECT_TRUE(report.lock_unavailable) << c.state;
+    EXPECT_NE(action.find(c.why), std::string::npos) << action;
+    std::string command =
+        as_root ? "install -d -m 0700 " + c.state.string() : "sudo install -d -m 0700 -o ";
+    EXPECT_NE(action.find(command), std::string::npos) << action;
+    EXPECT_FALSE(fs::exists(root() / "etc/cron.d/schedwatch-retry")) << c.state;
+  }
+  EXPECT_FALSE(fs::exists(real / "state"));
+  EXPECT_FALSE(fs::exists(shared / "state"));
+  EXPECT_FALSE(fs::exists(theirs / "state"));
+  EXPECT_TRUE(fs::is_regular_file(dir_.path() / "in-the-way"));
+}
+
 TEST_F(ReconcileTest, TheDefaultLockIsInTheStateDirectory) {
   const char* saved = std::getenv("STATE_DIRECTORY");
   std::string before = saved != nullptr ? saved : "";

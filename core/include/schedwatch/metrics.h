@@ -133,6 +133,10 @@ inline constexpr Metric kStatusPages{
     "Status pages and JSON (/ and /api/v1/status) asked for, by outcome: rendered, cached (the "
     "bytes of an earlier rendering of the same roles in this refresh), refused (503: no room "
     "within the page budget, or too many waiting)."};
+inline constexpr Metric kHttpRequestsLimited{
+    "schedwatch_exporter_http_requests_limited_total", Type::kCounter, "",
+    "Requests answered 429 by the web configuration's rate_limit (scrapes that pass "
+    "authentication are never limited)."};
 inline constexpr Metric kLastCycle{
     "schedwatch_exporter_last_cycle_timestamp_seconds", Type::kGauge, "",
     "End of the last complete refresh, Unix seconds: the watcher's own heartbeat."};
@@ -168,7 +172,7 @@ inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,
                                   "1 if the source's last list succeeded, else 0."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 41> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 42> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -208,6 +212,7 @@ inline constexpr std::array<const Metric*, 41> kAll = {&kJobActiveObjects,
                                                        &kSourceRequests,
                                                        &kSourceSyncDuration,
                                                        &kSourceUnownedObjects,
-                                                       &kSourceUp};
+                                                       &kSourceUp,
+                                                       &kHttpRequestsLimited};
 
 }  // namespace schedwatch::metrics

@@ -37,6 +37,13 @@ Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t m
                                   const std::atomic<bool>* cancelled = nullptr,
                                   ReadFailure* failure = nullptr);
 
+// A state directory (the reconcile lock's, the ledger's) on a first run: made with mode 0700
+// when it is missing and its parent is trusted (a real directory, not a symbolic link, owned by
+// root or this user and writable by no one else). When it cannot be made, the error says why
+// and the one command that makes it ("install -d -m 0700 ..."). An existing directory is left
+// as it is, for its users to judge.
+Result<bool> EnsureStateDirectory(const std::string& directory);
+
 // A descriptor that closes itself.
 class UniqueFd {
  public:
