@@ -28,14 +28,15 @@ std::uint32_t JumpConsistentHash(std::uint64_t key, std::uint32_t buckets) {
   return static_cast<std::uint32_t>(bucket);
 }
 
-std::size_t KeepShard(Spec& spec, const ShardAssignment& shard) {
-  std::size_t whole = spec.jobs.size();
-  if (!shard.Sharded()) return whole;
-  spec.jobs.erase(std::remove_if(spec.jobs.begin(), spec.jobs.end(),
-                                 [&shard](const JobSpec& job) { return !shard.Owns(job.role); }),
-                  spec.jobs.end());
-  spec.jobs.shrink_to_fit();
-  return whole;
+Spec SpecOfShard(const Spec& spec, const ShardAssignment& shard) {
+  Spec own;
+  own.file = spec.file;
+  own.version = spec.version;
+  own.sources = spec.sources;
+  for (const auto& job : spec.jobs) {
+    if (shard.Owns(job.role)) own.jobs.push_back(job);
+  }
+  return own;
 }
 
 }  // namespace schedwatch

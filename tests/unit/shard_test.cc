@@ -86,8 +86,9 @@ TEST(ShardTest, ShardsSplitTheRolesEvenly) {
   for (int count : counts) EXPECT_NEAR(count, kRoles / 7.0, kRoles / 7.0 * 0.05);
 }
 
-TEST(ShardTest, KeepShardKeepsEachRoleOnExactlyOneShard) {
+TEST(ShardTest, SpecOfShardKeepsEachRoleOnExactlyOneShard) {
   Spec whole;
+  whole.sources["s"].name = "s";
   for (int i = 0; i < 1000; ++i) {
     JobSpec job;
     job.role = "role-" + std::to_string(i);
@@ -96,8 +97,8 @@ TEST(ShardTest, KeepShardKeepsEachRoleOnExactlyOneShard) {
   std::vector<int> seen(1000);
   std::size_t kept = 0;
   for (std::uint32_t k = 0; k < 3; ++k) {
-    Spec spec = whole;
-    EXPECT_EQ(KeepShard(spec, ShardAssignment{k, 3}), 1000u);
+    Spec spec = SpecOfShard(whole, ShardAssignment{k, 3});
+    EXPECT_EQ(spec.sources.size(), 1u);
     kept += spec.jobs.size();
     for (const auto& job : spec.jobs) ++seen[std::stoi(job.role.substr(5))];
     for (std::size_t i = 1; i < spec.jobs.size(); ++i) {
@@ -107,9 +108,7 @@ TEST(ShardTest, KeepShardKeepsEachRoleOnExactlyOneShard) {
   }
   EXPECT_EQ(kept, 1000u);
   for (int count : seen) EXPECT_EQ(count, 1);
-  Spec unsharded = whole;
-  EXPECT_EQ(KeepShard(unsharded, ShardAssignment{}), 1000u);
-  EXPECT_EQ(unsharded.jobs.size(), 1000u);
+  EXPECT_EQ(SpecOfShard(whole, ShardAssignment{}).jobs.size(), 1000u);
 }
 
 }  // namespace

@@ -22,17 +22,23 @@ std::uint32_t JumpConsistentHash(std::uint64_t key, std::uint32_t buckets);
 struct ShardAssignment {
   std::uint32_t ordinal = 0;
   std::uint32_t total = 1;
+  // A pod of a shrinking StatefulSet whose ordinal is `total` or more (a spare, until it is
+  // removed) keeps what it watched: the roles of shard `ordinal` of `ordinal + 1`, a superset of
+  // those of shard `ordinal` of any larger total. 0 for the others.
+  std::uint32_t spare_of = 0;
 
-  bool Sharded() const { return total > 1; }
+  bool Sharded() const { return total > 1 || spare_of != 0; }
   // The shard of `role`: the one that watches it, or counts it unowned when it is not in the spec.
   static std::uint32_t Of(std::string_view role, std::uint32_t total) {
     return total <= 1 ? 0 : JumpConsistentHash(Fnv1a64(role), total);
   }
-  bool Owns(std::string_view role) const { return Of(role, total) == ordinal; }
+  bool Owns(std::string_view role) const {
+    return Of(role, spare_of != 0 ? spare_of : total) == ordinal;
+  }
 };
 
-// Keeps the jobs of `spec` that `shard` owns, in file order; returns how many jobs the whole spec
-// had. Its sources stay: every shard reads each of them for its own roles.
-std::size_t KeepShard(Spec& spec, const ShardAssignment& shard);
+// The spec of one shard: the sources of `spec` (each shard reads every one for its own roles) and
+// the jobs `shard` owns, in file order.
+Spec SpecOfShard(const Spec& spec, const ShardAssignment& shard);
 
 }  // namespace schedwatch
