@@ -44,7 +44,12 @@ AbsenceReads Read(SourceRunner& runner, const ListContext& context,
       runner.desired_roles,
       [&] {
         Result<SourceSnapshot> snapshot = runner.source->List(context);
-        if (snapshot && runner.shard.Sharded()) KeepShardOf(*snapshot, runner.shard);
+        // GitHub and GitLab shards read their own jobs' workflow files and pipelines: their
+        // problems are their own.
+        if (snapshot && runner.shard.Sharded()) {
+          KeepShardOf(*snapshot, runner.shard,
+                      runner.type != "github_actions" && runner.type != "gitlab");
+        }
         return snapshot;
       },
       [&] {
@@ -60,7 +65,7 @@ AbsenceReads Read(SourceRunner& runner, const ListContext& context,
 
 }  // namespace
 
-void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard) {
+void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard, bool shared_problems) {
   auto other = [&shard](std::string_view role) { return !shard.Owns(role); };
   snapshot.objects.erase(
       std::remove_if(snapshot.objects.begin(), snapshot.objects.end(),
@@ -73,16 +78,15 @@ void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard) {
   };
   drop_roles(snapshot.history);
   drop_roles(snapshot.progress);
-  if (shard.ordinal == 0) return;
+  if (shard.ordinal == 0 || !shared_problems) return;
   // What the host holds is read by every shard: counted once, by shard 0. The shard's own
-  // requests, and what is about its own jobs, are its own.
+  // requests (retries, timeouts) are its own.
   static const std::set<std::string_view> kHostData = {
-      ReasonName(Reason::kPathNotFound),        ReasonName(Reason::kMalformedObject),
-      ReasonName(Reason::kCrontabIgnored),      ReasonName(Reason::kNonUtf8Crontab),
-      ReasonName(Reason::kMarkerWithoutEntry),  ReasonName(Reason::kMalformedMarker),
-      ReasonName(Reason::kScheduleDeactivated), ReasonName(Reason::kUnmatchedLine),
-      ReasonName(Reason::kGarbledLine),         ReasonName(Reason::kPendingOverflow),
-      ReasonName(Reason::kCronLogLevel)};
+      ReasonName(Reason::kPathNotFound),       ReasonName(Reason::kMalformedObject),
+      ReasonName(Reason::kCrontabIgnored),     ReasonName(Reason::kNonUtf8Crontab),
+      ReasonName(Reason::kMarkerWithoutEntry), ReasonName(Reason::kMalformedMarker),
+      ReasonName(Reason::kUnmatchedLine),      ReasonName(Reason::kGarbledLine),
+      ReasonName(Reason::kPendingOverflow),    ReasonName(Reason::kCronLogLevel)};
   snapshot.problems.erase(std::remove_if(snapshot.problems.begin(), snapshot.problems.end(),
                                          [](const SourceProblem& problem) {
                                            return kHostData.count(problem.reason) > 0;

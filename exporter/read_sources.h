@@ -36,8 +36,9 @@ struct SourceRunner {
 };
 
 // Drops from a read what another shard counts: objects and runs of roles of other shards (in the
-// spec or not), and the problems of the host's data, which every shard reads and shard 0 counts.
-void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard);
+// spec or not) and, with `shared_problems`, the problems of the data every shard reads alike (a
+// host's crontabs, a cluster's CronJobs), which shard 0 counts.
+void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard, bool shared_problems);
 
 // What one refresh got from one source.
 struct SourceRead {

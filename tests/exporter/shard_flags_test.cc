@@ -100,7 +100,7 @@ TEST(ShardFlagsTest, ReadsKeepTheShardsObjectsRunsAndProblems) {
   snapshot.problems.push_back(MakeProblem(Reason::kServerError, "our request", true));
   for (std::uint32_t k = 0; k < 3; ++k) {
     SourceSnapshot kept = snapshot;
-    KeepShardOf(kept, ShardAssignment{k, 3});
+    KeepShardOf(kept, ShardAssignment{k, 3}, true);
     for (const auto& object : kept.objects) EXPECT_EQ(ShardAssignment::Of(object.role(), 3), k);
     for (const auto& [role, history] : kept.history) EXPECT_EQ(ShardAssignment::Of(role, 3), k);
     for (const auto& [role, at] : kept.progress) EXPECT_EQ(ShardAssignment::Of(role, 3), k);
@@ -108,6 +108,9 @@ TEST(ShardFlagsTest, ReadsKeepTheShardsObjectsRunsAndProblems) {
     EXPECT_EQ(kept.history.size(), kept.objects.size());
     EXPECT_EQ(kept.problems.size(), k == 0 ? 2u : 1u) << "host data counted by shard 0 only";
     EXPECT_EQ(kept.problems.back().reason, "server_error");
+    SourceSnapshot own_jobs = snapshot;  // GitHub, GitLab: problems of the shard's own jobs
+    KeepShardOf(own_jobs, ShardAssignment{k, 3}, false);
+    EXPECT_EQ(own_jobs.problems.size(), 2u);
   }
 }
 
