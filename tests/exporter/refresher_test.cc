@@ -149,6 +149,43 @@ TEST(RefresherTest, ShardsOfTheExampleShowEachRoleOnce) {
   EXPECT_EQ(unowned, 1) << "old-migration, counted by the shard its name hashes to";
 }
 
+// A reload keeps the shard: the new spec's roles are split as the first one's were.
+TEST(RefresherTest, AReloadedSpecIsShardedToo) {
+  TempDir dir;
+  auto spec_text = [](int roles) {
+    std::string text = "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs:\n";
+    for (int i = 0; i < roles; ++i) {
+      text += fmt::format(
+          "  - {{role: r{}, source: s, schedule: \"*/5 * * * *\", spec_version: \"1\"}}\n", i);
+    }
+    return text;
+  };
+  WriteFile(dir.path() / "spec.yaml", spec_text(20));
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  auto refresher =
+      MakeRefresher((dir.path() / "spec.yaml").string(), "", kNow, ShardAssignment{1, 3});
+  auto owned = [](int roles) {
+    int count = 0;
+    for (int i = 0; i < roles; ++i) count += ShardAssignment::Of("r" + std::to_string(i), 3) == 1;
+    return count;
+  };
+  refresher->RefreshOnce();
+  EXPECT_EQ(refresher->Current()->result.roles.size(), static_cast<std::size_t>(owned(20)));
+  WriteFile(dir.path() / "spec.yaml", spec_text(50));
+  ASSERT_TRUE(refresher->Reload().ok());
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  EXPECT_EQ(published->result.roles.size(), static_cast<std::size_t>(owned(50)));
+  for (const auto& role : published->result.roles) {
+    EXPECT_EQ(ShardAssignment::Of(role.job->role, 3), 1u) << role.job->role;
+    EXPECT_EQ(role.status.ConditionList(), "missing") << role.job->role;
+  }
+  EXPECT_NE(published->metrics.find("\nschedwatch_exporter_spec_roles 50\n"), std::string::npos);
+  EXPECT_NE(
+      published->metrics.find(fmt::format("\nschedwatch_exporter_shard_roles {}\n", owned(50))),
+      std::string::npos);
+}
+
 TEST(RefresherTest, IncidentRetryMissingWhileGateRuns) {
   auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
                                  (kSourceDir / "examples/ledger.json").string());
