@@ -6,6 +6,8 @@ crontab tree:
 - every role is served by exactly one shard, the one `check --total-shards 3` names;
 - what a role is (ok, drift) is said by its shard only, and an unowned object is counted once;
 - a deleted entry is `missing` on exactly one shard, after its confirming read;
+- a pod whose --shard=auto ordinal is not below --total-shards (a StatefulSet shrinking) keeps
+  the roles it had;
 - each shard serves schedwatch_exporter_shard_ordinal, _total_shards, _spec_roles and
   _shard_roles right, and its status JSON says which shard it is;
 - bad shard flags are refused with exit code 2 and a message.
@@ -142,6 +144,7 @@ def main():
                       reply.text)
             check("the unowned objects are counted once over the shards",
                   unowned == len(UNOWNED), unowned)
+            spare_keeps_its_roles(binary, spec, work)
 
             write_text(cron_file, crontab([r for r in ROLES + UNOWNED if r != DELETED]))
 
@@ -166,6 +169,28 @@ def main():
             for exporter in exporters:
                 exporter.stop()
     finish()
+
+
+def spare_keeps_its_roles(binary, spec, work):
+    """A StatefulSet shrinking from 4 pods to 3 is told --total-shards 3 first: its pod 3 keeps
+    watching the roles of shard 3 of 4 until it is removed."""
+    code, out, err = run_tool(binary, "check", "--config.file", spec, "--total-shards", "4",
+                              "--count", "0", "--output", "json")
+    had = sorted(j["role"] for j in json.loads(out)["jobs"] if j["shard"] == 3) if code == 0 else []
+    env = dict(os.environ, POD_NAME="schedwatch-shard-3")
+    spare = Exporter(binary, spec, work, "--shard=auto", "--total-shards", "3", name="spare",
+                     wait="ready", env=env)
+    try:
+        status, ok = spare.wait_status(lambda s: True, what="the spare's refresh")
+        check("a pod beyond --total-shards keeps the roles it had as shard 3 of 4",
+              ok and had and sorted(roles_of(status)) == had, (had, sorted(roles_of(status))))
+        metrics = spare.metrics()
+        check("the spare says shard 3, total 3",
+              gauge(metrics, "schedwatch_exporter_shard_ordinal") == 3 and
+              gauge(metrics, "schedwatch_exporter_total_shards") == 3)
+        check("the spare says so in its log", "a spare until it is removed" in spare.logs())
+    finally:
+        spare.stop()
 
 
 def bad_flags(binary, spec):
