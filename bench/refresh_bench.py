@@ -13,7 +13,7 @@ Give two binaries to compare them side by side.
 
   bench/refresh_bench.py --exporter build/exporter/schedwatch_exporter [--exporter OTHER]
                          [--roles 10000] [--type crontab] [--refreshes 5] [--scrapes 20]
-                         [--interval 2s] [--source-timeout 60s]
+                         [--interval 2s] [--source-timeout 60s] [--flag=--shard=0 ...]
 """
 import argparse
 import http.client
@@ -58,7 +58,8 @@ def run(binary, spec, args):
         [binary, "--config.file", spec, "--web.listen-address", f"127.0.0.1:{port}",
          "--refresh.interval", args.interval, "--refresh.confirm-delay", "200ms",
          "--log.level", "debug"]
-        + (["--refresh.source-timeout", args.source_timeout] if args.source_timeout else []),
+        + (["--refresh.source-timeout", args.source_timeout] if args.source_timeout else [])
+        + args.flag,
         stderr=log, stdout=subprocess.DEVNULL)
 
     def refreshes():
@@ -126,6 +127,9 @@ def main():
     parser.add_argument("--source-timeout",
                         help="--refresh.source-timeout of the exporter: on a loaded machine the "
                              "default 10s can cut the read of 100,000 roles short (roles unknown)")
+    parser.add_argument("--flag", action="append", default=[],
+                        help="a further flag of every exporter, e.g. --flag=--shard=0 "
+                             "--flag=--total-shards=10 (one shard of ten)")
     args = parser.parse_args()
     whole = True
     with tempfile.TemporaryDirectory(prefix="schedwatch-refresh-bench-") as workdir:

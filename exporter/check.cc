@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/timefmt.h"
 
 namespace schedwatch {
@@ -35,9 +36,17 @@ std::string Lines(const std::string& text) {
 
 }  // namespace
 
-std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
+std::string RenderCheckText(const Spec& spec, std::int64_t from, int count,
+                            std::uint32_t total_shards) {
   std::string out = fmt::format("{}: valid, {} sources, {} jobs\n", spec.file, spec.sources.size(),
                                 spec.jobs.size());
+  if (total_shards > 0) {
+    std::vector<std::size_t> roles(total_shards);
+    for (const auto& job : spec.jobs) ++roles[ShardAssignment::Of(job.role, total_shards)];
+    for (std::uint32_t k = 0; k < total_shards; ++k) {
+      out += fmt::format("shard {} of {}: {} roles\n", k, total_shards, roles[k]);
+    }
+  }
   for (const auto& job : spec.jobs) {
     out += fmt::format(
         "\n{} (source {}, {})\n  schedule     {} in {}\n  period       {}\n"
@@ -45,6 +54,10 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
         job.role, job.source, job.source_type, Lines(job.schedule.text()), job.timezone,
         Seconds(job.period), Seconds(job.stale_after),
         job.stale_after_overridden ? " (set in the spec)" : "", FormatDuration(job.max_runtime));
+    if (total_shards > 0) {
+      out += fmt::format("  shard        {} of {}\n", ShardAssignment::Of(job.role, total_shards),
+                         total_shards);
+    }
     auto fires = NextFires(job, from, count);
     // With --count 0 nothing was asked for; only an expression that never fires has no next.
     if (fires.empty() && count > 0 && job.schedule.is_monotonic()) {
@@ -61,7 +74,8 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count) {
   return out;
 }
 
-std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count) {
+std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count,
+                            std::uint32_t total_shards) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& job : spec.jobs) {
     auto seconds = [](const std::optional<std::int64_t>& v) {
@@ -75,8 +89,11 @@ std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count) {
                     {"stale_after_seconds", seconds(job.stale_after)},
                     {"max_runtime_seconds", job.max_runtime},
                     {"next", NextFires(job, from, count)}});
+    if (total_shards > 0) jobs.back()["shard"] = ShardAssignment::Of(job.role, total_shards);
   }
-  return nlohmann::json{{"jobs", jobs}}.dump(2) + "\n";
+  nlohmann::json out{{"jobs", jobs}};
+  if (total_shards > 0) out["total_shards"] = total_shards;
+  return out.dump(2) + "\n";
 }
 
 }  // namespace schedwatch

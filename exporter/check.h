@@ -8,7 +8,10 @@
 
 namespace schedwatch {
 
-std::string RenderCheckText(const Spec& spec, std::int64_t from, int count);
-std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count);
+// `total_shards` (check --total-shards N): each role's shard of N is listed too; 0: not asked.
+std::string RenderCheckText(const Spec& spec, std::int64_t from, int count,
+                            std::uint32_t total_shards = 0);
+std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count,
+                            std::uint32_t total_shards = 0);
 
 }  // namespace schedwatch

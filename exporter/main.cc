@@ -15,6 +15,7 @@
 #include "exporter/check.h"
 #include "exporter/discover_command.h"
 #include "exporter/refresher.h"
+#include "exporter/shard_flags.h"
 #include "exporter/status_page.h"
 #include "exporter/web.h"
 #include "exporter/web_config.h"
@@ -133,7 +134,7 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
 }
 
 int Check(const std::string& config_file, const std::string& from_text, int count,
-          const std::string& output) {
+          const std::string& output, std::uint32_t total_shards) {
   auto spec = LoadSpecFile(config_file);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
@@ -150,8 +151,8 @@ int Check(const std::string& config_file, const std::string& from_text, int coun
     }
     from = *parsed;
   }
-  std::cout << (output == "json" ? RenderCheckJson(*spec, from, count)
-                                 : RenderCheckText(*spec, from, count));
+  std::cout << (output == "json" ? RenderCheckJson(*spec, from, count, total_shards)
+                                 : RenderCheckText(*spec, from, count, total_shards));
   return 0;
 }
 
@@ -286,6 +287,15 @@ int main(int argc, char** argv) {
                  "Longest a source's read may take, unless its spec block sets timeout")
       ->capture_default_str();
   app.add_option("--ledger.file,--ledger", ledger_file, "Ledger of verified object IDs (JSON)");
+  ShardFlags shard_flags;
+  app.add_option("--shard", shard_flags.shard,
+                 "Which shard of the spec to watch, 0 to --total-shards - 1, or auto: the "
+                 "ordinal ending --pod-name (a StatefulSet's \"name-3\" is 3)");
+  app.add_option("--total-shards", shard_flags.total,
+                 "How many exporters share the spec, each watching the roles that hash to its "
+                 "shard (default 1: all); with check, list each role's shard");
+  app.add_option("--pod-name", shard_flags.pod_name,
+                 "For --shard=auto: this pod's name (default $POD_NAME)");
   app.add_option("--log.level", log_level, "debug, info, warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -390,7 +400,39 @@ int main(int argc, char** argv) {
   ConfigureLog(level, log_format == "json");
   options.ledger_file = ledger_file;
 
-  if (check->parsed()) return Check(config_file, from, count, output);
+  if (check->parsed()) {
+    if (!shard_flags.shard.empty() || (shard_flags.total && *shard_flags.total < 1)) {
+      ShardFlags total_only{"", shard_flags.total, ""};
+      auto shard = ResolveShard(total_only);
+      std::fprintf(stderr, "check: %s\n",
+                   shard ? "--shard is not for check: --total-shards N lists every role's shard"
+                         : shard.error().c_str());
+      return kExitBadInput;
+    }
+    return Check(config_file, from, count, output,
+                 shard_flags.total ? static_cast<std::uint32_t>(*shard_flags.total) : 0);
+  }
+  if (shard_flags.pod_name.empty()) {
+    if (const char* pod = std::getenv("POD_NAME")) shard_flags.pod_name = pod;
+  }
+  if (!shard_flags.shard.empty() || shard_flags.total) {
+    if (explain->parsed() || discover->parsed() || reconcile->parsed()) {
+      std::fprintf(stderr, "--shard and --total-shards are for serving (and check)\n");
+      return kExitBadInput;
+    }
+    auto shard = ResolveShard(shard_flags);
+    if (!shard) {
+      std::fprintf(stderr, "%s\n", shard.error().c_str());
+      return kExitBadInput;
+    }
+    options.shard = *shard;
+    if (shard->spare_of != 0) {
+      Log(LogLevel::kWarn, "pod ordinal not below --total-shards: a spare until it is removed",
+          {{"shard", std::to_string(shard->ordinal)},
+           {"total_shards", std::to_string(shard->total)},
+           {"watches", fmt::format("shard {} of {}", shard->ordinal, shard->spare_of)}});
+    }
+  }
   if (discover->parsed()) {
     for (auto& [key, values] : setting_values) {
       if (!values.empty()) discover_flags.settings[key] = values;

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <string_view>
+
+#include "sources/problems.h"
 
 namespace schedwatch {
 
@@ -37,7 +41,17 @@ namespace {
 AbsenceReads Read(SourceRunner& runner, const ListContext& context,
                   std::chrono::milliseconds confirm_delay) {
   return ConfirmAbsence(
-      runner.desired_roles, [&] { return runner.source->List(context); },
+      runner.desired_roles,
+      [&] {
+        Result<SourceSnapshot> snapshot = runner.source->List(context);
+        // GitHub and GitLab shards read their own jobs' workflow files and pipelines: their
+        // problems are their own.
+        if (snapshot && runner.shard.Sharded()) {
+          KeepShardOf(*snapshot, runner.shard,
+                      runner.type != "github_actions" && runner.type != "gitlab");
+        }
+        return snapshot;
+      },
       [&] {
         // Waits for the confirming read, or less when the read is cancelled.
         auto until = std::chrono::steady_clock::now() + confirm_delay;
@@ -50,6 +64,35 @@ AbsenceReads Read(SourceRunner& runner, const ListContext& context,
 }
 
 }  // namespace
+
+void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard, bool shared_problems) {
+  auto other = [&shard](std::string_view role) { return !shard.Owns(role); };
+  snapshot.objects.erase(
+      std::remove_if(snapshot.objects.begin(), snapshot.objects.end(),
+                     [&other](const LiveObject& object) { return other(object.role()); }),
+      snapshot.objects.end());
+  auto drop_roles = [&other](auto& by_role) {
+    for (auto it = by_role.begin(); it != by_role.end();) {
+      it = other(it->first) ? by_role.erase(it) : std::next(it);
+    }
+  };
+  drop_roles(snapshot.history);
+  drop_roles(snapshot.progress);
+  if (shard.ordinal == 0 || !shared_problems) return;
+  // What the host holds is read by every shard: counted once, by shard 0. The shard's own
+  // requests (retries, timeouts) are its own.
+  static const std::set<std::string_view> kHostData = {
+      ReasonName(Reason::kPathNotFound),       ReasonName(Reason::kMalformedObject),
+      ReasonName(Reason::kCrontabIgnored),     ReasonName(Reason::kNonUtf8Crontab),
+      ReasonName(Reason::kMarkerWithoutEntry), ReasonName(Reason::kMalformedMarker),
+      ReasonName(Reason::kUnmatchedLine),      ReasonName(Reason::kGarbledLine),
+      ReasonName(Reason::kPendingOverflow),    ReasonName(Reason::kCronLogLevel)};
+  snapshot.problems.erase(std::remove_if(snapshot.problems.begin(), snapshot.problems.end(),
+                                         [](const SourceProblem& problem) {
+                                           return kHostData.count(problem.reason) > 0;
+                                         }),
+                          snapshot.problems.end());
+}
 
 std::vector<SourceRead> SourceReaders::ReadAll(
     const std::vector<std::shared_ptr<SourceRunner>>& runners, std::int64_t now,

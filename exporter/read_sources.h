@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "schedwatch/shard.h"
 #include "sources/absence.h"
 #include "sources/source.h"
 
@@ -29,9 +30,15 @@ struct SourceRunner {
   std::chrono::milliseconds timeout{0};
   std::shared_ptr<Source> source;
   std::vector<std::string> desired_roles;  // sorted
+  ShardAssignment shard;                   // what its reads keep (KeepShardOf)
   // A read is running: the next refresh does not start another (it reports the source late).
   std::shared_ptr<std::atomic<bool>> busy = std::make_shared<std::atomic<bool>>(false);
 };
+
+// Drops from a read what another shard counts: objects and runs of roles of other shards (in the
+// spec or not) and, with `shared_problems`, the problems of the data every shard reads alike (a
+// host's crontabs, a cluster's CronJobs), which shard 0 counts.
+void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard, bool shared_problems);
 
 // What one refresh got from one source.
 struct SourceRead {

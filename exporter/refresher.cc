@@ -36,17 +36,25 @@ Result<std::unique_ptr<Refresher>> Refresher::Create(RefresherOptions options,
   refresher->self_metrics_.SetReload(true, now);
   RefreshResult empty;
   empty.spec = refresher->config_->spec;
+  empty.shard = refresher->options_.shard;
+  empty.spec_roles = refresher->config_->spec_roles;
   refresher->Publish(std::move(empty));
   return refresher;
 }
 
 Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<const Spec> spec) {
   auto config = std::make_shared<Config>();
+  config->spec_roles = spec->jobs.size();
+  // A shard keeps its roles only: the whole spec, validated, goes when the caller drops it.
+  if (options_.shard.Sharded())
+    spec = std::make_shared<const Spec>(SpecOfShard(*spec, options_.shard));
   config->spec = spec;
   for (const auto& [name, source_spec] : spec->sources) {
     SourceOptions source_options;
     source_options.spec = &source_spec;
+    source_options.shard = options_.shard;
     auto runner = std::make_shared<SourceRunner>();
+    runner->shard = options_.shard;
     for (const auto& job : spec->jobs) {
       if (job.source != name) continue;
       source_options.jobs.push_back(&job);
@@ -160,6 +168,8 @@ void Refresher::RefreshOnce() {
   }
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
   RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
+  result.shard = options_.shard;
+  result.spec_roles = config->spec_roles;
   run_history_.Finish(result);
   LogChanges(result);
   self_metrics_.Update(result, observed.problems, observed.new_duplicates_prevented);
@@ -255,7 +265,7 @@ void Refresher::Publish(RefreshResult result) {
     std::shared_ptr<const Published> last = Current();
     ChunkedTextWriter writer(last ? &last->metrics : nullptr);
     RenderRoleMetrics(result, writer);
-    self_metrics_.Render(result.complete, writer);
+    self_metrics_.Render(result, writer);
     published->metrics = writer.Finish();
   }
   published->result = std::move(result);

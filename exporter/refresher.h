@@ -49,6 +49,8 @@ struct RefresherOptions {
   platform::Clock* time = nullptr;
   // Unix seconds, instead of `time`'s wall clock (tests that pin time); no step detection then.
   std::function<std::int64_t()> clock;
+  // Which of N exporters sharing the spec this is: it watches the roles of its shard only.
+  ShardAssignment shard;
   // Called with the spec at start-up and after each successful reload (--reconcile.on-start).
   std::function<void(std::shared_ptr<const Spec>)> on_spec_loaded;
 };
@@ -86,8 +88,9 @@ class Refresher {
 
  private:
   struct Config {
-    std::shared_ptr<const Spec> spec;
+    std::shared_ptr<const Spec> spec;  // this shard's roles
     std::vector<std::shared_ptr<SourceRunner>> runners;
+    std::size_t spec_roles = 0;  // in the whole spec
   };
   explicit Refresher(RefresherOptions options);
   Result<std::shared_ptr<Config>> Build(std::shared_ptr<const Spec> spec);

@@ -123,7 +123,7 @@ void SelfMetrics::SetReconcileLockUnavailable(bool unavailable) {
   reconcile_lock_unavailable_ = unavailable;
 }
 
-void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
+void SelfMetrics::Render(const RefreshResult& result, ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Labels build(build_labels_.begin(), build_labels_.end());
   Header(metrics::kBuildInfo, out);
@@ -138,10 +138,19 @@ void SelfMetrics::Render(bool complete, ChunkedTextWriter& out) const {
   Sample(metrics::kReloadSuccessTime, {}, reload_success_time_, out);
   Header(metrics::kReloadSuccessful, out);
   Sample(metrics::kReloadSuccessful, {}, reload_successful_ ? 1 : 0, out);
-  if (complete) {
+  if (result.complete) {
     Header(metrics::kLastCycle, out);
     Sample(metrics::kLastCycle, {}, last_cycle_, out);
   }
+  // Always served, unsharded too: rules and dashboards read every exporter alike.
+  auto gauge = [&out](const Metric& metric, double value) {
+    Header(metric, out);
+    Sample(metric, {}, value, out);
+  };
+  gauge(metrics::kShardOrdinal, result.shard.ordinal);
+  gauge(metrics::kShardRoles, result.spec ? static_cast<double>(result.spec->jobs.size()) : 0);
+  gauge(metrics::kSpecRoles, static_cast<double>(result.spec_roles));
+  gauge(metrics::kTotalShards, result.shard.total);
   if (reconcile_lock_unavailable_) {
     Header(metrics::kReconcileLockUnavailable, out);
     Sample(metrics::kReconcileLockUnavailable, {}, *reconcile_lock_unavailable_ ? 1 : 0, out);

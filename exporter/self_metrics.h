@@ -37,9 +37,9 @@ class SelfMetrics {
   // After each reconcile --apply the exporter runs: whether it could not take its lock.
   void SetReconcileLockUnavailable(bool unavailable);
 
-  // Appends the families, by name, series ordered by label values. Without `complete` (before
-  // the first refresh) there is no heartbeat.
-  void Render(bool complete, ChunkedTextWriter& out) const;
+  // Appends the families, by name, series ordered by label values. Before the first refresh
+  // (`result` not complete) there is no heartbeat. The shard's gauges are `result`'s.
+  void Render(const RefreshResult& result, ChunkedTextWriter& out) const;
 
  private:
   struct SourceSeries {

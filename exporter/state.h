@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedwatch/classify.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/spec.h"
 #include "sources/source.h"
 
@@ -224,6 +225,9 @@ struct RefreshResult {
   std::vector<RoleDurations> durations;
   // A step of the wall clock within the hold window (refresher.h): what held conditions.
   std::optional<ClockStep> clock_step;
+  // Which shard this exporter is; `spec` holds its roles only, of spec_roles in the whole spec.
+  ShardAssignment shard;
+  std::size_t spec_roles = 0;
 };
 
 }  // namespace schedwatch

@@ -385,6 +385,14 @@ std::string RenderOverviewHead(const RefreshResult& result, const PageOptions& o
                  "<a href=\"api/v1/status\">JSON</a></p></header>\n",
                  Time(result.time, now), healthy, result.roles.size(),
                  MetricsLink(options.telemetry_path, ""));
+  if (result.shard.Sharded()) {
+    // Only this shard's roles are shown and linked: the others are the other shards'.
+    fmt::format_to(std::back_inserter(out),
+                   "<p id=\"shard\">Shard {} of {}: {} of the spec's {} roles; the rest are "
+                   "watched by the other shards.</p>\n",
+                   result.shard.ordinal, result.shard.total,
+                   result.spec ? result.spec->jobs.size() : 0, result.spec_roles);
+  }
   if (result.clock_step && result.clock_step->seconds != 0) {
     std::int64_t seconds = result.clock_step->seconds;
     fmt::format_to(std::back_inserter(out),
@@ -754,6 +762,10 @@ bool RenderStatusJson(const RefreshResult& result, const PageOptions& options,
                       const std::vector<std::uint32_t>& roles, const PageSink& sink) {
   nlohmann::json json;
   json["complete"] = result.complete;
+  json["shard"] = {{"ordinal", result.shard.ordinal},
+                   {"total", result.shard.total},
+                   {"roles", result.spec ? result.spec->jobs.size() : 0},
+                   {"spec_roles", result.spec_roles}};
   json["refreshed"] = result.complete ? nlohmann::json(FormatRfc3339(result.time)) : nullptr;
   if (result.clock_step) {
     json["clock_step"] = {{"seconds", result.clock_step->seconds}, {"at", result.clock_step->at}};

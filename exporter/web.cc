@@ -831,11 +831,15 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     std::string role = path.substr(std::strlen("/api/v1/roles/"));
     request->render = [published, page, role] {
       auto json = RenderRoleJson(published->result, role, page);
+      nlohmann::json missing{{"error", "no such role in the spec"}, {"role", role}};
+      const ShardAssignment& shard = published->result.shard;
+      if (shard.Sharded()) {
+        missing["error"] = "no such role in this shard's part of the spec";
+        missing["shard"] = ShardAssignment::Of(role, shard.total);  // where one of that name is
+      }
       Reply reply =
           json ? Text(200, std::move(*json))
-               : Text(404,
-                      nlohmann::json{{"error", "no such role in the spec"}, {"role", role}}.dump(
-                          -1, ' ', false, nlohmann::json::error_handler_t::replace));
+               : Text(404, missing.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       reply.content_type = "application/json";
       return reply;
     };
@@ -849,7 +853,15 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     if (role_page) {
       request->render = [published, page, path, headers] {
         auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
-        Reply reply = html ? Text(200, std::move(*html)) : Text(404, "no such role in the spec\n");
+        const ShardAssignment& shard = published->result.shard;
+        Reply reply =
+            html ? Text(200, std::move(*html))
+            : shard.Sharded()
+                ? Text(404, fmt::format("no such role in this shard's part of the spec: one of "
+                                        "that name is shard {}'s\n",
+                                        ShardAssignment::Of(path.substr(std::strlen("/roles/")),
+                                                            shard.total)))
+                : Text(404, "no such role in the spec\n");
         if (html) reply.content_type = "text/html; charset=utf-8";
         reply.headers = headers;
         return reply;

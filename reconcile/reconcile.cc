@@ -198,7 +198,7 @@ class Reconciler {
   std::vector<ReconcileRow> ReconcileSource(SourceRun& run) {
     std::vector<ReconcileRow> rows;  // rows[i] is run.jobs[i]'s
     for (const JobSpec* job : run.jobs) rows.push_back({job->role, job->source, "", "", false});
-    SourceOptions source_options{run.spec, run.jobs};
+    SourceOptions source_options{run.spec, run.jobs, {}};
     auto made =
         options_.make_source ? options_.make_source(source_options) : MakeSource(source_options);
     // Only an absence seen in two reads is `missing` (sources/absence.h).

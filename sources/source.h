@@ -15,6 +15,7 @@
 
 #include "schedwatch/classify.h"
 #include "schedwatch/result.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/spec.h"
 
 namespace schedwatch {
@@ -98,6 +99,9 @@ class Source {
 struct SourceOptions {
   const SourceSpec* spec = nullptr;
   std::vector<const JobSpec*> jobs;
+  // The exporter's shard: the refresher drops what other shards count from every read; a source
+  // may skip it sooner (ShardAssignment::Owns of an object's role).
+  ShardAssignment shard;
 };
 
 using SourceFactory = std::function<Result<std::unique_ptr<Source>>(const SourceOptions&)>;

@@ -418,7 +418,10 @@ Result<bool> CrontabSource::ReadRuns(const ListContext& context, const LoggedEnt
     objects.clear();
     names.clear();
     logged.ObjectsOf(run.user, run.command, objects);
-    for (std::uint32_t object : objects) names.push_back(name(object));
+    for (std::uint32_t object : objects) {
+      // Another shard's runs are never news here: not held until a Used that never keeps them.
+      if (options_.shard.Owns(name(object))) names.push_back(name(object));
+    }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
@@ -522,6 +525,7 @@ Result<CrontabSourceOptions> CrontabOptionsFor(const SourceOptions& options) {
   crontab.syslog = settings->syslog;
   crontab.journal_directory = settings->journal_directory;
   crontab.journal = settings->journal;
+  crontab.shard = options.shard;
   return crontab;
 }
 

@@ -45,6 +45,7 @@ struct CrontabSourceOptions {
   const date::time_zone* zone = nullptr;       // of old-style syslog times; null: the host's zone
   std::size_t max_backlog_bytes = 256u << 20;  // of a syslog file opened for the first time
   std::size_t problems_per_reason = 100;       // log problems listed per refresh and reason
+  ShardAssignment shard;                       // the runs of other shards' roles are not kept
 };
 
 // Reads a growing log file: only the bytes appended since the last call, following rotation

@@ -81,7 +81,7 @@ std::string GitHubActionsDiscoverer::MarkerInstructions(const FoundObject& objec
 Result<std::unique_ptr<Discoverer>> MakeGitHubActionsDiscoverer(const SourceOptions& options,
                                                                 GitHubActionsTuning tuning) {
   // The source of no job: the discoverer asks for every workflow itself.
-  SourceOptions none{options.spec, {}};
+  SourceOptions none{options.spec, {}, {}};
   auto source = GitHubActionsSource::Create(none, std::move(tuning));
   if (!source) return Error{source.error()};
   std::vector<JobSpec> jobs;

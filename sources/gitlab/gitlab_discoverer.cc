@@ -96,7 +96,7 @@ std::string GitLabDiscoverer::MarkerInstructions(const FoundObject& object, cons
 Result<std::unique_ptr<Discoverer>> MakeGitLabDiscoverer(const SourceOptions& options,
                                                          GitLabTuning tuning) {
   // The source of no job: the discoverer reads every schedule itself.
-  SourceOptions none{options.spec, {}};
+  SourceOptions none{options.spec, {}, {}};
   auto source = GitLabSource::Create(none, std::move(tuning));
   if (!source) return Error{source.error()};
   return std::unique_ptr<Discoverer>(std::make_unique<GitLabDiscoverer>(std::move(*source)));

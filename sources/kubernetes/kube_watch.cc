@@ -120,7 +120,7 @@ Result<bool> Informer<T>::Sync(ApiLister& lister) {
   std::size_t page_seen = 0, unlisted = 0;
   std::string first_unlisted;
   auto keep = [&](Mapped<T> mapped) {
-    if (mapped.value) objects[mapped.key] = std::move(*mapped.value);
+    if (mapped.value && Kept(*mapped.value)) objects[mapped.key] = std::move(*mapped.value);
     if (!mapped.problem) return;
     // A few problems per list are kept by item; a page of millions of unreadable one-byte
     // items is counted, not kept.
@@ -210,8 +210,9 @@ typename Informer<T>::Outcome Informer<T>::Handle(std::string_view line, std::ui
   switch (event->type) {
     case EventType::kAdded:
     case EventType::kModified:
-      // Ours, a problem, or no longer ours (a label removed): the cache holds the latest.
-      if (object.value) {
+      // Ours, a problem, or no longer ours (a label removed, or another shard's role now):
+      // the cache holds the latest.
+      if (object.value && Kept(*object.value)) {
         objects_[object.key] = std::move(*object.value);
       } else {
         objects_.erase(object.key);

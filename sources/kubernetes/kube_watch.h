@@ -64,6 +64,10 @@ class Informer {
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
 
+  // Before the first Sync: the cache holds only the objects `keep` holds for (a shard's), as
+  // kube-state-metrics' shards filter what they watch; the others are dropped as they come.
+  void KeepOnly(std::function<bool(const T&)> keep) { keep_ = std::move(keep); }
+
   // Lists into the cache unless it is synced, then (the first time) starts the watch thread.
   // An Error leaves the cache unsynced: the read that asked fails as a whole.
   Result<bool> Sync(ApiLister& lister);
@@ -87,7 +91,10 @@ class Informer {
   Outcome Handle(std::string_view line, std::uint64_t generation, std::string& error);
   void Unsync(std::uint64_t generation, std::string why);
 
+  bool Kept(const T& object) const { return !keep_ || keep_(object); }
+
   const std::string path_, query_;
+  std::function<bool(const T&)> keep_;  // set before the watch thread starts, then read-only
   std::function<Connection()> connection_;
   TransportFactory transport_;
   platform::Clock& clock_;

@@ -276,6 +276,12 @@ class KubernetesSource : public Source {
     for (const auto& scope : scopes) {
       auto& informer = InformerFor(cronjob_informers_, scope, "cronjobs",
                                    "labelSelector=" + UrlEncode(kRoleLabel));
+      if (settings_.shard.Sharded() && !informer.synced()) {
+        // Only this shard's CronJobs are held, and so only their Jobs are kept (`ours`).
+        informer.KeepOnly([shard = settings_.shard](const CronJob& cronjob) {
+          return shard.Owns(cronjob.object.role());
+        });
+      }
       auto synced = informer.Sync(lister);
       if (!synced) return Error{synced.error()};
       informer.CopyTo(cronjobs, problems);
@@ -375,6 +381,14 @@ class KubernetesSource : public Source {
         ListEvery(lister, scopes, "cronjobs", every ? "" : "labelSelector=" + UrlEncode(kRoleLabel),
                   every ? StartEveryCronJob : StartCronJobs, cronjobs, problems);
     if (!listed) return Error{listed.error()};
+    if (settings_.shard.Sharded()) {
+      // Another shard's CronJobs go before their Jobs are listed: only this shard's are kept.
+      cronjobs.erase(std::remove_if(cronjobs.begin(), cronjobs.end(),
+                                    [this](const CronJob& cronjob) {
+                                      return !settings_.shard.Owns(cronjob.object.role());
+                                    }),
+                     cronjobs.end());
+    }
 
     std::vector<Job> jobs;
     std::string jobs_error;
@@ -456,6 +470,7 @@ Result<std::unique_ptr<Source>> MakeTunedSource(const SourceOptions& options, Tu
   auto settings = ReadSettings(*options.spec, std::getenv("KUBECONFIG"), std::getenv("HOME"));
   if (!settings) return Error{settings.error()};
   for (const JobSpec* job : options.jobs) settings->roles.push_back(job->role);
+  settings->shard = options.shard;
   return MakeSource(std::move(*settings), std::move(tuning));
 }
 

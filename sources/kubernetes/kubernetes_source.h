@@ -44,6 +44,8 @@ struct Settings {
   // Discover: list every CronJob, labelled or not, at every read (no watches), with the run
   // history by "<namespace>/<name>".
   bool every_cronjob = false;
+  // A shard caches its roles' CronJobs (and their Jobs) only.
+  ShardAssignment shard;
 };
 
 // The decoded spec block (KubernetesSettings) with its kubeconfig found: `kubeconfig_variable`

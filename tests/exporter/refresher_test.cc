@@ -40,7 +40,7 @@ const fs::path kSourceDir = SCHEDWATCH_SOURCE_DIR;
 
 std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
                                          const std::string& ledger_file = "",
-                                         std::int64_t now = kNow) {
+                                         std::int64_t now = kNow, ShardAssignment shard = {}) {
   auto spec = LoadSpecFile(config_file);
   EXPECT_TRUE(spec.ok()) << spec.error();
   RefresherOptions options;
@@ -49,6 +49,7 @@ std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
   options.confirm_delay = std::chrono::milliseconds(50);
   options.source_timeout = std::chrono::seconds(5);
   options.clock = [now] { return now; };
+  options.shard = shard;
   auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
   EXPECT_TRUE(refresher.ok()) << refresher.error();
   return std::move(*refresher);
@@ -96,6 +97,93 @@ TEST(RefresherTest, ExampleShowsEveryConditionOnce) {
   }
   EXPECT_EQ(Source(*published, "demo").unowned_objects, 1);
   EXPECT_FALSE(Source(*published, "partner").up);
+}
+
+// Three shards of the example: each role, with the conditions one exporter gives it, on exactly
+// one shard; the unowned object counted once; every shard says which it is.
+TEST(RefresherTest, ShardsOfTheExampleShowEachRoleOnce) {
+  auto whole = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                             (kSourceDir / "examples/ledger.json").string());
+  whole->RefreshOnce();
+  std::map<std::string, std::string> expected;
+  for (const auto& role : whole->Current()->result.roles) {
+    expected[role.job->role] = role.status.ConditionList();
+  }
+  ASSERT_EQ(expected.size(), 11u);
+  std::map<std::string, std::string> seen;
+  int unowned = 0;
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    auto shard =
+        MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                      (kSourceDir / "examples/ledger.json").string(), kNow, ShardAssignment{k, 3});
+    shard->RefreshOnce();
+    auto published = shard->Current();
+    for (const auto& role : published->result.roles) {
+      EXPECT_EQ(ShardAssignment::Of(role.job->role, 3), k) << role.job->role;
+      EXPECT_TRUE(seen.emplace(role.job->role, role.status.ConditionList()).second)
+          << role.job->role << " on two shards";
+    }
+    unowned += Source(*published, "demo").unowned_objects;
+    const std::string& metrics = published->metrics;
+    auto has = [&metrics](const std::string& line) {
+      return metrics.find("\n" + line + "\n") != std::string::npos;
+    };
+    EXPECT_TRUE(has(fmt::format("schedwatch_exporter_shard_ordinal {}", k)));
+    EXPECT_TRUE(has("schedwatch_exporter_total_shards 3"));
+    EXPECT_TRUE(has("schedwatch_exporter_spec_roles 11"));
+    EXPECT_TRUE(
+        has(fmt::format("schedwatch_exporter_shard_roles {}", published->result.roles.size())));
+    // Another shard's role is not this one's to show, and the page says which shard it is.
+    for (const auto& [role, conditions] : expected) {
+      if (ShardAssignment::Of(role, 3) != k) {
+        EXPECT_EQ(metrics.find("role=\"" + role + "\""), std::string::npos) << role;
+      }
+    }
+    auto json = nlohmann::json::parse(RenderStatusJson(published->result));
+    EXPECT_EQ(json["shard"]["ordinal"], k);
+    EXPECT_EQ(json["shard"]["total"], 3);
+    EXPECT_EQ(json["shard"]["spec_roles"], 11);
+    EXPECT_EQ(json["shard"]["roles"], published->result.roles.size());
+  }
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(unowned, 1) << "old-migration, counted by the shard its name hashes to";
+}
+
+// A reload keeps the shard: the new spec's roles are split as the first one's were.
+TEST(RefresherTest, AReloadedSpecIsShardedToo) {
+  TempDir dir;
+  auto spec_text = [](int roles) {
+    std::string text = "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs:\n";
+    for (int i = 0; i < roles; ++i) {
+      text += fmt::format(
+          "  - {{role: r{}, source: s, schedule: \"*/5 * * * *\", spec_version: \"1\"}}\n", i);
+    }
+    return text;
+  };
+  WriteFile(dir.path() / "spec.yaml", spec_text(20));
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  auto refresher =
+      MakeRefresher((dir.path() / "spec.yaml").string(), "", kNow, ShardAssignment{1, 3});
+  auto owned = [](int roles) {
+    int count = 0;
+    for (int i = 0; i < roles; ++i) count += ShardAssignment::Of("r" + std::to_string(i), 3) == 1;
+    return count;
+  };
+  refresher->RefreshOnce();
+  EXPECT_EQ(refresher->Current()->result.roles.size(), static_cast<std::size_t>(owned(20)));
+  WriteFile(dir.path() / "spec.yaml", spec_text(50));
+  ASSERT_TRUE(refresher->Reload().ok());
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  EXPECT_EQ(published->result.roles.size(), static_cast<std::size_t>(owned(50)));
+  for (const auto& role : published->result.roles) {
+    EXPECT_EQ(ShardAssignment::Of(role.job->role, 3), 1u) << role.job->role;
+    EXPECT_EQ(role.status.ConditionList(), "missing") << role.job->role;
+  }
+  EXPECT_NE(published->metrics.find("\nschedwatch_exporter_spec_roles 50\n"), std::string::npos);
+  EXPECT_NE(
+      published->metrics.find(fmt::format("\nschedwatch_exporter_shard_roles {}\n", owned(50))),
+      std::string::npos);
 }
 
 TEST(RefresherTest, IncidentRetryMissingWhileGateRuns) {

@@ -170,9 +170,20 @@ inline constexpr Metric kSourceHistoryUp{
     "roles' existence is judged and their runs are unknown."};
 inline constexpr Metric kSourceUp{"schedwatch_source_up", Type::kGauge, "source,type",
                                   "1 if the source's last list succeeded, else 0."};
+inline constexpr Metric kShardOrdinal{
+    "schedwatch_exporter_shard_ordinal", Type::kGauge, "",
+    "Which shard of the spec this exporter watches (--shard), 0 when unsharded."};
+inline constexpr Metric kTotalShards{
+    "schedwatch_exporter_total_shards", Type::kGauge, "",
+    "How many shards the spec is split into (--total-shards), 1 when unsharded."};
+inline constexpr Metric kSpecRoles{"schedwatch_exporter_spec_roles", Type::kGauge, "",
+                                   "Roles in the whole spec, every shard's."};
+inline constexpr Metric kShardRoles{
+    "schedwatch_exporter_shard_roles", Type::kGauge, "",
+    "Roles this exporter watches: those of its shard (all of the spec's when unsharded)."};
 
 // Every family above, by name.
-inline constexpr std::array<const Metric*, 42> kAll = {&kJobActiveObjects,
+inline constexpr std::array<const Metric*, 46> kAll = {&kJobActiveObjects,
                                                        &kJobCondition,
                                                        &kJobDriftedObjects,
                                                        &kJobDuplicateRunsPrevented,
@@ -213,6 +224,10 @@ inline constexpr std::array<const Metric*, 42> kAll = {&kJobActiveObjects,
                                                        &kSourceSyncDuration,
                                                        &kSourceUnownedObjects,
                                                        &kSourceUp,
-                                                       &kHttpRequestsLimited};
+                                                       &kHttpRequestsLimited,
+                                                       &kShardOrdinal,
+                                                       &kTotalShards,
+                                                       &kSpecRoles,
+                                                       &kShardRoles};
 
 }  // namespace schedwatch::metrics

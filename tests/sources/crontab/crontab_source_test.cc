@@ -392,6 +392,31 @@ TEST_F(CrontabSourceTest, ARunOfASharedCommandGoesToEachEnabledRoleOnce) {
   EXPECT_EQ(twins, 4);
 }
 
+// A shard reads the whole log but keeps the runs of its roles only (twin-a is shard 0 of 3,
+// twin-b shard 2): another shard's runs are not held as news it never shows.
+TEST_F(CrontabSourceTest, AShardKeepsTheRunsOfItsRolesOnly) {
+  testing::WriteFile(root_ / "etc/cron.d/twins",
+                     "# schedwatch: role=twin-b spec_version=1\n30 * * * * root /bin/twin\n"
+                     "# schedwatch: role=twin-a spec_version=1\n0 * * * * root /bin/twin\n");
+  Append(syslog(), Line("2026-11-30T11:00:01+00:00", 200, "(root) CMD ([201] /bin/twin)") +
+                       Line("2026-11-30T11:00:05+00:00", 200, "(root) END ([201] /bin/twin)") +
+                       Line("2026-11-30T11:30:01+00:00", 202, "(root) CMD ([203] /bin/twin)"));
+  std::map<std::string, std::uint32_t> shards;
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    CrontabSourceOptions options = Options();
+    options.shard = ShardAssignment{k, 3};
+    CrontabSource source(options);
+    auto snapshot = List(source);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    for (const auto& [role, history] : snapshot->history) {
+      EXPECT_TRUE(options.shard.Owns(role)) << role << " on shard " << k;
+      EXPECT_EQ(history.runs.size(), 2u) << role;
+      shards[role] = k;
+    }
+  }
+  EXPECT_EQ(shards, (std::map<std::string, std::uint32_t>{{"twin-a", 0}, {"twin-b", 2}}));
+}
+
 TEST_F(CrontabSourceTest, RotationAndTruncation) {
   const std::string retry_start = "(root) CMD ([201] /usr/local/bin/retry --queue main)";
   const std::string retry_end = "(root) END ([201] /usr/local/bin/retry --queue main)";

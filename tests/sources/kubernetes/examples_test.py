@@ -141,7 +141,60 @@ def main():
               and reconciler["RoleBinding"]["roleRef"]["name"]
               == reconciler["Role"]["metadata"]["name"])
 
+    sharded(args, directory, account, config_map, spec_file)
     return summary()
+
+
+def sharded(args, directory, account, config_map, spec_file):
+    """sharded/: a StatefulSet of shards of the parent's spec, with --shard=auto."""
+    sharded_dir = os.path.join(directory, "sharded")
+    objects = {}
+    for path in sorted(glob.glob(os.path.join(sharded_dir, "*.yaml"))):
+        with open(path) as source:
+            for document in yaml.safe_load_all(source):
+                if document:
+                    objects.setdefault(document["kind"], []).append(document)
+    kustomization = objects.get("Kustomization", [{}])[0]
+    check("sharded/kustomization.yaml lists the StatefulSet and its Service",
+          sorted(kustomization.get("resources", [])) ==
+          ["headless-service.yaml", "statefulset.yaml"], kustomization)
+    statefulset = objects.get("StatefulSet", [None])[0]
+    headless = objects.get("Service", [None])[0]
+    if not check("sharded/ holds one StatefulSet and its headless Service",
+                 statefulset is not None and headless is not None, list(objects)):
+        return
+    check("the headless Service governs the StatefulSet",
+          statefulset["spec"]["serviceName"] == headless["metadata"]["name"]
+          and headless["spec"].get("clusterIP") == "None")
+    pod = statefulset["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    arguments = dict(a.lstrip("-").split("=", 1) for a in container["args"])
+    check("each pod takes its shard from its name", arguments.get("shard") == "auto", arguments)
+    check("--total-shards is the replica count",
+          arguments.get("total-shards") == str(statefulset["spec"]["replicas"]), arguments)
+    env = {e["name"]: e for e in container.get("env", [])}
+    check("POD_NAME comes from the downward API",
+          env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+          == "metadata.name", env)
+    check("the shards run as the parent's ServiceAccount",
+          pod["spec"]["serviceAccountName"] == account["metadata"]["name"])
+    volume = next(v for v in pod["spec"]["volumes"] if "configMap" in v)
+    check("the shards mount the parent's ConfigMap, the whole spec",
+          volume["configMap"]["name"] == config_map["metadata"]["name"]
+          and os.path.relpath(arguments["config.file"], container["volumeMounts"][0]["mountPath"])
+          == spec_file)
+    check("the pods are ready only after a refresh",
+          container["readinessProbe"]["httpGet"]["path"] == "/-/ready")
+    with tempfile.TemporaryDirectory() as workdir:
+        path = os.path.join(workdir, spec_file)
+        with open(path, "w") as out:
+            out.write(config_map["data"][spec_file])
+        result = subprocess.run([args.exporter, "check", "--config.file", path, "--total-shards",
+                                 arguments.get("total-shards", "1"), "--count", "0"],
+                                capture_output=True, text=True)
+        check("check --total-shards lists the ConfigMap's roles by shard",
+              result.returncode == 0 and "shard 0 of" in result.stdout,
+              result.stdout + result.stderr)
 
 
 if __name__ == "__main__":

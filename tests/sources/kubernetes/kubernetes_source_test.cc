@@ -82,6 +82,7 @@ class KubernetesSourceTest : public ::testing::Test {
     spec_ = std::move(*decoded);
     SourceOptions options;
     options.spec = &spec_;
+    options.shard = shard_;
     // The server may be replaced between reads: the seam asks for the current one.
     Tuning tuning;
     tuning.transport = [this](const TlsOptions& tls) { return server_->Factory()(tls); };
@@ -119,7 +120,45 @@ class KubernetesSourceTest : public ::testing::Test {
   platform::FakeClock clock_;  // backoffs and slow answers take no time
   std::unique_ptr<FakeKubernetes> server_;
   SourceSpec spec_;
+  ShardAssignment shard_;
 };
+
+// Each shard keeps its roles' CronJobs and their Jobs, listed or watched: together the shards
+// hold what one exporter does, each object once.
+TEST_F(KubernetesSourceTest, AShardKeepsItsRolesCronJobsAndJobsOnly) {
+  Serve(World());
+  for (bool watch : {false, true}) {
+    watch_ = watch;
+    std::multiset<std::string> whole, shards;
+    std::map<std::string, std::size_t> whole_history;
+    {
+      shard_ = ShardAssignment{};
+      auto source = MakeWithKubeconfig();
+      auto snapshot = List(*source);
+      ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+      for (const auto& object : snapshot->objects) whole.insert(std::string(object.id()));
+      for (const auto& [role, history] : snapshot->history) whole_history[role] = 1;
+    }
+    std::size_t history_roles = 0;
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      shard_ = ShardAssignment{k, 2};
+      auto source = MakeWithKubeconfig();
+      auto snapshot = List(*source);
+      ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+      for (const auto& object : snapshot->objects) {
+        EXPECT_TRUE(shard_.Owns(object.role())) << object.role() << " on shard " << k;
+        shards.insert(std::string(object.id()));
+      }
+      for (const auto& [role, history] : snapshot->history) {
+        EXPECT_TRUE(shard_.Owns(role)) << role;
+        ++history_roles;
+      }
+    }
+    EXPECT_EQ(whole.size(), 4u);
+    EXPECT_EQ(shards, whole) << (watch ? "watched" : "listed");
+    EXPECT_EQ(history_roles, whole_history.size());
+  }
+}
 
 TEST_F(KubernetesSourceTest, ListsEveryPageAndMapsObjectsAndHistory) {
   Serve(World());
