@@ -653,7 +653,7 @@ TEST_F(GitHubSourceTest, TokenFromTheEnvironment) {
                                                  {"api_url", {kApi}},
                                                  {"token_env", {"SCHEDWATCH_GH_TEST_TOKEN"}},
                                                  {"min_interval", {"1s"}}});
-  auto source = GitHubActionsSource::Create({&spec, {}}, {fake_.Send(), true});
+  auto source = GitHubActionsSource::Create({&spec, {}, {}}, {fake_.Send(), true});
   ASSERT_TRUE(source.ok()) << source.error();
   unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
   auto unset = (*source)->List({kNow, nullptr});
