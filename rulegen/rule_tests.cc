@@ -963,8 +963,8 @@ class TestWriter {
       TestCase test;
       test.name = fmt::format(
           "SchedwatchShardCoverage: two replicas of every shard serve its roles (counted once: "
-          "quiet); from 2m both replicas of shard {} watch one role fewer, so the shards add up "
-          "to {} of the spec's {}",
+          "quiet), and a spare with ordinal N (not counted); from 2m both replicas of shard {} "
+          "watch one role fewer, so the shards add up to {} of the spec's {}",
           chosen, spec_roles - 1, spec_roles);
       test.annotations = true;
       for (int r : {0, 1}) {
@@ -975,6 +975,12 @@ class TestWriter {
                          k == chosen ? Step(roles, roles - 1) : Const(roles));
         }
       }
+      // A spare of a shrinking StatefulSet (ordinal N) keeps the roles of a shard below N: it
+      // is none of the N shards, and its roles are not counted.
+      Labels spare = ExporterLabels(0, 2, n);
+      Add(test, "up", spare, Const(1));
+      Add(test, kShardOrdinal, spare, Const(n));
+      AddShardGauges(test, 0, 2, n, Const(n), Const(spec_roles), Const(RolesOfShard(0)));
       ExpectExporter(test, Alert::kShardCoverage, WatcherLabels(), kOnset, spec_roles - 1);
       test.quiet = "SchedwatchShardDown|SchedwatchShardingMismatch|SchedwatchExporterDown";
       test.quiet_roles = "$^";

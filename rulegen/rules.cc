@@ -343,10 +343,11 @@ std::vector<Rule> ShardRules(const Options& options, const std::string& shards_u
                fmt::format("count by ({}) ({} != {}) or {}", watcher, live(kTotalShards),
                            options.total_shards, spread(kSpecRoles)),
                options.exporter_alert_for));
-  // Each shard's roles once (its replicas agree), summed: the shard as a label from its ordinal.
-  std::string labelled =
-      fmt::format("{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}})",
-                  live(kShardRoles), replica, kShardLabel, kShardLabel, kShardOrdinal, e);
+  // Each shard's roles once (its replicas agree), summed: the shard as a label from its ordinal;
+  // a spare (ordinal N or more) keeps roles of a shard below N and is not counted.
+  std::string labelled = fmt::format(
+      "{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}} < {})",
+      live(kShardRoles), replica, kShardLabel, kShardLabel, kShardOrdinal, e, options.total_shards);
   rules.push_back(MakeRule(
       Alert::kShardCoverage,
       fmt::format("sum by ({0}) (max by ({0}, {1}) ({2})) != on({0}) max by ({0}) {3} unless "
@@ -381,8 +382,10 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
     return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1{})", metric, e, replica, e, in_shard);
   };
   // How many shards have a replica up, per watcher (sharded only).
-  std::string shards_up = fmt::format("count by ({0}) (count_values by ({0}) (\"{1}\", {2}))",
-                                      watcher, kShardLabel, live(kShardOrdinal));
+  // A spare of a shrinking StatefulSet (ordinal N or more) is none of them.
+  std::string shards_up =
+      fmt::format("count by ({0}) (count_values by ({0}) (\"{1}\", {2} < {3}))", watcher,
+                  kShardLabel, live(kShardOrdinal), options.total_shards);
   std::vector<Rule> rules = {
       MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
                for_seconds),

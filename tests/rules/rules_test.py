@@ -161,7 +161,7 @@ def check_promtool(args, tmp):
     runs = [(spec, mode, ()) for spec in specs for mode in MODES]
     runs += [(spec, mode, IDENTITY) for spec in specs[-2:] for mode in MODES]
     runs += [(specs[-2], mode, RATIO_WINDOW) for mode in MODES]
-    runs += [(spec, mode, SHARDS) for spec in specs[-2:] for mode in MODES]
+    runs += [(specs[-2], mode, SHARDS) for mode in MODES]
     runs += [(specs[-1], "joined", SHARDS_IDENTITY)]
     for spec, mode, extra in runs:
         suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window", SHARDS: "-shards",
@@ -225,7 +225,7 @@ def check_sharded_rules_tested(tmp):
              "SchedwatchShardCoverage counts a shard once per replica"),
             ("schedwatch-global.rules.yml",
              f" unless on(job) (count by (job) (count_values by (job) (\"schedwatch_shard\", "
-             f"{live_ordinal})) < 3)", "",
+             f"{live_ordinal} < 3)) < 3)", "",
              "SchedwatchExporterDown's warning and SchedwatchShardCoverage fire while a shard is "
              "down"),
             ("schedwatch.rules.yml", f" and on(job, instance) {ordinal} == ",
