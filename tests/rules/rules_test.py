@@ -454,12 +454,32 @@ def check_bad_spec(args, tmp):
                        (["--config.file", spec, "--out", out, "--success-ratio-window", "5m"],
                         "--success-ratio-window shorter than 10m"),
                        (["--config.file", spec, "--out", out, "--success-ratio-window", "90m30s"],
-                        "--success-ratio-window not in whole minutes")):
+                        "--success-ratio-window not in whole minutes"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "0"],
+                        "--total-shards 0"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "1025"],
+                        "--total-shards above 1024"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "three"],
+                        "--total-shards that is no number"),
+                       (["--config.file", spec, "--out", out, "--identity-labels",
+                         "schedwatch_shard"], "--identity-labels schedwatch_shard (the shard's)"),
+                       (["--config.file", shard_labelled(tmp), "--out", out, "--total-shards",
+                         "2"], "--total-shards with a spec label schedwatch_shard")):
         result = run([args.rulegen, *argv])
         check(f"{what}: exit 2 with a message", result.returncode == 2 and result.stderr.strip(),
               f"exit {result.returncode}: {result.stderr}")
     result = run([args.rulegen, "--help"])
     check("--help exits 0", result.returncode == 0 and "--exporter-job" in result.stdout)
+
+
+def shard_labelled(tmp):
+    """A spec whose job sets the label sharded rules set to the role's shard."""
+    path = os.path.join(tmp, "shard-labelled.yaml")
+    with open(path, "w") as f:
+        f.write("version: 1\nsources:\n  demo: {type: file, path: live.yaml}\njobs:\n"
+                "  - {role: a, source: demo, schedule: '* * * * *', spec_version: '1', "
+                "labels: {schedwatch_shard: '9'}}\n")
+    return path
 
 
 def check_dashboard(args, tmp):
