@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <vector>
 
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
@@ -32,23 +33,41 @@ std::string RenderAlertmanager(const Spec& spec, const Options& options) {
   auto equal = [&](std::initializer_list<std::string_view> extra) {
     return "[" + IdentityList(options, extra) + "]";
   };
-  const Inhibit inhibits[] = {
+  const bool sharded = options.total_shards > 1;
+  std::vector<Inhibit> inhibits = {
       {"No replica of a watcher is up: every other alert about that watcher follows from that.",
        Names({Alert::kExporterDown}),
        role_alerts + "|" +
-           Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}),
+           Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}) +
+           (sharded ? "|" + Names({Alert::kShardDown}) : ""),
        "critical", equal({})},
       {"One replica is down: its own source and staleness alerts follow from that.",
        Names({Alert::kExporterDown}),
        Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}), "warning",
        equal({"instance"})},
       {"No replica can list a source: its roles are unknown, not missing or stale.",
-       Names({Alert::kSourceDown}), role_alerts, "critical", equal({"source"})},
+       Names({Alert::kSourceDown}), role_alerts, "critical",
+       sharded ? equal({"source", kShardLabel}) : equal({"source"})},
       {"The object is gone or disabled, so it cannot start or succeed: page once, for the cause.",
        Names({Alert::kJobMissing, Alert::kJobInactive}),
        Names({Alert::kJobNotStarted, Alert::kJobSuccessStale, Alert::kJobSuccessAbsent}), "",
        equal({"source", "role"})},
   };
+  if (sharded) {
+    // Sharded: the alerts about one shard's roles, sources and refreshes carry its number.
+    inhibits.insert(
+        inhibits.begin() + 1,
+        {"No replica of a shard is up: its roles are unwatched, not missing or "
+         "stale; page once, for the shard.",
+         Names({Alert::kShardDown}),
+         role_alerts + "|" +
+             Names({Alert::kSourceDown, Alert::kSourceHistoryDown, Alert::kWatcherStale}),
+         "", equal({kShardLabel})});
+    inhibits.push_back(
+        {"The exporters disagree on the split: their roles cannot add up until "
+         "they agree.",
+         Names({Alert::kShardingMismatch}), Names({Alert::kShardCoverage}), "", equal({})});
+  }
   const std::string group_by = "[alertname, " + IdentityList(options, {"source", "role"}) + "]";
 
   // --route-by LABEL: one route and one placeholder receiver per value of the spec's label.

@@ -43,6 +43,11 @@ enum class Alert {
   // while another does (warning): existence is still watched, the runs are not.
   kSourceHistoryDown,
   kSourceHistoryReplicaDown,
+  // Sharded exporters (Options::total_shards > 1): no replica of a shard up and serving it; the
+  // instances disagree on the split; the shards' roles do not add up to the spec's.
+  kShardDown,
+  kShardingMismatch,
+  kShardCoverage,
 };
 
 struct AlertText {
@@ -101,6 +106,22 @@ LabelShape ShapeOf(Alert alert, const JobSpec& job);
 
 // "job, cluster, region" plus `extra`: the `by`/`on` list of one watcher's identity.
 std::string IdentityList(const Options& options, std::initializer_list<std::string_view> extra);
+
+// The label every alert about one shard carries when the exporters are sharded.
+inline constexpr std::string_view kShardLabel = "schedwatch_shard";
+// What a sharded exporter says about itself (served always, N = 1 too): its shard K, N, the
+// roles of the whole spec and the roles it watches.
+inline constexpr std::string_view kShardOrdinal = "schedwatch_exporter_shard_ordinal";
+inline constexpr std::string_view kTotalShards = "schedwatch_exporter_total_shards";
+inline constexpr std::string_view kSpecRoles = "schedwatch_exporter_spec_roles";
+inline constexpr std::string_view kShardRoles = "schedwatch_exporter_shard_roles";
+// " and on(<replica>) schedwatch_exporter_shard_ordinal{job=...} == <shard>": narrows a per-replica
+// expression to the replicas of one shard; empty when unsharded (shard < 0).
+std::string InShard(const Options& options, int shard);
+// The shards rules are written for: {0} when unsharded, else 0 .. N-1.
+std::vector<int> Shards(const Options& options);
+// Whether `alert` is raised per shard when sharded (a label kShardLabel on its rules).
+bool PerShard(Alert alert);
 
 struct Rule {
   Alert alert;         // unused for recording rules

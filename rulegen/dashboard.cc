@@ -134,6 +134,31 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   panels.back()["options"] = {{"reduceOptions", {{"calcs", {"lastNotNull"}}}},
                               {"textMode", "value_and_name"}};
   y += 4;
+  if (options.total_shards > 1) {
+    // Sharded: each shard's replicas up and roles, the shard as a label from its ordinal.
+    const std::string on = IdentityList(options, {"instance"});
+    auto per_shard = [&](const std::string& what) {
+      return fmt::format("{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}})",
+                         what, on, kShardLabel, kShardLabel, kShardOrdinal, replica);
+    };
+    const std::string by = fmt::format("by ({}, {})", IdentityList(options, {}), kShardLabel);
+    const std::string legend = fmt::format("shard {{{{{}}}}}", kShardLabel);
+    panels.push_back(Panel(
+        id++, "stat", fmt::format("Shards ({}): replicas up", options.total_shards), 0, y, 8, 4,
+        {Target("A", fmt::format("sum {} ({})", by, per_shard(fmt::format("up{{{}}}", replica))),
+                false, legend)}));
+    panels.push_back(Panel(
+        id++, "stat", "Shards: roles watched, and the spec's", 8, y, 16, 4,
+        {Target("A",
+                fmt::format("max {} ({})", by,
+                            per_shard(fmt::format("{}{{{}}}", kShardRoles, replica))),
+                false, legend),
+         Target(
+             "B",
+             fmt::format("max by ({}) ({}{{{}}})", IdentityList(options, {}), kSpecRoles, replica),
+             false, "spec")}));
+    y += 4;
+  }
 
   // One row per role: the queries share the role's labels, merge puts them side by side and
   // groupBy folds the role's active conditions into one cell.

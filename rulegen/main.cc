@@ -21,8 +21,9 @@ constexpr int kExitBadInput = 2;
 
 // Identity labels: Prometheus label names that the rules do not already use for something else.
 std::string IdentityLabelProblem(const std::string& label) {
-  static const char* const kReserved[] = {"job",  "instance",  "source",   "role",      "condition",
-                                          "type", "alertname", "severity", "alertstate"};
+  static const char* const kReserved[] = {
+      "job",  "instance",  "source",   "role",       "condition",
+      "type", "alertname", "severity", "alertstate", "schedwatch_shard"};
   if (label.empty() || !(std::isalpha(static_cast<unsigned char>(label[0])) || label[0] == '_') ||
       !std::all_of(label.begin(), label.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -97,6 +98,12 @@ int main(int argc, char** argv) {
   app.add_option("--route-by", options.route_by,
                  "A label of the spec's jobs (labels:): alertmanager.yml routes each of its values "
                  "to a receiver of its own");
+  app.add_option("--total-shards", options.total_shards,
+                 "The exporters split the spec into this many shards (--shard K --total-shards "
+                 "N): per-role alerts carry schedwatch_shard and the global rules watch each "
+                 "shard; at most 1024, as rules are written per shard")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   app.add_option(
       "--dashboard-uid", options.dashboard_uid,
       "The Grafana dashboard's uid (default: derived from the job, spec name and roles)");
@@ -165,6 +172,12 @@ int main(int argc, char** argv) {
                    label.c_str());
       return kExitBadInput;
     }
+  }
+  if (options.total_shards > 1 && in_spec(std::string(rulegen::kShardLabel))) {
+    std::fprintf(stderr,
+                 "--total-shards: schedwatch_shard is a label of the spec's jobs "
+                 "(labels:); sharded rules set it to each role's shard\n");
+    return kExitBadInput;
   }
   if (!options.route_by.empty() && !in_spec(options.route_by)) {
     std::fprintf(stderr, "--route-by: no job in the spec has the label %s (labels:)\n",

@@ -12,6 +12,11 @@
 // one that cannot read its sources, two that disagree, two that agree), and, with identity
 // labels, two watchers in one job that share source names. Replica r of watcher w is scraped as
 // localhost:<9762 + 10w + r> and carries the identity labels' values <label>-<a + w>.
+//
+// Sharded exporters (--total-shards N): every replica is N exporters, shard k's at port + 100k
+// serving schedwatch_exporter_shard_ordinal k and its roles' series; the alerts about one shard
+// are expected once per shard, and further groups kill a shard, leave one out, and make the
+// shards disagree or not add up.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +28,7 @@
 #include "rulegen/text.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/metrics.h"
+#include "schedwatch/shard.h"
 
 namespace schedwatch::rulegen {
 namespace {
@@ -122,6 +128,7 @@ class TestWriter {
     // Joined rules take the spec's labels from schedwatch_job_info, which the exporter serves
     // for every role it serves anything for: so do the tests.
     every_role_has_info_ = options.mode == Mode::kJoined && !SpecLabelNames(spec).empty();
+    sharded_ = options.total_shards > 1;
     std::map<std::string, int> per_source;
     for (const auto& job : spec.jobs) {
       if (++per_source[job.source] > kSampledRolesPerSource) continue;
@@ -183,6 +190,9 @@ class TestWriter {
         out.clear();
       }
     }
+    if (sharded_) {
+      for (const auto& test : ShardCases()) Write(test, out);
+    }
     WriteSuccessRatio(out);
     TestCase watchdog;
     watchdog.name = "Watchdog: always firing, even with no other series";
@@ -211,14 +221,16 @@ class TestWriter {
     }
     return labels;
   }
-  Labels ExporterLabels(int w = 0, int r = 0) const {
+  Labels ExporterLabels(int w = 0, int r = 0, int shard = 0) const {
     Labels labels = WatcherLabels(w);
-    labels["instance"] =
-        w == 0 && r == 0 ? kInstance : fmt::format("localhost:{}", 9762 + 10 * w + r);
+    labels["instance"] = w == 0 && r == 0 && shard == 0
+                             ? kInstance
+                             : fmt::format("localhost:{}", 9762 + 10 * w + r + 100 * shard);
     return labels;
   }
+  int ShardOfJob(const JobSpec& job) const { return ShardOf(job.role, options_.total_shards); }
   Labels RoleLabels(const JobSpec& job, int w = 0, int r = 0) const {
-    Labels labels = ExporterLabels(w, r);
+    Labels labels = ExporterLabels(w, r, ShardOfJob(job));
     labels["role"] = job.role;
     labels["source"] = job.source;
     return labels;
@@ -280,14 +292,31 @@ class TestWriter {
   }
   // The exporter is scraped and every source lists fine, unless a case says otherwise. The run
   // history is read when the list is, unless `history_up` says otherwise.
+  // Sharded: for each shard (or only `shard`), which its exporter serves as its ordinal.
   void AddGates(TestCase& test, Values up, Values source_up, int w = 0, int r = 0,
-                std::optional<Values> history_up = std::nullopt) const {
-    Add(test, "up", ExporterLabels(w, r), up);
-    for (const auto& [name, source] : spec_.sources) {
-      Labels labels = SourceLabels(name, source, ExporterLabels(w, r));
-      Add(test, metrics::kSourceUp.name, labels, source_up);
-      Add(test, metrics::kSourceHistoryUp.name, labels, history_up.value_or(source_up));
+                std::optional<Values> history_up = std::nullopt, int shard = -1) const {
+    for (int k : Shards(options_)) {
+      if (shard >= 0 && k != shard) continue;
+      Add(test, "up", ExporterLabels(w, r, k), up);
+      if (sharded_) Add(test, kShardOrdinal, ExporterLabels(w, r, k), Const(k));
+      for (const auto& [name, source] : spec_.sources) {
+        Labels labels = SourceLabels(name, source, ExporterLabels(w, r, k));
+        Add(test, metrics::kSourceUp.name, labels, source_up);
+        Add(test, metrics::kSourceHistoryUp.name, labels, history_up.value_or(source_up));
+      }
     }
+  }
+  // A sharded exporter's account of the split: N, the spec's roles and its own.
+  void AddShardGauges(TestCase& test, int w, int r, int shard, Values total, Values spec_roles,
+                      Values shard_roles) const {
+    Labels labels = ExporterLabels(w, r, shard);
+    Add(test, kTotalShards, labels, total);
+    Add(test, kSpecRoles, labels, spec_roles);
+    Add(test, kShardRoles, labels, shard_roles);
+  }
+  std::int64_t RolesOfShard(int shard) const {
+    return std::count_if(spec_.jobs.begin(), spec_.jobs.end(),
+                         [&](const JobSpec& job) { return ShardOfJob(job) == shard; });
   }
 
   void ExpectRole(TestCase& test, Alert alert, const JobSpec& job, std::int64_t onset,
@@ -301,9 +330,21 @@ class TestWriter {
     }
     labels["role"] = job.role;
     labels["source"] = job.source;
+    if (sharded_) labels[std::string(kShardLabel)] = std::to_string(ShardOfJob(job));
     for (const auto& [name, value] : job.Alerting().labels) labels[name] = value;
     Expect(test, alert, std::move(labels), onset, for_policy_.Of(&job), value_at_zero, value_slope,
            SeverityOf(alert, job));
+  }
+  // An exporter alert as each shard raises it (once when unsharded): `labels(k)` for shard k,
+  // plus the shard's label when the alert is per shard.
+  void ExpectEachShard(TestCase& test, Alert alert, const std::function<Labels(int)>& labels,
+                       std::int64_t onset, std::int64_t value_at_zero,
+                       std::int64_t value_slope = 0) const {
+    for (int k : Shards(options_)) {
+      Labels of_shard = labels(k);
+      if (sharded_ && PerShard(alert)) of_shard[std::string(kShardLabel)] = std::to_string(k);
+      ExpectExporter(test, alert, std::move(of_shard), onset, value_at_zero, value_slope);
+    }
   }
   void ExpectExporter(TestCase& test, Alert alert, Labels labels, std::int64_t onset,
                       std::int64_t value_at_zero, std::int64_t value_slope = 0) const {
@@ -490,8 +531,9 @@ class TestWriter {
       if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale());
     }
     for (const auto& [name, source] : spec_.sources) {
-      ExpectExporter(test, Alert::kSourceDown, SourceLabels(name, source, WatcherLabels()), kOnset,
-                     0);
+      ExpectEachShard(
+          test, Alert::kSourceDown,
+          [&](int) { return SourceLabels(name, source, WatcherLabels()); }, kOnset, 0);
     }
     test.quiet = "SchedwatchJob.+";
     return test;
@@ -517,8 +559,9 @@ class TestWriter {
       ExpectRole(test, Alert::kJobMissing, job, kOnset, 0);
     }
     for (const auto& [name, source] : spec_.sources) {
-      ExpectExporter(test, Alert::kSourceHistoryDown, SourceLabels(name, source, WatcherLabels()),
-                     kOnset, 0);
+      ExpectEachShard(
+          test, Alert::kSourceHistoryDown,
+          [&](int) { return SourceLabels(name, source, WatcherLabels()); }, kOnset, 0);
     }
     test.quiet =
         "SchedwatchJob(SuccessAbsent|SuccessStale|NotStarted|Hung|Failing|TooShort|"
@@ -551,6 +594,14 @@ class TestWriter {
     test.name = "SchedwatchExporterDown: no target of the job at all; no per-role alert";
     test.annotations = true;
     ExpectExporter(test, Alert::kExporterDown, {{"job", options_.exporter_job}}, 0, 1);
+    if (sharded_) {  // and no shard came up
+      ExpectEachShard(
+          test, Alert::kShardDown,
+          [&](int) {
+            return Labels{{"job", options_.exporter_job}};
+          },
+          0, 1);
+    }
     test.quiet = "SchedwatchJob.+";
     test.quiet_from = 0;
     return test;
@@ -563,9 +614,13 @@ class TestWriter {
         "from 2m on";
     test.annotations = true;
     AddGates(test, Const(1), Const(1));
-    Add(test, metrics::kLastCycle.name, ExporterLabels(), Const(60 - options_.watcher_stale_after));
-    ExpectExporter(test, Alert::kWatcherStale, WatcherLabels(), kOnset,
-                   options_.watcher_stale_after - 60, 1);
+    for (int k : Shards(options_)) {
+      Add(test, metrics::kLastCycle.name, ExporterLabels(0, 0, k),
+          Const(60 - options_.watcher_stale_after));
+    }
+    ExpectEachShard(
+        test, Alert::kWatcherStale, [&](int) { return WatcherLabels(); }, kOnset,
+        options_.watcher_stale_after - 60, 1);
     return test;
   }
 
@@ -609,8 +664,11 @@ class TestWriter {
         AddRole(test, metrics::kJobInfo.name, job, Const(1), 0, 1);
         AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 0, 1);
       }
-      ExpectExporter(test, Alert::kExporterReplicaDown, ExporterLabels(0, 1), kOnset, 0);
-      Quiet(test, others);
+      ExpectEachShard(
+          test, Alert::kExporterReplicaDown, [&](int k) { return ExporterLabels(0, 1, k); }, kOnset,
+          0);
+      // Sharded: replicas of one shard are replicas as before; every shard still has one up.
+      Quiet(test, others + (sharded_ ? "|SchedwatchShardDown" : ""));
       cases.push_back(std::move(test));
     }
     {
@@ -643,8 +701,9 @@ class TestWriter {
         if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
       }
       for (const auto& [name, source] : spec_.sources) {
-        ExpectExporter(test, Alert::kSourceReplicaDown,
-                       SourceLabels(name, source, ExporterLabels(0, 1)), kOnset, 0);
+        ExpectEachShard(
+            test, Alert::kSourceReplicaDown,
+            [&](int k) { return SourceLabels(name, source, ExporterLabels(0, 1, k)); }, kOnset, 0);
       }
       Quiet(test, "SchedwatchJob.+|SchedwatchExporterDown|SchedwatchWatcherStale");
       cases.push_back(std::move(test));
@@ -666,8 +725,9 @@ class TestWriter {
         if (job.success_metric().empty()) AddSuccess(test, job, RampThenStale(), 0, 1);
       }
       for (const auto& [name, source] : spec_.sources) {
-        ExpectExporter(test, Alert::kSourceHistoryReplicaDown,
-                       SourceLabels(name, source, ExporterLabels(0, 1)), kOnset, 0);
+        ExpectEachShard(
+            test, Alert::kSourceHistoryReplicaDown,
+            [&](int k) { return SourceLabels(name, source, ExporterLabels(0, 1, k)); }, kOnset, 0);
       }
       Quiet(test,
             "SchedwatchJob.+|SchedwatchSourceDown|SchedwatchExporterDown|"
@@ -682,11 +742,14 @@ class TestWriter {
       test.annotations = true;
       AddGates(test, Const(1), Const(1));
       AddGates(test, Const(1), Const(1), 0, 1);
-      Add(test, metrics::kLastCycle.name, ExporterLabels(), Ramp());
-      Add(test, metrics::kLastCycle.name, ExporterLabels(0, 1),
-          Const(60 - options_.watcher_stale_after));
-      ExpectExporter(test, Alert::kWatcherReplicaStale, ExporterLabels(0, 1), kOnset,
-                     options_.watcher_stale_after - 60, 1);
+      for (int k : Shards(options_)) {
+        Add(test, metrics::kLastCycle.name, ExporterLabels(0, 0, k), Ramp());
+        Add(test, metrics::kLastCycle.name, ExporterLabels(0, 1, k),
+            Const(60 - options_.watcher_stale_after));
+      }
+      ExpectEachShard(
+          test, Alert::kWatcherReplicaStale, [&](int k) { return ExporterLabels(0, 1, k); }, kOnset,
+          options_.watcher_stale_after - 60, 1);
       cases.push_back(std::move(test));
     }
     {
@@ -765,8 +828,9 @@ class TestWriter {
         AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0), 1, 0);
       }
       for (const auto& [name, source] : spec_.sources) {
-        ExpectExporter(test, Alert::kSourceDown, SourceLabels(name, source, WatcherLabels(1)),
-                       kOnset, 0);
+        ExpectEachShard(
+            test, Alert::kSourceDown,
+            [&](int) { return SourceLabels(name, source, WatcherLabels(1)); }, kOnset, 0);
       }
       Quiet(test, "SchedwatchJob.+|SchedwatchExporterDown|SchedwatchWatcherStale");
       cases.push_back(std::move(test));
@@ -784,6 +848,144 @@ class TestWriter {
         AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1), 1, 0);
         ExpectRole(test, Alert::kJobMissing, job, kOnset, 0);
       }
+      cases.push_back(std::move(test));
+    }
+    return cases;
+  }
+
+  // Sharded: a shard killed, a shard that never came up, exporters that disagree on the split,
+  // shards whose roles do not add up. Each exporter serves N, the spec's roles and its own.
+  std::vector<TestCase> ShardCases() const {
+    const int n = options_.total_shards;
+    const auto spec_roles = static_cast<std::int64_t>(spec_.jobs.size());
+    // A shard with roles (sampled ones, if any): the first role's.
+    const int chosen = sampled_.empty() ? 0 : ShardOfJob(*sampled_.front());
+    auto healthy_gauges = [&](TestCase& test, int r) {
+      for (int k : Shards(options_)) {
+        AddShardGauges(test, 0, r, k, Const(n), Const(spec_roles), Const(RolesOfShard(k)));
+      }
+    };
+    auto shard_down = [&](int shard) {
+      return With(WatcherLabels(), std::string(kShardLabel), std::to_string(shard));
+    };
+    std::vector<TestCase> cases;
+    {
+      TestCase test;
+      test.name = fmt::format(
+          "SchedwatchShardDown: shard {}'s only exporter stops being scraped at 2m while its last "
+          "samples show its roles missing; one SchedwatchShardDown, no per-role alert, no "
+          "SchedwatchExporterDown warning, the shards' roles not judged",
+          chosen);
+      test.annotations = true;
+      for (int k : Shards(options_)) {
+        AddGates(test, k == chosen ? Step(1, 0) : Const(1), Const(1), 0, 0, std::nullopt, k);
+      }
+      healthy_gauges(test, 0);
+      std::string roles;
+      for (const JobSpec* sampled : sampled_) {
+        const JobSpec& job = *sampled;
+        AddRole(test, metrics::kJobInfo.name, job, Const(1));
+        if (ShardOfJob(job) == chosen) {
+          AddRole(test, metrics::kJobRegisteredObjects.name, job, Step(1, 0));
+          roles += (roles.empty() ? "" : "|") + RegexQuote(job.role);
+        } else {
+          AddRole(test, metrics::kJobRegisteredObjects.name, job, Const(1));
+          AddSuccess(test, job, Ramp());
+        }
+      }
+      ExpectExporter(test, Alert::kShardDown, shard_down(chosen), kOnset, n);
+      test.quiet =
+          "SchedwatchJob.+|SchedwatchExporterDown|SchedwatchSourceDown|SchedwatchWatcherStale|"
+          "SchedwatchShardingMismatch|SchedwatchShardCoverage";
+      test.quiet_roles = roles;
+      test.quiet_except_roles = untestable_;
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name =
+          "SchedwatchShardDown: no target serves shard 0 (it never came up) while the other "
+          "shards are up; SchedwatchShardDown for shard 0 from the start, no other exporter alert";
+      test.annotations = true;
+      for (int k : Shards(options_)) {
+        if (k != 0) AddGates(test, Const(1), Const(1), 0, 0, std::nullopt, k);
+      }
+      ExpectExporter(test, Alert::kShardDown, shard_down(0), 0, n - 1);
+      // Its roles were never served: no per-role alert either (their absent() rules read only
+      // their shard's exporters).
+      test.quiet =
+          "SchedwatchJob.+|SchedwatchExporterDown|SchedwatchSourceDown|SchedwatchWatcherStale";
+      std::string roles;
+      for (const JobSpec* sampled : sampled_) {
+        if (ShardOfJob(*sampled) == 0)
+          roles += (roles.empty() ? "" : "|") + RegexQuote(sampled->role);
+      }
+      test.quiet_roles = roles.empty() ? "$^" : roles;
+      test.quiet_except_roles = untestable_;
+      test.quiet_from = 0;
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name = fmt::format(
+          "SchedwatchShardingMismatch: shard {}'s exporter serves total_shards {} from 2m (a "
+          "rollout half done), the others {}",
+          n - 1, n + 1, n);
+      test.annotations = true;
+      AddGates(test, Const(1), Const(1));
+      for (int k : Shards(options_)) {
+        AddShardGauges(test, 0, 0, k, k == n - 1 ? Step(n, n + 1) : Const(n), Const(spec_roles),
+                       Const(RolesOfShard(k)));
+      }
+      ExpectExporter(test, Alert::kShardingMismatch, WatcherLabels(), kOnset, 1);
+      test.quiet = "SchedwatchShardDown|SchedwatchShardCoverage";
+      test.quiet_roles = "$^";
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name =
+          "SchedwatchShardingMismatch: every exporter serves the same total_shards, but shard "
+          "0's spec has one role more from 2m";
+      test.annotations = true;
+      AddGates(test, Const(1), Const(1));
+      for (int k : Shards(options_)) {
+        AddShardGauges(test, 0, 0, k, Const(n),
+                       k == 0 ? Step(spec_roles, spec_roles + 1) : Const(spec_roles),
+                       Const(RolesOfShard(k)));
+      }
+      ExpectExporter(test, Alert::kShardingMismatch, WatcherLabels(), kOnset, spec_roles + 1);
+      test.quiet = "SchedwatchShardDown";
+      test.quiet_roles = "$^";
+      cases.push_back(std::move(test));
+    }
+    {
+      TestCase test;
+      test.name = fmt::format(
+          "SchedwatchShardCoverage: two replicas of every shard serve its roles (counted once: "
+          "quiet), and a spare with ordinal N (not counted); from 2m both replicas of shard {} "
+          "watch one role fewer, so the shards add up to {} of the spec's {}",
+          chosen, spec_roles - 1, spec_roles);
+      test.annotations = true;
+      for (int r : {0, 1}) {
+        AddGates(test, Const(1), Const(1), 0, r);
+        for (int k : Shards(options_)) {
+          std::int64_t roles = RolesOfShard(k);
+          AddShardGauges(test, 0, r, k, Const(n), Const(spec_roles),
+                         k == chosen ? Step(roles, roles - 1) : Const(roles));
+        }
+      }
+      // A spare of a shrinking StatefulSet (ordinal N) keeps the roles of a shard below N: it
+      // is none of the N shards, and its roles are not counted.
+      Labels spare = ExporterLabels(0, 2, n);
+      Add(test, "up", spare, Const(1));
+      Add(test, kShardOrdinal, spare, Const(n));
+      AddShardGauges(test, 0, 2, n, Const(n), Const(spec_roles), Const(RolesOfShard(0)));
+      ExpectExporter(test, Alert::kShardCoverage, WatcherLabels(), kOnset, spec_roles - 1);
+      test.quiet = "SchedwatchShardDown|SchedwatchShardingMismatch|SchedwatchExporterDown";
+      test.quiet_roles = "$^";
+      test.quiet_from = 0;
+      test.check_at = {0};
       cases.push_back(std::move(test));
     }
     return cases;
@@ -983,6 +1185,7 @@ class TestWriter {
   std::vector<std::string> count_labels_;  // the identity labels, source, role, severity
   std::string count_by_;
   bool every_role_has_info_ = false;
+  bool sharded_ = false;
 };
 
 }  // namespace

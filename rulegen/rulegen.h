@@ -50,6 +50,10 @@ struct Options {
   // A spec label (`labels:`): alertmanager.yml routes each of its values to a receiver of its
   // own. Empty: no such routes.
   std::string route_by;
+  // Exporters that split the spec (--shard K --total-shards N): each per-role alert carries
+  // schedwatch_shard, the role's shard, and reads only that shard's replicas; the global file
+  // says when a shard is down or the shards disagree. 1: unsharded, today's files.
+  int total_shards = 1;
 };
 
 // The files, as Write() names them.

@@ -24,6 +24,7 @@
 #include "rulegen/text.h"
 #include "schedwatch/duration.h"
 #include "schedwatch/metrics.h"
+#include "schedwatch/shard.h"
 
 namespace schedwatch::rulegen {
 namespace {
@@ -43,8 +44,9 @@ class Exprs {
   // `counted_roles` (joined mode): of the roles in scope, those whose Failing follows the
   // exporter's condition (they set failure_threshold or recovery_threshold), as a regex; empty
   // when none does, "all" when every one does.
+  // `shard` (sharded exporters): only the replicas serving that shard are read; -1: all.
   Exprs(const Options& options, const JobSpec* job, const std::vector<std::string>& pushed_roles,
-        std::string_view roles = "", std::string counted_roles = "")
+        std::string_view roles = "", std::string counted_roles = "", int shard = -1)
       : job_(job), counted_roles_(std::move(counted_roles)) {
     job_matcher_ = "job=" + PromString(options.exporter_job);
     scope_ = job ? fmt::format("{},role={},source={}", job_matcher_, PromString(job->role),
@@ -58,8 +60,8 @@ class Exprs {
     key_ = IdentityList(options, {"source", "role"});
     std::string watcher = IdentityList(options, {"instance"});
     std::string source = job ? ",source=" + PromString(job->source) : "";
-    readable_ = fmt::format("({}{{{}{}}} == 1 and on({}) up{{{}}} == 1)", metrics::kSourceUp.name,
-                            job_matcher_, source, watcher, job_matcher_);
+    readable_ = fmt::format("({}{{{}{}}} == 1 and on({}) up{{{}}} == 1{})", metrics::kSourceUp.name,
+                            job_matcher_, source, watcher, job_matcher_, InShard(options, shard));
     reader_on_ = IdentityList(options, {"instance", "source"});
     history_down_ =
         fmt::format("{}{{{}{}}} == 0", metrics::kSourceHistoryUp.name, job_matcher_, source);
@@ -267,7 +269,8 @@ std::string RoleRegex(const std::vector<std::string>& roles) {
 // Per-role rules for one job (per-role mode), or only its pushed-success ones (joined mode).
 void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobSpec& job,
                  bool pushed_only, std::vector<Rule>& rules) {
-  Exprs exprs(options, &job, {});
+  const int shard = options.total_shards > 1 ? ShardOf(job.role, options.total_shards) : -1;
+  Exprs exprs(options, &job, {}, "", "", shard);
   for (Alert alert : RoleAlerts()) {
     if (!Applies(alert, job)) continue;
     bool pushed = UsesPushedSuccess(alert, job) ||
@@ -285,10 +288,19 @@ void AddJobRules(const Options& options, const ForPolicy& for_policy, const JobS
       rule.annotation_labels = names;
     }
     rule.labels.insert(rule.labels.end(), names.begin(), names.end());
+    if (shard >= 0) rule.labels.emplace_back(kShardLabel, std::to_string(shard));
     const LabelPairs& spec_labels = job.Alerting().labels;
     rule.labels.insert(rule.labels.end(), spec_labels.begin(), spec_labels.end());
     rules.push_back(std::move(rule));
   }
+}
+
+// The YAML anchor of an alert's shared annotations: its name, and "Replica" after it for the
+// warning that shares the name (both repeat once per shard).
+std::string AnchorOf(Alert alert) {
+  bool replica = alert == Alert::kExporterReplicaDown || alert == Alert::kWatcherReplicaStale ||
+                 alert == Alert::kSourceReplicaDown || alert == Alert::kSourceHistoryReplicaDown;
+  return std::string(TextOf(alert).name) + (replica ? "Replica" : "");
 }
 
 void WriteLabels(const Rule& rule, std::string& out) {
@@ -324,7 +336,52 @@ std::vector<RuleGroup> Split(std::vector<RuleGroup> groups) {
     }
   }
   return out;
-}
+
+  // Sharded exporters: one SchedwatchShardDown per shard, whether its replicas went down or
+  // never came up (no target serving its ordinal at all); and the instances' own account of the
+  // split, which must agree with each other and with these rules.
+  std::vector<Rule> ShardRules(const Options& options, const std::string& shards_up) {
+    const std::string e = "job=" + PromString(options.exporter_job);
+    const std::string watcher = IdentityList(options, {});
+    const std::string replica = IdentityList(options, {"instance"});
+    auto live = [&](std::string_view metric) {
+      return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
+    };
+    std::vector<Rule> rules;
+    for (int shard : Shards(options)) {
+      // Per watcher that has any target: none of them up and serving the shard. A job with no
+      // target at all: absent(). The shard's label in the expression too, for the annotations.
+      rules.push_back(MakeRule(
+          Alert::kShardDown,
+          fmt::format("label_replace(count by ({0}) (up{{{1}}}) unless on({0}) ({2} == {3}) or "
+                      "absent(up{{{1}}}), \"{4}\", \"{3}\", \"job\", \".*\")",
+                      watcher, e, live(kShardOrdinal), shard, kShardLabel),
+          options.exporter_alert_for));
+      rules.back().labels.emplace_back(kShardLabel, std::to_string(shard));
+    }
+    auto spread = [&](std::string_view metric) {
+      return fmt::format("max by ({0}) {1} != min by ({0}) {1}", watcher, live(metric));
+    };
+    rules.push_back(
+        MakeRule(Alert::kShardingMismatch,
+                 fmt::format("count by ({}) ({} != {}) or {}", watcher, live(kTotalShards),
+                             options.total_shards, spread(kSpecRoles)),
+                 options.exporter_alert_for));
+    // Each shard's roles once (its replicas agree), summed: the shard as a label from its ordinal;
+    // a spare (ordinal N or more) keeps roles of a shard below N and is not counted.
+    std::string labelled =
+        fmt::format("{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}} < {})",
+                    live(kShardRoles), replica, kShardLabel, kShardLabel, kShardOrdinal, e,
+                    options.total_shards);
+    rules.push_back(MakeRule(
+        Alert::kShardCoverage,
+        fmt::format("sum by ({0}) (max by ({0}, {1}) ({2})) != on({0}) max by ({0}) {3} unless "
+                    "on({0}) ({4} < {5})",
+                    watcher, kShardLabel, labelled, live(kSpecRoles), shards_up,
+                    options.total_shards),
+        options.exporter_alert_for));
+    return rules;
+  }
 
 }  // namespace
 
@@ -345,59 +402,85 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
   const std::string watcher = IdentityList(options, {});
   const std::string replica = IdentityList(options, {"instance"});
   const std::int64_t for_seconds = options.exporter_alert_for;
-  // A replica's series count only while its target is up (a Prometheus restart keeps the last
-  // samples of a dead target for the lookback).
-  auto live = [&](std::string_view metric) {
-    return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
-  };
+  const bool sharded = options.total_shards > 1;
   auto with = [](Rule rule, std::string_view severity) {
     rule.labels = {{"severity", std::string(severity)}};
     return rule;
   };
   std::string none_up = fmt::format("max by ({}) (up{{{}}}) == 0", watcher, e);
-  std::string age = fmt::format("time() - {}{{{}}}", metrics::kLastCycle.name, e);
-  std::string freshest_age =
-      fmt::format("time() - max by ({}) {}", watcher, live(metrics::kLastCycle.name));
-  const std::string source_key = IdentityList(options, {"source", "type"});
-  std::string source_read =
-      fmt::format("max by ({}) {}", source_key, live(metrics::kSourceUp.name));
-  std::string history_read =
-      fmt::format("max by ({}) {}", source_key, live(metrics::kSourceHistoryUp.name));
+  // A replica's series count only while its target is up (a Prometheus restart keeps the last
+  // samples of a dead target for the lookback).
+  auto live = [&](std::string_view metric, const std::string& in_shard = "") {
+    return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1{})", metric, e, replica, e, in_shard);
+  };
+  // How many shards have a replica up, per watcher (sharded only).
+  // A spare of a shrinking StatefulSet (ordinal N or more) is none of them.
+  std::string shards_up =
+      fmt::format("count by ({0}) (count_values by ({0}) (\"{1}\", {2} < {3}))", watcher,
+                  kShardLabel, live(kShardOrdinal), options.total_shards);
   std::vector<Rule> rules = {
       MakeRule(Alert::kExporterDown, fmt::format("{} or absent(up{{{}}})", none_up, e),
                for_seconds),
+      // Sharded, a replica down is only a warning while every shard still has one up: while a
+      // shard has none, the down target is likely that shard's (SchedwatchShardDown says so).
       with(MakeRule(Alert::kExporterReplicaDown,
-                    fmt::format("up{{{0}}} == 0 unless on({1}) ({2})", e, watcher, none_up),
+                    fmt::format("up{{{0}}} == 0 unless on({1}) ({2}){3}", e, watcher, none_up,
+                                sharded ? fmt::format(" unless on({}) ({} < {})", watcher,
+                                                      shards_up, options.total_shards)
+                                        : ""),
                     for_seconds),
            "warning"),
-      MakeRule(Alert::kWatcherStale,
-               fmt::format("{} > {}", freshest_age, options.watcher_stale_after), for_seconds),
-      with(MakeRule(Alert::kWatcherReplicaStale,
-                    fmt::format("({} > {}) and on({}) up{{{}}} == 1 and on({}) ({} <= {})", age,
-                                options.watcher_stale_after, replica, e, watcher, freshest_age,
-                                options.watcher_stale_after),
-                    for_seconds),
-           "warning"),
-      MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
-      with(MakeRule(Alert::kSourceReplicaDown,
-                    fmt::format("{}{{{}}} == 0 and on({}) up{{{}}} == 1 and on({}) ({} == 1)",
-                                metrics::kSourceUp.name, e, replica, e, source_key, source_read),
-                    for_seconds),
-           "warning"),
-      // Only while the source lists: otherwise SchedwatchSourceDown says more.
-      MakeRule(Alert::kSourceHistoryDown,
-               fmt::format("{} == 0 and on({}) {} == 1", history_read, source_key, source_read),
-               for_seconds),
-      with(MakeRule(Alert::kSourceHistoryReplicaDown,
-                    fmt::format("{}{{{}}} == 0 and on({}) {}{{{}}} == 1 and on({}) up{{{}}} == 1 "
-                                "and on({}) ({} == 1)",
-                                metrics::kSourceHistoryUp.name, e,
-                                IdentityList(options, {"instance", "source", "type"}),
-                                metrics::kSourceUp.name, e, replica, e, source_key, history_read),
-                    for_seconds),
-           "warning"),
-      MakeRule(Alert::kWatchdog, "vector(1)", 0),
   };
+  // Staleness and sources: judged per shard when sharded, as one shard's fresh replica or
+  // readable source says nothing about another shard's roles.
+  for (int shard : Shards(options)) {
+    const std::string in_shard = InShard(options, sharded ? shard : -1);
+    std::string age = fmt::format("time() - {}{{{}}}", metrics::kLastCycle.name, e);
+    std::string freshest_age =
+        fmt::format("time() - max by ({}) {}", watcher, live(metrics::kLastCycle.name, in_shard));
+    const std::string source_key = IdentityList(options, {"source", "type"});
+    std::string source_read =
+        fmt::format("max by ({}) {}", source_key, live(metrics::kSourceUp.name, in_shard));
+    std::string history_read =
+        fmt::format("max by ({}) {}", source_key, live(metrics::kSourceHistoryUp.name, in_shard));
+    std::vector<Rule> of_shard = {
+        MakeRule(Alert::kWatcherStale,
+                 fmt::format("{} > {}", freshest_age, options.watcher_stale_after), for_seconds),
+        with(MakeRule(Alert::kWatcherReplicaStale,
+                      fmt::format("({} > {}) and on({}) up{{{}}} == 1{} and on({}) ({} <= {})", age,
+                                  options.watcher_stale_after, replica, e, in_shard, watcher,
+                                  freshest_age, options.watcher_stale_after),
+                      for_seconds),
+             "warning"),
+        MakeRule(Alert::kSourceDown, source_read + " == 0", for_seconds),
+        with(MakeRule(Alert::kSourceReplicaDown,
+                      fmt::format("{}{{{}}} == 0 and on({}) up{{{}}} == 1{} and on({}) ({} == 1)",
+                                  metrics::kSourceUp.name, e, replica, e, in_shard, source_key,
+                                  source_read),
+                      for_seconds),
+             "warning"),
+        // Only while the source lists: otherwise SchedwatchSourceDown says more.
+        MakeRule(Alert::kSourceHistoryDown,
+                 fmt::format("{} == 0 and on({}) {} == 1", history_read, source_key, source_read),
+                 for_seconds),
+        with(MakeRule(Alert::kSourceHistoryReplicaDown,
+                      fmt::format("{}{{{}}} == 0 and on({}) {}{{{}}} == 1 and on({}) up{{{}}} == 1"
+                                  "{} and on({}) ({} == 1)",
+                                  metrics::kSourceHistoryUp.name, e,
+                                  IdentityList(options, {"instance", "source", "type"}),
+                                  metrics::kSourceUp.name, e, replica, e, in_shard, source_key,
+                                  history_read),
+                      for_seconds),
+             "warning"),
+    };
+    for (Rule& rule : of_shard) {
+      if (sharded) rule.labels.emplace_back(kShardLabel, std::to_string(shard));
+      rules.push_back(std::move(rule));
+    }
+  }
+  rules.push_back(MakeRule(Alert::kWatchdog, "vector(1)", 0));
+  std::vector<RuleGroup> groups = {{"schedwatch-global", std::move(rules)}};
+  if (sharded) groups.push_back({"schedwatch-shards", ShardRules(options, shards_up)});
   // Replicas count the same runs, each from its own start: the one that saw most is merged in,
   // never their sum. Outcomes are summed within a replica.
   const std::string key = IdentityList(options, {"source", "role"});
@@ -413,7 +496,8 @@ std::vector<RuleGroup> BuildGlobalRules(const Options& options) {
              0,
              {},
              {}};
-  return {{"schedwatch-global", std::move(rules)}, {"schedwatch-runs", {std::move(ratio)}}};
+  groups.push_back({"schedwatch-runs", {std::move(ratio)}});
+  return groups;
 }
 
 std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
@@ -446,37 +530,46 @@ std::vector<RuleGroup> BuildRules(const Spec& spec, const Options& options) {
     if (in.empty()) return "";
     return in.size() == roles.size() ? "all" : RoleRegex(in);
   };
-  RuleGroup jobs{"schedwatch-jobs", {}};
   const std::vector<std::string> label_names = SpecLabelNames(spec);
   const bool windows = std::any_of(spec.jobs.begin(), spec.jobs.end(), [](const JobSpec& job) {
     return !job.Alerting().maintenance.empty();
   });
-  for (Alert alert : RoleAlerts()) {
-    auto levels = RolesByLevel(spec, alert);
-    if (levels.empty()) levels.push_back({std::string(TextOf(alert).severity), {}});
-    // The most common level takes every role but the others'; each other level, its own.
-    std::vector<std::string> others;
-    for (std::size_t i = 1; i < levels.size(); ++i) {
-      others.insert(others.end(), levels[i].second.begin(), levels[i].second.end());
+  // Sharded: the constant rules once per shard, each reading only that shard's replicas (which
+  // serve only its roles) and labelled with it: N times as many rules, still none per role.
+  const bool sharded = options.total_shards > 1;
+  for (int shard : Shards(options)) {
+    RuleGroup jobs{sharded ? fmt::format("schedwatch-jobs-shard-{}", shard) : "schedwatch-jobs",
+                   {}};
+    for (Alert alert : RoleAlerts()) {
+      auto levels = RolesByLevel(spec, alert);
+      if (levels.empty()) levels.push_back({std::string(TextOf(alert).severity), {}});
+      // The most common level takes every role but the others'; each other level, its own.
+      std::vector<std::string> others;
+      for (std::size_t i = 1; i < levels.size(); ++i) {
+        others.insert(others.end(), levels[i].second.begin(), levels[i].second.end());
+      }
+      for (std::size_t i = 0; i < levels.size(); ++i) {
+        std::string roles = levels.size() == 1 ? ""
+                            : i == 0           ? ",role!~" + RoleRegex(others)
+                                               : ",role=~" + RoleRegex(levels[i].second);
+        Exprs exprs(options, nullptr, pushed_roles, roles,
+                    alert == Alert::kJobFailing ? counted_of(levels[i].second) : "",
+                    sharded ? shard : -1);
+        std::string expr = WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names);
+        if (windows) expr = Held(expr, exprs);
+        jobs.rules.push_back(
+            MakeRule(alert, std::move(expr), for_policy.Of(nullptr), levels[i].first));
+        if (sharded) jobs.rules.back().labels.emplace_back(kShardLabel, std::to_string(shard));
+      }
     }
-    for (std::size_t i = 0; i < levels.size(); ++i) {
-      std::string roles = levels.size() == 1 ? ""
-                          : i == 0           ? ",role!~" + RoleRegex(others)
-                                             : ",role=~" + RoleRegex(levels[i].second);
-      Exprs exprs(options, nullptr, pushed_roles, roles,
-                  alert == Alert::kJobFailing ? counted_of(levels[i].second) : "");
-      std::string expr = WithSpecLabels(Condition(alert, exprs, nullptr), exprs, label_names);
-      if (windows) expr = Held(expr, exprs);
-      jobs.rules.push_back(
-          MakeRule(alert, std::move(expr), for_policy.Of(nullptr), levels[i].first));
-    }
+    groups.push_back(std::move(jobs));
   }
   for (const auto& job : spec.jobs) {
     if (!job.success_metric().empty()) {
-      AddJobRules(options, for_policy, job, /*pushed_only=*/true, jobs.rules);
+      AddJobRules(options, for_policy, job, /*pushed_only=*/true,
+                  groups[ShardOf(job.role, options.total_shards)].rules);
     }
   }
-  groups.push_back(std::move(jobs));
   return Split(std::move(groups));
 }
 
@@ -525,7 +618,7 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const O
       WriteLabels(rule, out);
       bool share = rule.annotation_labels.empty() && shared[rule.alert] > 1;
       if (share && anchored.count(rule.alert)) {
-        AppendFormat(out, "        annotations: *{}\n", text.name);
+        AppendFormat(out, "        annotations: *{}\n", AnchorOf(rule.alert));
         continue;
       }
       auto annotation = [&rule](std::string_view templ) {
@@ -536,7 +629,7 @@ void RenderRules(const std::vector<RuleGroup>& groups, const Spec* spec, const O
       AppendFormat(out,
                    "        annotations:{}{}\n          summary: {}\n          description: {}\n"
                    "          runbook_url: {}\n",
-                   share ? " &" : "", share ? text.name : "", annotation(text.summary),
+                   share ? " &" : "", share ? AnchorOf(rule.alert) : "", annotation(text.summary),
                    annotation(text.description), YamlScalar(RunbookUrl(options, rule.alert)));
       if (share) anchored.insert(rule.alert);
     }

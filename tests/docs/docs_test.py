@@ -143,14 +143,16 @@ def spec_files(source_dir):
 def emitted_alerts(args, tmp):
     """alert name -> the runbook_url annotations seen for it."""
     alerts = {}
-    for spec in spec_files(args.source_dir):
+    # Unsharded, and with --total-shards 2 (the shard alerts).
+    for spec, shards in [(spec, ()) for spec in spec_files(args.source_dir)] + [
+            (spec_files(args.source_dir)[0], ("--total-shards", "2"))]:
         for mode in MODES:
-            out = os.path.join(tmp, os.path.basename(spec), mode)
+            out = os.path.join(tmp, os.path.basename(spec) + "".join(shards), mode)
             result = subprocess.run([args.rulegen, "--config.file", spec, "--out", out, "--mode",
-                                     mode], capture_output=True, text=True, timeout=300,
+                                     mode, *shards], capture_output=True, text=True, timeout=300,
                                     stdin=subprocess.DEVNULL)
-            if not check(f"rulegen {os.path.relpath(spec, args.source_dir)} --mode {mode}",
-                         result.returncode == 0, result.stderr):
+            if not check(f"rulegen {os.path.relpath(spec, args.source_dir)} --mode {mode} "
+                         f"{' '.join(shards)}".strip(), result.returncode == 0, result.stderr):
                 continue
             for name in RULE_FILES:
                 with open(os.path.join(out, name)) as f:

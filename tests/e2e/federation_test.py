@@ -31,9 +31,9 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from schedwatch_test import (Exporter, Peers, Receiver, alertmanager_config,  # noqa: E402
-                             check, firing, get_json, prometheus_query, replace_file,
+                             check, firing, get_json, held, prometheus_query, replace_file,
                              require_tools, start_alertmanager, start_prometheus, summary,
-                             temporary_directory, wait_for_peer)
+                             temporary_directory, unchanged, wait_for_peer)
 
 SPEC = """\
 # Two watchers of the same roles on the same-named source: only the cluster label differs.
@@ -201,7 +201,7 @@ def run(args, workdir, receiver, peers):
     check("west's source unreadable: SchedwatchSourceDown (critical) for west", west_down,
           am.alerts(False))
     check("west's source unreadable: nothing about east",
-          wait_for_peer(lambda: _held(lambda: east_alerts() == [], 3),
+          wait_for_peer(lambda: held(lambda: east_alerts() == [], 3),
               20, "east to stay quiet for 3s"),
           east_alerts())
     west_roles = [a for a in firing(global_url) if a["alertname"].startswith("SchedwatchJob")]
@@ -238,7 +238,7 @@ def run(args, workdir, receiver, peers):
                              30, "SchedwatchExporterDown warning for east-2")
     check("one replica killed: SchedwatchExporterDown warning for it", warning,
           am.alerts(False))
-    settled = wait_for_peer(lambda: _unchanged(
+    settled = wait_for_peer(lambda: unchanged(
         lambda: sorted(json.dumps(a, sort_keys=True) for a in am.alerts()), 3),
             20, "3s without a change")
     pages = [a for a in am.alerts() if a["alertname"].startswith("Schedwatch")
@@ -267,22 +267,6 @@ def run(args, workdir, receiver, peers):
           per_role_pages)
     still_west = am.named("SchedwatchSourceDown", cluster="west")
     check("west's outage is still reported as its own", still_west, am.alerts(False))
-
-
-def _held(predicate, seconds):
-    """predicate() stays true for `seconds` (polled): "nothing changes" needs a window."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if not predicate():
-            return False
-        time.sleep(0.25)
-    return predicate()
-
-
-def _unchanged(read, seconds):
-    """read() returns the same value for `seconds` (polled)."""
-    first = read()
-    return _held(lambda: read() == first, seconds)
 
 
 if __name__ == "__main__":

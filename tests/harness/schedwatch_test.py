@@ -115,6 +115,22 @@ def wait_for_peer(predicate, timeout, what):
     return wait_for(predicate, timeout, what, interval=0.5, ignore=(Exception,))
 
 
+def held(predicate, seconds):
+    """predicate() stays true for `seconds` (polled): "nothing changes" needs a window."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not predicate():
+            return False
+        time.sleep(0.25)
+    return predicate()
+
+
+def unchanged(read, seconds):
+    """read() returns the same value for `seconds` (polled)."""
+    first = read()
+    return held(lambda: read() == first, seconds)
+
+
 def free_port():
     """A TCP port on 127.0.0.1 free right now (for peers that cannot listen on port 0)."""
     with socket.socket() as s:

@@ -16,6 +16,7 @@
 
 #include "rulegen/alerts.h"
 #include "rulegen/text.h"
+#include "schedwatch/shard.h"
 #include "sources/catalog.h"
 
 namespace schedwatch::rulegen {
@@ -147,7 +148,7 @@ TEST(Selector, ParsesMatchersAndBuildsAMatchingSeries) {
 
 TEST(Alerts, NamesAreTheDesignContract) {
   std::set<std::string_view> names;
-  for (int i = 0; i <= static_cast<int>(Alert::kSourceHistoryReplicaDown); ++i) {
+  for (int i = 0; i <= static_cast<int>(Alert::kShardCoverage); ++i) {
     const AlertText& text = TextOf(static_cast<Alert>(i));
     names.insert(text.name);
     EXPECT_FALSE(text.summary.empty());
@@ -155,14 +156,17 @@ TEST(Alerts, NamesAreTheDesignContract) {
       EXPECT_NE(text.description.find("Safe first action"), std::string_view::npos) << text.name;
     }
   }
-  EXPECT_EQ(names,
-            (std::set<std::string_view>{
-                "SchedwatchJobMissing", "SchedwatchJobSuccessAbsent", "SchedwatchJobSuccessStale",
-                "SchedwatchJobInactive", "SchedwatchJobDuplicate", "SchedwatchJobDrift",
-                "SchedwatchJobNotStarted", "SchedwatchJobHung", "SchedwatchJobFailing",
-                "SchedwatchJobTooShort", "SchedwatchJobProgressStalled",
-                "SchedwatchJobLedgerMismatch", "SchedwatchSourceDown", "SchedwatchExporterDown",
-                "SchedwatchWatcherStale", "Watchdog", "SchedwatchSourceHistoryDown"}));
+  EXPECT_EQ(names, (std::set<std::string_view>{
+                       "SchedwatchJobMissing",         "SchedwatchJobSuccessAbsent",
+                       "SchedwatchJobSuccessStale",    "SchedwatchJobInactive",
+                       "SchedwatchJobDuplicate",       "SchedwatchJobDrift",
+                       "SchedwatchJobNotStarted",      "SchedwatchJobHung",
+                       "SchedwatchJobFailing",         "SchedwatchJobTooShort",
+                       "SchedwatchJobProgressStalled", "SchedwatchJobLedgerMismatch",
+                       "SchedwatchSourceDown",         "SchedwatchExporterDown",
+                       "SchedwatchWatcherStale",       "Watchdog",
+                       "SchedwatchSourceHistoryDown",  "SchedwatchShardDown",
+                       "SchedwatchShardingMismatch",   "SchedwatchShardCoverage"}));
   Options options;
   options.runbook_base_url = "https://example.org/README.md";
   EXPECT_EQ(RunbookUrl(options, Alert::kJobMissing),
@@ -181,6 +185,90 @@ TEST(BuildRules, JoinedModeHasAConstantNumberOfRules) {
       "success_metric: 'report_success{job=\"report\"}'}\n";
   EXPECT_EQ(CountRules(MakeSpec(300, pushed), Mode::kJoined),
             CountRules(MakeSpec(1), Mode::kJoined) + 2);
+}
+
+// The assignment the exporters use: FNV-1a 64 of the role name, then jump consistent hash
+// (values computed independently, in Python, from the two papers' definitions).
+TEST(ShardOf, IsFnv1aThenJumpConsistentHash) {
+  const std::vector<std::pair<std::string, std::vector<int>>> golden = {
+      {"backup", {0, 0, 0, 0, 0}},
+      {"billing-report", {0, 1, 2, 2, 2}},
+      {"role-0", {0, 1, 2, 2, 2}},
+      {"role-999", {0, 1, 1, 1, 1}}};
+  for (const auto& [role, shards] : golden) {
+    for (int n = 1; n <= 5; ++n) EXPECT_EQ(ShardOf(role, n), shards[n - 1]) << role << " " << n;
+  }
+  EXPECT_EQ(ShardOf("anything", 0), 0);
+}
+
+std::size_t CountShardRules(const std::vector<RuleGroup>& groups, Alert alert) {
+  std::size_t count = 0;
+  for (const auto& group : groups) {
+    count += std::count_if(group.rules.begin(), group.rules.end(), [&](const Rule& rule) {
+      return rule.record.empty() && rule.alert == alert;
+    });
+  }
+  return count;
+}
+
+std::string LabelOf(const Rule& rule, const std::string& name) {
+  for (const auto& [label, value] : rule.labels) {
+    if (label == name) return value;
+  }
+  return "";
+}
+
+// Sharded: each per-role alert names its role's shard and reads only that shard's exporters;
+// joined mode repeats its constant rules per shard.
+TEST(BuildRules, ShardedAlertsCarryTheRolesShardAndReadOnlyItsExporters) {
+  Spec spec = MakeSpec(40);
+  Options options;
+  options.total_shards = 3;
+  std::set<std::string> seen;
+  for (const auto& group : BuildRules(spec, options)) {
+    for (const auto& rule : group.rules) {
+      std::string role = LabelOf(rule, "role");
+      std::string shard = std::to_string(ShardOf(role, 3));
+      EXPECT_EQ(LabelOf(rule, "schedwatch_shard"), shard) << role;
+      EXPECT_NE(rule.expr.find("schedwatch_exporter_shard_ordinal{job=\"schedwatch\"} == " + shard),
+                std::string::npos)
+          << rule.expr;
+      seen.insert(shard);
+    }
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"0", "1", "2"}));
+  options.mode = Mode::kJoined;
+  auto groups = BuildRules(spec, options);
+  ASSERT_EQ(groups.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(groups[k].name, "schedwatch-jobs-shard-" + std::to_string(k));
+    EXPECT_EQ(groups[k].rules.size(), CountRules(MakeSpec(1), Mode::kJoined));
+    for (const auto& rule : groups[k].rules) {
+      EXPECT_EQ(LabelOf(rule, "schedwatch_shard"), std::to_string(k));
+    }
+  }
+}
+
+TEST(Generate, ShardedGlobalRulesWatchEachShardAndOneShardIsUnsharded) {
+  Spec spec = MakeSpec(10);
+  Options options;
+  Output unsharded = Generate(spec, options);
+  options.total_shards = 1;  // the flag's default: today's files, byte for byte
+  EXPECT_EQ(Generate(spec, options).global_rules, unsharded.global_rules);
+  EXPECT_EQ(Generate(spec, options).alertmanager, unsharded.alertmanager);
+  EXPECT_EQ(CountShardRules(BuildGlobalRules(options), Alert::kShardDown), 0u);
+  options.total_shards = 4;
+  auto global = BuildGlobalRules(options);
+  EXPECT_EQ(CountShardRules(global, Alert::kShardDown), 4u);
+  EXPECT_EQ(CountShardRules(global, Alert::kShardingMismatch), 1u);
+  EXPECT_EQ(CountShardRules(global, Alert::kShardCoverage), 1u);
+  EXPECT_EQ(CountShardRules(global, Alert::kSourceDown), 4u);    // per shard
+  EXPECT_EQ(CountShardRules(global, Alert::kExporterDown), 1u);  // the whole watcher
+  Output sharded = Generate(spec, options);
+  EXPECT_NE(sharded.global_rules.find("4 shards"), std::string::npos);
+  EXPECT_NE(sharded.alertmanager.find("equal: [job, schedwatch_shard]"), std::string::npos);
+  EXPECT_NE(sharded.dashboard.find("schedwatch_exporter_shard_roles"), std::string::npos);
+  EXPECT_EQ(unsharded.dashboard.find("schedwatch_exporter_shard_roles"), std::string::npos);
 }
 
 // A replica that lists a source but cannot read its run history serves no run series: the

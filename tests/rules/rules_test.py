@@ -43,6 +43,8 @@ OUTPUT_FILES = ("schedwatch.rules.yml", "schedwatch-global.rules.yml",
                 "schedwatch.rules.test.yml", "alertmanager.yml", "dashboard.json")
 IDENTITY = ("--identity-labels", "cluster,region")
 RATIO_WINDOW = ("--success-ratio-window", "30m")
+SHARDS = ("--total-shards", "3")
+SHARDS_IDENTITY = SHARDS + IDENTITY
 # examples/kubernetes/prometheusrule.yaml: generated from the ConfigMap's spec with these flags.
 KUBERNETES_RULE_FLAGS = ("--mode", "joined", "--output-format", "prometheus-rule",
                          "--identity-labels", "cluster")
@@ -179,8 +181,11 @@ def check_promtool(args, tmp):
     runs = [(spec, mode, ()) for spec in specs for mode in MODES]
     runs += [(spec, mode, IDENTITY) for spec in specs[-2:] for mode in MODES]
     runs += [(specs[-2], mode, RATIO_WINDOW) for mode in MODES]
+    runs += [(specs[-2], mode, SHARDS) for mode in MODES]
+    runs += [(specs[-1], "joined", SHARDS_IDENTITY)]
     for spec, mode, extra in runs:
-        suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window"}[extra]
+        suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window", SHARDS: "-shards",
+                  SHARDS_IDENTITY: "-shards-identity"}[extra]
         out = os.path.join(tmp, spec_name(spec) + suffix, mode)
         if not generate(args, spec, mode, out, extra):
             continue
@@ -214,9 +219,41 @@ def check_promtool(args, tmp):
                        " unless on() (max(schedwatch_job_in_maintenance{job=\"schedwatch\","
                        "role=\"backup\",source=\"demo\"}) == 1)", "",
                        "a maintenance window no longer holds the alerts")
+    check_sharded_rules_tested(tmp)
     check_two_specs(args, tmp)
     promtool_ok(["check", "config", os.path.join(args.source_dir, "examples", "prometheus.yml")],
                 None, "promtool check config examples/prometheus.yml (with its rule files)")
+
+
+def check_sharded_rules_tested(tmp):
+    """--total-shards 3: the generated tests fail when a shard rule is broken."""
+    sharded = os.path.join(tmp, "spec-shards", "per-role")
+    ordinal = 'schedwatch_exporter_shard_ordinal{job="schedwatch"}'
+    live_ordinal = f'({ordinal} and on(job, instance) up{{job="schedwatch"}} == 1)'
+    for rules_file, old, new, what in (
+            ("schedwatch-global.rules.yml", f"unless on(job) ({live_ordinal} ==",
+             f"and on(job) ({live_ordinal} ==", "SchedwatchShardDown fires for the shards up"),
+            ("schedwatch-global.rules.yml", ' or absent(up{job="schedwatch"}), "schedwatch_shard"',
+             ', "schedwatch_shard"', "SchedwatchShardDown misses a job with no target at all"),
+            ("schedwatch-global.rules.yml", "== 1) != 3)", "== 1) != 4)",
+             "SchedwatchShardingMismatch compares total_shards with another N"),
+            ("schedwatch-global.rules.yml", " or max by (job) (schedwatch_exporter_spec_roles",
+             " and max by (job) (schedwatch_exporter_spec_roles",
+             "SchedwatchShardingMismatch ignores the spec's roles"),
+            ("schedwatch-global.rules.yml", "sum by (job) (max by (job, schedwatch_shard) (",
+             "sum by (job) (sum by (job, schedwatch_shard) (",
+             "SchedwatchShardCoverage counts a shard once per replica"),
+            ("schedwatch-global.rules.yml",
+             f" unless on(job) (count by (job) (count_values by (job) (\"schedwatch_shard\", "
+             f"{live_ordinal} < 3)) < 3)", "",
+             "SchedwatchExporterDown's warning and SchedwatchShardCoverage fire while a shard is "
+             "down"),
+            ("schedwatch.rules.yml", f" and on(job, instance) {ordinal} == ",
+             f" and on(job, instance) {ordinal} >= 0 * ",
+             "the per-role rules read every shard's exporters"),
+            ("schedwatch.rules.yml", "schedwatch_shard: ", "shard: ",
+             "the per-role alerts lose their shard")):
+        fails_when_changed(sharded, rules_file, old, new, what)
 
 
 def fails_when_changed(out, rules_file, old, new, what):
@@ -233,6 +270,8 @@ def fails_when_changed(out, rules_file, old, new, what):
     with open(path, "w") as f:
         f.write(text.replace(old, new))
     result = run([PROMTOOL, "test", "rules", "schedwatch.rules.test.yml"], cwd=out)
+    with open(path, "w") as f:  # for the next change to the same output
+        f.write(text)
     check(f"generated tests fail when {what}", result.returncode != 0)
 
 
@@ -435,12 +474,32 @@ def check_bad_spec(args, tmp):
                        (["--config.file", spec, "--out", out, "--success-ratio-window", "5m"],
                         "--success-ratio-window shorter than 10m"),
                        (["--config.file", spec, "--out", out, "--success-ratio-window", "90m30s"],
-                        "--success-ratio-window not in whole minutes")):
+                        "--success-ratio-window not in whole minutes"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "0"],
+                        "--total-shards 0"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "1025"],
+                        "--total-shards above 1024"),
+                       (["--config.file", spec, "--out", out, "--total-shards", "three"],
+                        "--total-shards that is no number"),
+                       (["--config.file", spec, "--out", out, "--identity-labels",
+                         "schedwatch_shard"], "--identity-labels schedwatch_shard (the shard's)"),
+                       (["--config.file", shard_labelled(tmp), "--out", out, "--total-shards",
+                         "2"], "--total-shards with a spec label schedwatch_shard")):
         result = run([args.rulegen, *argv])
         check(f"{what}: exit 2 with a message", result.returncode == 2 and result.stderr.strip(),
               f"exit {result.returncode}: {result.stderr}")
     result = run([args.rulegen, "--help"])
     check("--help exits 0", result.returncode == 0 and "--exporter-job" in result.stdout)
+
+
+def shard_labelled(tmp):
+    """A spec whose job sets the label sharded rules set to the role's shard."""
+    path = os.path.join(tmp, "shard-labelled.yaml")
+    with open(path, "w") as f:
+        f.write("version: 1\nsources:\n  demo: {type: file, path: live.yaml}\njobs:\n"
+                "  - {role: a, source: demo, schedule: '* * * * *', spec_version: '1', "
+                "labels: {schedwatch_shard: '9'}}\n")
+    return path
 
 
 def check_dashboard(args, tmp):

@@ -37,6 +37,11 @@ struct ShardAssignment {
   }
 };
 
+// The shard of `role` among `total_shards` (rulegen's form of ShardAssignment::Of).
+inline int ShardOf(std::string_view role, int total_shards) {
+  return total_shards <= 1 ? 0 : static_cast<int>(ShardAssignment::Of(role, total_shards));
+}
+
 // The spec of one shard: the sources of `spec` (each shard reads every one for its own roles) and
 // the jobs `shard` owns, in file order.
 Spec SpecOfShard(const Spec& spec, const ShardAssignment& shard);
