@@ -336,52 +336,52 @@ std::vector<RuleGroup> Split(std::vector<RuleGroup> groups) {
     }
   }
   return out;
+}
 
-  // Sharded exporters: one SchedwatchShardDown per shard, whether its replicas went down or
-  // never came up (no target serving its ordinal at all); and the instances' own account of the
-  // split, which must agree with each other and with these rules.
-  std::vector<Rule> ShardRules(const Options& options, const std::string& shards_up) {
-    const std::string e = "job=" + PromString(options.exporter_job);
-    const std::string watcher = IdentityList(options, {});
-    const std::string replica = IdentityList(options, {"instance"});
-    auto live = [&](std::string_view metric) {
-      return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
-    };
-    std::vector<Rule> rules;
-    for (int shard : Shards(options)) {
-      // Per watcher that has any target: none of them up and serving the shard. A job with no
-      // target at all: absent(). The shard's label in the expression too, for the annotations.
-      rules.push_back(MakeRule(
-          Alert::kShardDown,
-          fmt::format("label_replace(count by ({0}) (up{{{1}}}) unless on({0}) ({2} == {3}) or "
-                      "absent(up{{{1}}}), \"{4}\", \"{3}\", \"job\", \".*\")",
-                      watcher, e, live(kShardOrdinal), shard, kShardLabel),
-          options.exporter_alert_for));
-      rules.back().labels.emplace_back(kShardLabel, std::to_string(shard));
-    }
-    auto spread = [&](std::string_view metric) {
-      return fmt::format("max by ({0}) {1} != min by ({0}) {1}", watcher, live(metric));
-    };
-    rules.push_back(
-        MakeRule(Alert::kShardingMismatch,
-                 fmt::format("count by ({}) ({} != {}) or {}", watcher, live(kTotalShards),
-                             options.total_shards, spread(kSpecRoles)),
-                 options.exporter_alert_for));
-    // Each shard's roles once (its replicas agree), summed: the shard as a label from its ordinal;
-    // a spare (ordinal N or more) keeps roles of a shard below N and is not counted.
-    std::string labelled =
-        fmt::format("{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}} < {})",
-                    live(kShardRoles), replica, kShardLabel, kShardLabel, kShardOrdinal, e,
-                    options.total_shards);
+// Sharded exporters: one SchedwatchShardDown per shard, whether its replicas went down or
+// never came up (no target serving its ordinal at all); and the instances' own account of the
+// split, which must agree with each other and with these rules.
+std::vector<Rule> ShardRules(const Options& options, const std::string& shards_up) {
+  const std::string e = "job=" + PromString(options.exporter_job);
+  const std::string watcher = IdentityList(options, {});
+  const std::string replica = IdentityList(options, {"instance"});
+  auto live = [&](std::string_view metric) {
+    return fmt::format("({}{{{}}} and on({}) up{{{}}} == 1)", metric, e, replica, e);
+  };
+  std::vector<Rule> rules;
+  for (int shard : Shards(options)) {
+    // Per watcher that has any target: none of them up and serving the shard. A job with no
+    // target at all: absent(). The shard's label in the expression too, for the annotations.
     rules.push_back(MakeRule(
-        Alert::kShardCoverage,
-        fmt::format("sum by ({0}) (max by ({0}, {1}) ({2})) != on({0}) max by ({0}) {3} unless "
-                    "on({0}) ({4} < {5})",
-                    watcher, kShardLabel, labelled, live(kSpecRoles), shards_up,
-                    options.total_shards),
+        Alert::kShardDown,
+        fmt::format("label_replace(count by ({0}) (up{{{1}}}) unless on({0}) ({2} == {3}) or "
+                    "absent(up{{{1}}}), \"{4}\", \"{3}\", \"job\", \".*\")",
+                    watcher, e, live(kShardOrdinal), shard, kShardLabel),
         options.exporter_alert_for));
-    return rules;
+    rules.back().labels.emplace_back(kShardLabel, std::to_string(shard));
   }
+  auto spread = [&](std::string_view metric) {
+    return fmt::format("max by ({0}) {1} != min by ({0}) {1}", watcher, live(metric));
+  };
+  rules.push_back(
+      MakeRule(Alert::kShardingMismatch,
+               fmt::format("count by ({}) ({} != {}) or {}", watcher, live(kTotalShards),
+                           options.total_shards, spread(kSpecRoles)),
+               options.exporter_alert_for));
+  // Each shard's roles once (its replicas agree), summed: the shard as a label from its ordinal;
+  // a spare (ordinal N or more) keeps roles of a shard below N and is not counted.
+  std::string labelled = fmt::format(
+      "{} * on({}) group_left({}) count_values without() (\"{}\", {}{{{}}} < {})",
+      live(kShardRoles), replica, kShardLabel, kShardLabel, kShardOrdinal, e, options.total_shards);
+  rules.push_back(MakeRule(
+      Alert::kShardCoverage,
+      fmt::format("sum by ({0}) (max by ({0}, {1}) ({2})) != on({0}) max by ({0}) {3} unless "
+                  "on({0}) ({4} < {5})",
+                  watcher, kShardLabel, labelled, live(kSpecRoles), shards_up,
+                  options.total_shards),
+      options.exporter_alert_for));
+  return rules;
+}
 
 }  // namespace
 
