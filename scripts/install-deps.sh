@@ -25,6 +25,8 @@ TEST="$TEST ruby-fugit"
 # strace kills reconcile at each step of a write (reconcile_crash); unshare (util-linux, always
 # there) gives it a tmpfs of its own.
 TEST="$TEST strace"
+# Celery and django-celery-beat are the celery_oracle test's judge.
+TEST="$TEST python3-celery python3-django-celery-beat"
 # libFuzzer comes with clang's runtime libraries.
 FUZZ="clang-14 libclang-rt-14-dev"
 wanted="$BUILD"
