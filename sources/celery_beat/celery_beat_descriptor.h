@@ -2,6 +2,7 @@
 // PostgreSQL or SQLite database, its settings decoded without I/O.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "schedwatch/source_type.h"
@@ -14,6 +15,9 @@ struct CeleryBeatSettings : SourceSettings {
   // file, which is re-read at each read (rotated credentials).
   std::string dsn;
   std::string dsn_file;
+  // How long after a due time beat may take to write last_run_at back: DatabaseScheduler
+  // writes it every beat_sync_every tasks or 3 minutes (its sync_every).
+  std::chrono::seconds beat_lag{300};
 };
 
 // Whether a connection string holds a password (`password=`, or `user:secret@` in a URI).

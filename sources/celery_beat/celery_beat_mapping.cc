@@ -135,13 +135,14 @@ RunHistory LastRunHistory(const Task& task) {
   return history;
 }
 
-std::optional<std::string> BeatDown(const std::vector<Task>& tasks, std::int64_t now) {
+std::optional<std::string> BeatDown(const std::vector<Task>& tasks, std::int64_t now,
+                                    std::int64_t lag) {
   std::optional<std::int64_t> newest;
   for (const Task& task : tasks) {
     if (task.last_run_at) newest = std::max(newest.value_or(*task.last_run_at), *task.last_run_at);
   }
   if (!newest) return std::nullopt;
-  const std::int64_t deadline = now - kBeatLagSeconds;
+  const std::int64_t deadline = now - lag;
   std::optional<std::int64_t> earliest_due;
   const Task* due_task = nullptr;
   for (const Task& task : tasks) {

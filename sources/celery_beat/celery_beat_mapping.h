@@ -14,10 +14,6 @@
 
 namespace schedwatch::celery_beat {
 
-// DatabaseScheduler writes last_run_at back every 3 minutes (its sync_every) and looks at the
-// table every 5 seconds: a fire time is not taken as missed before this much after it.
-inline constexpr std::int64_t kBeatLagSeconds = 5 * 60;
-
 // One periodic task, read.
 struct Task {
   std::string name;  // PeriodicTask.name, unique: the live object's id
@@ -50,8 +46,9 @@ RunHistory LastRunHistory(const Task& task);
 
 // Beat is down when no task's last_run_at has moved since a time at which some active task was
 // due (a crontab task's fire time, an interval task's last run plus its interval) longer than
-// kBeatLagSeconds ago: a running beat would have sent it and written a newer last_run_at. Then
+// `lag` seconds ago: a running beat would have sent it and written a newer last_run_at. Then
 // the reason, for people; nullopt while beat runs (or nothing ever ran).
-std::optional<std::string> BeatDown(const std::vector<Task>& tasks, std::int64_t now);
+std::optional<std::string> BeatDown(const std::vector<Task>& tasks, std::int64_t now,
+                                    std::int64_t lag);
 
 }  // namespace schedwatch::celery_beat

@@ -70,7 +70,8 @@ Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
   }
   snapshot.problems = std::move(problems);
   // Beat down: one problem of the source (its history), not a not_started per task.
-  if (auto down = celery_beat::BeatDown(tasks, context.now)) snapshot.history_error = *down;
+  if (auto down = celery_beat::BeatDown(tasks, context.now, settings_.beat_lag.count()))
+    snapshot.history_error = *down;
 
   for (const auto& task : tasks) {
     if (!task.marker) continue;  // not schedwatch's
