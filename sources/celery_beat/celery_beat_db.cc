@@ -28,6 +28,17 @@ std::string TaskQuery(const char* epoch) {
       e("t.last_run_at"), e("t.expires"), e("k.clocked_time"));
 }
 
+// The newest results of each periodic task (else of each Celery task).
+std::string ResultQuery(const char* epoch) {
+  auto e = [epoch](const char* column) { return fmt::format(fmt::runtime(epoch), column); };
+  return fmt::format(
+      "SELECT periodic_task_name, task_name, status, created, done FROM (SELECT "
+      "periodic_task_name, task_name, status, {} AS created, {} AS done, ROW_NUMBER() OVER "
+      "(PARTITION BY COALESCE(periodic_task_name, task_name) ORDER BY id DESC) AS n "
+      "FROM django_celery_results_taskresult) r WHERE n <= {}",
+      e("date_created"), e("date_done"), kResultsPerTask);
+}
+
 // A libpq message without the password, should a server or libpq ever echo it.
 std::string Redacted(std::string message, const std::string& password) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
@@ -73,41 +84,62 @@ Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout
                              Redacted(PQerrorMessage(conn.get()), password))};
   }
   if (cancelled != nullptr && cancelled->load()) return Error{"cancelled"};
-  const std::string query = "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY; " +
-                            TaskQuery("EXTRACT(EPOCH FROM {})::bigint") + "; COMMIT";
-  if (!PQsendQuery(conn.get(), query.c_str())) {
-    return Error{Redacted(PQerrorMessage(conn.get()), password)};
-  }
+  const char* epoch = "EXTRACT(EPOCH FROM {})::bigint";
   Tables tables;
   std::string error;
-  while (PGresult* raw = PQgetResult(conn.get())) {
-    std::unique_ptr<PGresult, decltype(&PQclear)> result(raw, PQclear);
-    const ExecStatusType status = PQresultStatus(raw);
-    if (status == PGRES_TUPLES_OK) {
-      if (PQnfields(raw) != kTaskColumns) {
-        error = fmt::format("expected {} columns, got {}", int{kTaskColumns}, PQnfields(raw));
+  // Sends `sql` and keeps the rows of its SELECT, if any, in `rows` (`width` columns).
+  auto read = [&](const std::string& sql, int width, std::size_t max_rows, std::vector<Row>* rows) {
+    if (!error.empty()) return;
+    if (!PQsendQuery(conn.get(), sql.c_str())) {
+      error = Redacted(PQerrorMessage(conn.get()), password);
+      return;
+    }
+    while (PGresult* raw = PQgetResult(conn.get())) {
+      std::unique_ptr<PGresult, decltype(&PQclear)> result(raw, PQclear);
+      const ExecStatusType status = PQresultStatus(raw);
+      if (status != PGRES_TUPLES_OK) {
+        if (status != PGRES_COMMAND_OK && error.empty()) {
+          error = Redacted(PQresultErrorMessage(raw), password);
+        }
         continue;
       }
-      const int rows = PQntuples(raw);
-      if (static_cast<std::size_t>(rows) > kMaxTasks) {
-        error = fmt::format("{} periodic tasks, more than {}", rows, kMaxTasks);
+      if (rows == nullptr || !error.empty()) continue;
+      if (PQnfields(raw) != width) {
+        error = fmt::format("expected {} columns, got {}", width, PQnfields(raw));
         continue;
       }
-      tables.tasks.reserve(rows);
-      for (int r = 0; r < rows; ++r) {
-        Row row(kTaskColumns);
-        for (int c = 0; c < kTaskColumns; ++c) {
+      const int count = PQntuples(raw);
+      if (static_cast<std::size_t>(count) > max_rows) {
+        error = fmt::format("more than {} rows", max_rows);
+        continue;
+      }
+      rows->reserve(count);
+      for (int r = 0; r < count; ++r) {
+        Row row(width);
+        for (int c = 0; c < width; ++c) {
           if (PQgetisnull(raw, r, c)) continue;
           row[c].emplace(PQgetvalue(raw, r, c), PQgetlength(raw, r, c));
           tables.bytes += row[c]->size();
         }
-        tables.tasks.push_back(std::move(row));
+        rows->push_back(std::move(row));
       }
-    } else if (status != PGRES_COMMAND_OK && error.empty()) {
-      error = Redacted(PQresultErrorMessage(raw), password);
     }
-  }
+  };
+  read("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, 0, nullptr);
+  read(TaskQuery(epoch), kTaskColumns, kMaxTasks, &tables.tasks);
   if (!error.empty()) return Error{fmt::format("reading the periodic tasks: {}", error)};
+  std::vector<Row> exists;
+  read("SELECT 1 WHERE to_regclass('django_celery_results_taskresult') IS NOT NULL", 1, 1, &exists);
+  if (!exists.empty()) {
+    read(ResultQuery(epoch), kResultColumns, kMaxTasks * kResultsPerTask,
+         &tables.results.emplace());
+  }
+  if (!error.empty()) {
+    tables.results.reset();
+    tables.results_error = std::move(error);
+    error.clear();
+  }
+  read("COMMIT", 0, 0, nullptr);  // a ROLLBACK after an error
   return tables;
 }
 
@@ -141,34 +173,49 @@ Result<Tables> ReadSqlite(const std::string& path, std::chrono::seconds timeout,
     return Error{fmt::format("SQLite {}: {}", path, sqlite3_errmsg(raw))};
   }
   // A time SQLite cannot read comes back as "invalid", not as NULL (never run).
-  const std::string query = TaskQuery(
+  // A time SQLite cannot read comes back as "invalid", not as NULL (never run).
+  const char* epoch =
       "CASE WHEN {0} IS NULL THEN NULL ELSE COALESCE(CAST(strftime('%s', {0}) AS INTEGER), "
-      "'invalid') END");
-  sqlite3_stmt* statement = nullptr;
-  if (sqlite3_prepare_v2(raw, query.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
-    return Error{fmt::format("reading the periodic tasks: {}", sqlite3_errmsg(raw))};
-  }
-  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(statement, sqlite3_finalize);
+      "'invalid') END";
   Tables tables;
-  int step;
-  while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
-    if (tables.tasks.size() >= kMaxTasks) {
-      return Error{fmt::format("more than {} periodic tasks", kMaxTasks)};
+  auto read = [&](const std::string& sql, int width, std::size_t max_rows,
+                  std::vector<Row>& rows) -> std::string {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(raw, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+      return sqlite3_errmsg(raw);
     }
-    Row row(kTaskColumns);
-    for (int c = 0; c < kTaskColumns; ++c) {
-      if (sqlite3_column_type(statement, c) == SQLITE_NULL) continue;
-      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
-      row[c].emplace(text != nullptr ? text : "",
-                     static_cast<std::size_t>(sqlite3_column_bytes(statement, c)));
-      tables.bytes += row[c]->size();
+    std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(statement, sqlite3_finalize);
+    if (sqlite3_column_count(statement) != width) return "unexpected columns";
+    int step;
+    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
+      if (rows.size() >= max_rows) return fmt::format("more than {} rows", max_rows);
+      Row row(width);
+      for (int c = 0; c < width; ++c) {
+        if (sqlite3_column_type(statement, c) == SQLITE_NULL) continue;
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
+        row[c].emplace(text != nullptr ? text : "",
+                       static_cast<std::size_t>(sqlite3_column_bytes(statement, c)));
+        tables.bytes += row[c]->size();
+      }
+      rows.push_back(std::move(row));
     }
-    tables.tasks.push_back(std::move(row));
+    if (step == SQLITE_DONE) return {};
+    return step == SQLITE_INTERRUPT ? "interrupted (timeout)" : sqlite3_errmsg(raw);
+  };
+  std::string error = read(TaskQuery(epoch), kTaskColumns, kMaxTasks, tables.tasks);
+  if (!error.empty()) return Error{fmt::format("reading the periodic tasks: {}", error)};
+  std::vector<Row> exists;
+  error = read(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+      "name = 'django_celery_results_taskresult'",
+      1, 1, exists);
+  if (error.empty() && !exists.empty()) {
+    error = read(ResultQuery(epoch), kResultColumns, kMaxTasks * kResultsPerTask,
+                 tables.results.emplace());
   }
-  if (step != SQLITE_DONE) {
-    return Error{fmt::format("reading the periodic tasks: {}", step == SQLITE_INTERRUPT
-                                                                   ? "interrupted (timeout)"
-                                                                   : sqlite3_errmsg(raw))};
+  if (!error.empty()) {
+    tables.results.reset();
+    tables.results_error = std::move(error);
   }
   sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr);
   return tables;

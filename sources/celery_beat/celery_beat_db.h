@@ -17,8 +17,12 @@ namespace schedwatch::celery_beat {
 using Row = std::vector<std::optional<std::string>>;
 
 struct Tables {
-  std::vector<Row> tasks;   // kTaskColumns, one row per periodic task
-  std::uint64_t bytes = 0;  // cell bytes received
+  std::vector<Row> tasks;  // kTaskColumns, one row per periodic task
+  // django_celery_results_taskresult's newest kResultsPerTask per periodic task (else per task
+  // name), kResultColumns; nullopt when django_celery_results is not installed.
+  std::optional<std::vector<Row>> results;
+  std::string results_error;  // why the results could not be read (a missing GRANT): runs unknown
+  std::uint64_t bytes = 0;    // cell bytes received
 };
 
 // The columns of Tables::tasks, in order.
@@ -43,6 +47,17 @@ enum TaskColumn {
   kClockedTime,
   kTaskColumns
 };
+
+// The columns of Tables::results, in order.
+enum ResultColumn {
+  kPeriodicTaskName,
+  kTaskName,
+  kStatus,
+  kDateCreated,
+  kDateDone,
+  kResultColumns
+};
+inline constexpr int kResultsPerTask = 20;
 
 // More rows than this is no periodic-task table a beat could run: refused, not read on.
 inline constexpr std::size_t kMaxTasks = 1'000'000;

@@ -135,6 +135,49 @@ RunHistory LastRunHistory(const Task& task) {
   return history;
 }
 
+std::map<std::string, RunHistory> ResultHistories(const std::vector<Task>& tasks,
+                                                  const std::vector<Row>& results,
+                                                  std::size_t* unreadable) {
+  std::map<std::string, const Task*> by_name;
+  std::map<std::string, const Task*> by_task;  // null: more than one periodic task sends it
+  for (const Task& task : tasks) {
+    by_name[task.name] = &task;
+    auto [it, fresh] = by_task.emplace(task.task, &task);
+    if (!fresh) it->second = nullptr;
+  }
+  std::map<std::string, RunHistory> histories;
+  for (const Row& row : results) {
+    const Task* task = nullptr;
+    if (row.size() == kResultColumns && row[kPeriodicTaskName]) {
+      auto it = by_name.find(*row[kPeriodicTaskName]);
+      if (it != by_name.end()) task = it->second;
+    } else if (row.size() == kResultColumns && row[kTaskName]) {
+      auto it = by_task.find(*row[kTaskName]);
+      if (it != by_task.end()) task = it->second;
+    }
+    if (task == nullptr) continue;  // another task's, or an ad hoc call's
+    const auto created = Integer(row[kDateCreated]);
+    const auto done = Integer(row[kDateDone]);
+    const std::string status = row[kStatus].value_or("");
+    Run run;
+    if (!created || !done) {
+      ++*unreadable;
+      continue;
+    }
+    run.started = *created;
+    if (status == "SUCCESS" || status == "FAILURE" || status == "REVOKED") {
+      run.finished = *done;
+      run.outcome = status == "SUCCESS" ? Run::Outcome::kSucceeded : Run::Outcome::kFailed;
+    } else if (status != "STARTED" && status != "RETRY" && status != "RECEIVED" &&
+               status != "PENDING") {
+      ++*unreadable;
+      continue;
+    }
+    histories[task->name].Add(run);
+  }
+  return histories;
+}
+
 std::optional<std::string> BeatDown(const std::vector<Task>& tasks, std::int64_t now,
                                     std::int64_t lag) {
   std::optional<std::int64_t> newest;

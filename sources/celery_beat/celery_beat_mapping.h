@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ LiveObject MakeLiveObject(const Task& task, const Marker& marker, std::int64_t n
 
 // last_run_at is when beat last sent the task: a start, whose outcome the table does not say.
 RunHistory LastRunHistory(const Task& task);
+
+// The runs django_celery_results recorded, by periodic task name. A result belongs to the
+// periodic task its periodic_task_name names (Celery writes it with result_extended); one without
+// (older Celery, or result_extended off) to the one periodic task that sends its task_name, when
+// exactly one does. date_created is the start (the row is made when the task starts only with
+// task_track_started; else at its end), date_done the end. SUCCESS succeeded; FAILURE and
+// REVOKED failed; STARTED, RETRY, RECEIVED and PENDING are running. Unreadable rows are skipped
+// and counted in `unreadable`.
+std::map<std::string, RunHistory> ResultHistories(const std::vector<Task>& tasks,
+                                                  const std::vector<Row>& results,
+                                                  std::size_t* unreadable);
 
 // Beat is down when no task's last_run_at has moved since a time at which some active task was
 // due (a crontab task's fire time, an interval task's last run plus its interval) longer than

@@ -70,9 +70,22 @@ Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
   }
   snapshot.problems = std::move(problems);
   // Beat down: one problem of the source (its history), not a not_started per task.
-  if (auto down = celery_beat::BeatDown(tasks, context.now, settings_.beat_lag.count()))
+  if (auto down = celery_beat::BeatDown(tasks, context.now, settings_.beat_lag.count())) {
     snapshot.history_error = *down;
+  } else if (!tables->results_error.empty()) {
+    snapshot.history_error =
+        fmt::format("reading django_celery_results_taskresult: {}", tables->results_error);
+  }
 
+  std::size_t bad_results = 0;
+  const auto results = tables->results
+                           ? celery_beat::ResultHistories(tasks, *tables->results, &bad_results)
+                           : std::map<std::string, RunHistory>{};
+  if (bad_results > 0) {
+    snapshot.problems.push_back(MakeProblem(
+        Reason::kMalformedObject,
+        fmt::format("{} rows of django_celery_results_taskresult unreadable", bad_results)));
+  }
   for (const auto& task : tasks) {
     if (!task.marker) continue;  // not schedwatch's
     if (!*task.marker) {
@@ -85,7 +98,14 @@ Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
     snapshot.objects.push_back(celery_beat::MakeLiveObject(task, marker, context.now));
     if (snapshot.history_error.empty() &&
         std::binary_search(roles_.begin(), roles_.end(), marker.role)) {
-      snapshot.history[marker.role].Merge(celery_beat::LastRunHistory(task));
+      RunHistory& history = snapshot.history[marker.role];
+      if (auto it = results.find(task.name); it != results.end()) history.Merge(it->second);
+      // last_run_at: a send the results may not show yet (queued, or results not kept).
+      const RunHistory sent = celery_beat::LastRunHistory(task);
+      if (sent.last_started &&
+          (!history.last_started || *history.last_started < *sent.last_started)) {
+        history.last_started = sent.last_started;
+      }
     }
   }
   snapshot.problems = CapProblems(std::move(snapshot.problems));

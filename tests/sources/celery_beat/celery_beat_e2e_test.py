@@ -37,6 +37,15 @@ TASKS = textwrap.dedent("""\
     @app.task(name="proj.ok")
     def ok():
         return "ok"
+
+    @app.task(name="proj.boom")
+    def boom():
+        raise RuntimeError("boom")
+
+    @app.task(name="proj.slow")
+    def slow():
+        import time
+        time.sleep(600)
     """)
 
 SETTINGS = textwrap.dedent("""\
@@ -44,7 +53,12 @@ SETTINGS = textwrap.dedent("""\
     SECRET_KEY = "test"
     USE_TZ = True
     TIME_ZONE = "UTC"
-    INSTALLED_APPS = ["django_celery_beat", "django_celery_results"]
+    INSTALLED_APPS = ["django_celery_beat"]
+    if os.environ["DB"] == "postgres":  # SQLite: no results table, history = last_run_at
+        INSTALLED_APPS.append("django_celery_results")
+        CELERY_RESULT_BACKEND = "django-db"
+        CELERY_RESULT_EXTENDED = True  # periodic_task_name in each result
+        CELERY_TASK_TRACK_STARTED = True  # a STARTED row when a task starts
     DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
     if os.environ["DB"] == "postgres":
         DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "app",
@@ -54,8 +68,6 @@ SETTINGS = textwrap.dedent("""\
         DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",
                                  "NAME": os.environ["SQLITE"]}}
     CELERY_BROKER_URL = "redis+socket://" + os.environ["REDIS_SOCKET"]
-    CELERY_RESULT_BACKEND = "django-db"
-    CELERY_RESULT_EXTENDED = True
     CELERY_TIMEZONE = "UTC"
     # last_run_at written back after every send, not every 3 minutes.
     CELERY_BEAT_SYNC_EVERY = 1
@@ -82,6 +94,10 @@ MAKE_TASKS = textwrap.dedent("""\
                                 description=mark("twice"))
     PeriodicTask.objects.create(name="to-delete", task="proj.ok", crontab=cron(),
                                 description=mark("deleted"))
+    PeriodicTask.objects.create(name="raises", task="proj.boom", crontab=cron(),
+                                description=mark("failing"))
+    PeriodicTask.objects.create(name="sleeps", task="proj.slow", crontab=cron(),
+                                description=mark("hung"))
     """)
 
 SPEC = textwrap.dedent("""\
@@ -100,6 +116,9 @@ SPEC = textwrap.dedent("""\
       - {{role: drifted, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1"}}
       - {{role: twice, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1"}}
       - {{role: deleted, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1"}}
+      - {{role: failing, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1"}}
+      - {{role: hung, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1",
+          max_runtime: 10s}}
     """)
 
 
@@ -175,10 +194,11 @@ def scenario(args, workdir, db):
             psql(sock, port, "CREATE ROLE monitor LOGIN; GRANT SELECT ON "
                  "django_celery_beat_periodictask, django_celery_beat_crontabschedule, "
                  "django_celery_beat_intervalschedule, django_celery_beat_solarschedule, "
-                 "django_celery_beat_clockedschedule TO monitor", db="app")
+                 "django_celery_beat_clockedschedule, django_celery_results_taskresult "
+                 "TO monitor", db="app")
         django(workdir, env, "-c", MAKE_TASKS)
         celery = [PYTHON, "-m", "celery", "-A", "proj"]
-        worker = Process(celery + ["worker", "-P", "threads", "-c", "2", "-l", "info"],
+        worker = Process(celery + ["worker", "-P", "threads", "-c", "4", "-l", "info"],
                          os.path.join(workdir, "worker.log"), env=env, cwd=workdir)
         servers.append(worker)
         beat = Process(celery + ["beat", "-S", "django_celery_beat.schedulers:DatabaseScheduler",
@@ -210,6 +230,18 @@ def scenario(args, workdir, db):
                   roles.get("drifted"))
             check(f"{db}: two tasks with one role are duplicate",
                   "duplicate" in conditions(exporter, "twice"), roles.get("twice"))
+            if db == "postgres":
+                check(f"{db}: a task that raises is failing (django_celery_results)",
+                      wait_for(lambda: "failing" in conditions(exporter, "failing"), 30,
+                               "failing failing"), status(exporter)[0].get("failing"))
+                check(f"{db}: a task that sleeps past max_runtime is hung",
+                      wait_for(lambda: "hung" in conditions(exporter, "hung"), 30, "hung hung"),
+                      status(exporter)[0].get("hung"))
+            else:
+                check(f"{db}: without django_celery_results a raising task is not failing",
+                      "failing" not in conditions(exporter, "failing"),
+                      status(exporter)[0].get("failing"))
+            roles, sources = status(exporter)
             check(f"{db}: the source is up, its history too",
                   sources.get("beat", {}).get("up") and sources["beat"].get("history_up"),
                   sources.get("beat"))
