@@ -5,7 +5,8 @@ namespace schedwatch::celery_beat {
 
 SourceModule Module() {
   return {MakeCeleryBeatSource, nullptr,
-          "schedwatch reads django-celery-beat's tables read-only and does not write them"};
+          "schedwatch reads django-celery-beat's tables read-only and does not write them",
+          MakeCeleryBeatDiscoverer};
 }
 
 }  // namespace schedwatch::celery_beat

@@ -44,11 +44,15 @@ Result<std::string> CeleryBeatSource::Dsn() const {
   return dsn;
 }
 
-Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
+Result<celery_beat::Tables> CeleryBeatSource::Read(const ListContext& context) const {
   auto dsn = Dsn();
   if (!dsn) return Error{dsn.error()};
-  auto tables = celery_beat::ReadTables(*dsn, settings_.timeout.value_or(std::chrono::seconds(10)),
-                                        context.cancelled);
+  return celery_beat::ReadTables(*dsn, settings_.timeout.value_or(std::chrono::seconds(10)),
+                                 context.cancelled);
+}
+
+Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
+  auto tables = Read(context);
   if (!tables) return Error{tables.error()};
 
   SourceSnapshot snapshot;
@@ -110,6 +114,112 @@ Result<SourceSnapshot> CeleryBeatSource::List(const ListContext& context) {
   }
   snapshot.problems = CapProblems(std::move(snapshot.problems));
   return snapshot;
+}
+
+namespace {
+
+// SQL's quoting of a text literal.
+std::string SqlText(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A description without its marker: "Export [schedwatch: role=x]" is "Export".
+std::string WithoutMarker(const std::string& description) {
+  const std::size_t at = description.find("[schedwatch:");
+  if (at == std::string::npos) return description;
+  const std::size_t close = description.find(']', at);
+  std::string text =
+      description.substr(0, at) + (close == std::string::npos ? "" : description.substr(close + 1));
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+class CeleryBeatDiscoverer : public Discoverer {
+ public:
+  explicit CeleryBeatDiscoverer(std::unique_ptr<CeleryBeatSource> source)
+      : source_(std::move(source)) {}
+
+  Result<Discovery> Discover(const ListContext& context) override {
+    auto tables = source_->Read(context);
+    if (!tables) return Error{tables.error()};
+    Discovery discovery;
+    std::vector<celery_beat::Task> tasks;
+    for (const auto& row : tables->tasks) {
+      auto task = celery_beat::ParseTask(row);
+      if (task) {
+        tasks.push_back(std::move(*task));
+      } else {
+        discovery.notes.push_back(task.error());
+      }
+    }
+    std::size_t bad_results = 0;
+    const auto results = tables->results
+                             ? celery_beat::ResultHistories(tasks, *tables->results, &bad_results)
+                             : std::map<std::string, RunHistory>{};
+    if (!tables->results) {
+      discovery.notes.push_back(
+          "no django_celery_results_taskresult: run history is last_run_at alone");
+    }
+    descriptions_.clear();
+    for (const auto& task : tasks) {
+      FoundObject object;
+      object.id = task.name;
+      if (task.marker && !*task.marker) {
+        discovery.notes.push_back(fmt::format("periodic task \"{}\": {}: its marker is no job's",
+                                              task.name, task.marker->error()));
+        continue;
+      }
+      if (task.marker) {
+        object.role = (*task.marker)->role;
+        object.spec_version = (*task.marker)->spec_version;
+        object.marked = !object.spec_version.empty();
+      }
+      object.suggested_role = task.name;
+      object.schedule = task.schedule;
+      object.timezone = task.timezone;
+      if (task.every) {
+        object.repeat_seconds = *task.every;
+        object.repeat_from = task.schedule;
+      }
+      object.not_run_because = celery_beat::InactiveReason(task, context.now);
+      if (object.not_run_because.empty() && task.timezone.empty() && !task.every) {
+        object.not_run_because = "a solar or clocked schedule, which no spec schedule means";
+      }
+      if (auto it = results.find(task.name); it != results.end()) {
+        AddLongestRun(it->second, /*successes_only=*/true, object);
+      }
+      descriptions_[task.name] = WithoutMarker(task.description);
+      discovery.objects.push_back(std::move(object));
+    }
+    return discovery;
+  }
+
+  // The UPDATE that sets the marker (or the Django admin's Description field).
+  std::string MarkerInstructions(const FoundObject& object, const std::string& role,
+                                 const std::string& spec_version) const override {
+    auto text = descriptions_.find(object.id);
+    const std::string description = DescriptionWithMarker(
+        text == descriptions_.end() ? "" : text->second, Marker{role, spec_version});
+    return fmt::format(
+        "periodic task \"{}\": set its description (Django admin: Periodic tasks, Description) "
+        "to\n  {}\n  UPDATE django_celery_beat_periodictask SET description = {} WHERE name = "
+        "{};\n",
+        object.id, description, SqlText(description), SqlText(object.id));
+  }
+
+ private:
+  std::unique_ptr<CeleryBeatSource> source_;
+  std::map<std::string, std::string> descriptions_;  // by task name, without the marker
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Discoverer>> MakeCeleryBeatDiscoverer(const SourceOptions& options) {
+  auto source = CeleryBeatSource::Create(SourceOptions{options.spec, {}});
+  if (!source) return Error{source.error()};
+  return std::unique_ptr<Discoverer>(std::make_unique<CeleryBeatDiscoverer>(std::move(*source)));
 }
 
 }  // namespace schedwatch

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "sources/celery_beat/celery_beat_db.h"
 #include "sources/celery_beat/celery_beat_descriptor.h"
+#include "sources/discoverer.h"
 #include "sources/source.h"
 
 namespace schedwatch {
@@ -32,6 +34,8 @@ class CeleryBeatSource : public Source {
 
   // The connection string: `dsn`, or `dsn_file` read again (credentials rotate).
   Result<std::string> Dsn() const;
+  // One read of the tables (for discover too).
+  Result<celery_beat::Tables> Read(const ListContext& context) const;
 
  private:
   CeleryBeatSource() = default;
@@ -41,5 +45,6 @@ class CeleryBeatSource : public Source {
 };
 
 Result<std::unique_ptr<Source>> MakeCeleryBeatSource(const SourceOptions& options);
+Result<std::unique_ptr<Discoverer>> MakeCeleryBeatDiscoverer(const SourceOptions& options);
 
 }  // namespace schedwatch

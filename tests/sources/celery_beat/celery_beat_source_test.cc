@@ -39,6 +39,12 @@ class CeleryBeatSourceTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
+  static std::string Quoted(const std::string& text) {  // inside '...' in SQL
+    std::string quoted;
+    for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    return quoted;
+  }
+
   // A crontab task as Django writes it (times in UTC, "YYYY-MM-DD HH:MM:SS.ffffff").
   void AddCrontabTask(int id, const std::string& name, const std::string& description,
                       const std::string& last_run_at, const std::string& fields = "0 3 * * *",
@@ -56,7 +62,7 @@ class CeleryBeatSourceTest : public ::testing::Test {
         "crontab_id, one_off, start_time, priority, headers, clocked_id, expire_seconds, "
         "queue) VALUES ({0}, '{7}', 'app.tasks.{7}', '[]', '{{}}', NULL, NULL, NULL, {8}, {9}, 0, "
         "'2026-11-01 00:00:00', '{10}', {0}, 0, NULL, NULL, '{{}}', NULL, NULL, NULL);{11}",
-        id, m, h, dow, dom, moy, zone, name, enabled ? 1 : 0,
+        id, m, h, dow, dom, moy, zone, Quoted(name), enabled ? 1 : 0,
         last_run_at.empty() ? "NULL" : "'" + last_run_at + "'", description, extra));
   }
 
@@ -224,6 +230,29 @@ jobs: []
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.error().find("holds a password"), std::string::npos) << parsed.error();
   EXPECT_EQ(parsed.error().find(password), std::string::npos) << parsed.error();
+}
+
+TEST_F(CeleryBeatSourceTest, DiscoverDraftsEveryTaskAndPrintsTheUpdateThatMarksIt) {
+  AddCrontabTask(1, "nightly", "Nightly export [schedwatch: role=nightly spec_version=1]",
+                 "2026-11-30 02:00:00");
+  AddCrontabTask(2, "it's weekly", "Weekly report", "2026-11-30 02:00:00", "0 6 * * mon", "UTC");
+  AddCrontabTask(3, "off", "", "", "0 6 * * mon", "UTC", /*enabled=*/false);
+  MakeSqlite();
+  auto discoverer = MakeCeleryBeatDiscoverer(SourceOptions{&spec_->sources.at("beat"), {}});
+  ASSERT_TRUE(discoverer.ok()) << discoverer.error();
+  auto discovery = (*discoverer)->Discover(ListContext{kNow, nullptr});
+  ASSERT_TRUE(discovery.ok()) << discovery.error();
+  ASSERT_EQ(discovery->objects.size(), 3u);
+  EXPECT_EQ(discovery->objects[0].role, "nightly");
+  EXPECT_TRUE(discovery->objects[0].marked);
+  EXPECT_EQ(discovery->objects[1].schedule, "0 6 * * mon");
+  EXPECT_EQ(discovery->objects[1].timezone, "UTC");
+  EXPECT_EQ(discovery->objects[2].not_run_because, "disabled (enabled = false)");
+  EXPECT_EQ((*discoverer)->MarkerInstructions(discovery->objects[1], "weekly", "1"),
+            "periodic task \"it's weekly\": set its description (Django admin: Periodic tasks, "
+            "Description) to\n  Weekly report [schedwatch: role=weekly spec_version=1]\n  UPDATE "
+            "django_celery_beat_periodictask SET description = 'Weekly report [schedwatch: "
+            "role=weekly spec_version=1]' WHERE name = 'it''s weekly';\n");
 }
 
 }  // namespace
