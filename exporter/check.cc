@@ -64,6 +64,8 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count,
       out +=
           "  next         none (a monotonic timer has no fire times: the manager's next elapse "
           "is watched)\n";
+    } else if (fires.empty() && count > 0 && job.schedule.expression().every() > 0) {
+      out += "  next         none (an interval: each run follows the last one)\n";
     } else if (fires.empty() && count > 0) {
       out += "  next         none (runs at boot only)\n";
     }

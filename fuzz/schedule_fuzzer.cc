@@ -1,6 +1,7 @@
 // Cron expressions in every scheduler dialect, evaluated in UTC and a zone
-// with DST under both DST policies. Input: the expression, optionally "\n" and an IANA zone name
-// to evaluate it in instead of America/New_York.
+// with DST under each DST policy. A Celery crontab row's fields joined by spaces is one of them.
+// Input: the expression, optionally "\n" and an IANA zone name to evaluate it in instead of
+// America/New_York.
 #include <limits>
 
 #include "fuzz/fuzz_util.h"
@@ -22,7 +23,7 @@ constexpr std::int64_t kInstants[] = {kPeriodReference,
                                       std::numeric_limits<std::int64_t>::max()};
 
 void Evaluate(const CronExpression& expression, const date::time_zone* zone) {
-  for (DstPolicy policy : {DstPolicy::kVixieCron, DstPolicy::kWallClock}) {
+  for (DstPolicy policy : {DstPolicy::kVixieCron, DstPolicy::kWallClock, DstPolicy::kCeleryBeat}) {
     Schedule schedule(expression, zone, policy);
     for (std::int64_t at : kInstants) {
       schedule.Next(at);
@@ -43,8 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   static const date::time_zone* utc = FindZone("UTC");
   const date::time_zone* zone = FindZone(zone_name);
-  for (CronDialect dialect : {CronDialect::kDebianCron, CronDialect::kKubernetes,
-                              CronDialect::kGitHubActions, CronDialect::kGitLab}) {
+  for (CronDialect dialect :
+       {CronDialect::kDebianCron, CronDialect::kKubernetes, CronDialect::kGitHubActions,
+        CronDialect::kGitLab, CronDialect::kCelery}) {
     auto expression = CronExpression::Parse(text, dialect);
     if (!expression) continue;
     if (!expression->Equivalent(*expression)) __builtin_trap();  // equivalence is reflexive

@@ -11,6 +11,8 @@ BUILD="build-essential cmake ninja-build pkg-config git libyaml-dev prometheus-c
   libyaml-cpp-dev libfmt-dev libgtest-dev libgmock-dev libcurl4-openssl-dev nlohmann-json3-dev
   libcli11-dev libhowardhinnant-date-dev zlib1g-dev libcrypt-dev tzdata ca-certificates curl
   libmicrohttpd-dev libgnutls28-dev dpkg-dev help2man libsystemd-dev ccache"
+# The celery_beat source reads PostgreSQL (libpq) and SQLite.
+BUILD="$BUILD libpq-dev libsqlite3-dev"
 TEST="python3 python3-croniter python3-yaml prometheus prometheus-alertmanager
   prometheus-node-exporter systemd-journal-remote
   prometheus-pushgateway cron rsyslog openssl chromium mmdebstrap lintian buildah iproute2"
@@ -29,6 +31,10 @@ TEST="$TEST jsonnet"
 # strace kills reconcile at each step of a write (reconcile_crash); unshare (util-linux, always
 # there) gives it a tmpfs of its own.
 TEST="$TEST strace"
+# Celery and django-celery-beat are the celery_oracle test's judge; celery_beat_e2e runs them with
+# django-celery-results on PostgreSQL 15 and Redis.
+TEST="$TEST python3-celery python3-django python3-django-celery-beat python3-django-celery-results"
+TEST="$TEST python3-psycopg2 python3-redis postgresql redis-server"
 # libFuzzer comes with clang's runtime libraries.
 FUZZ="clang-14 libclang-rt-14-dev"
 wanted="$BUILD"

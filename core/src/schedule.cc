@@ -27,6 +27,7 @@
 
 #include "calendar_schedule.h"
 #include "civil.h"
+#include "schedwatch/duration.h"
 
 namespace schedwatch {
 namespace {
@@ -411,6 +412,146 @@ class FieldParser {
   CronDialect dialect_;
 };
 
+// Celery's crontab_parser (celery/schedules.py, 5.2), item by item: its four patterns are tried
+// with re.match, so a part only has to start with one, and a number is what int() or, failing
+// that, celery.utils.time.weekday() makes of a token.
+class CeleryFieldParser {
+ public:
+  explicit CeleryFieldParser(const FieldSpec& spec)
+      : min_(spec.min), max_(spec.max == 7 ? 6 : spec.max) {}
+
+  std::string Parse(std::string_view text, std::uint64_t* bits) const {
+    std::uint64_t result = 0;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = text.find(',', start);
+      const std::string_view part = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      if (part.empty()) return "empty list item";
+      std::string error = ParsePart(part, &result);
+      if (!error.empty()) return error;
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    *bits = result;
+    return {};
+  }
+
+ private:
+  static bool IsWord(char c) { return IsAlnum(c) || c == '_'; }
+  // str.strip()'s ASCII whitespace, which int() ignores around a number.
+  static bool IsPythonSpace(char c) { return IsSpace(c) || (c >= '\x1c' && c <= '\x1f'); }
+
+  static std::size_t WordEnd(std::string_view s, std::size_t pos) {
+    while (pos < s.size() && IsWord(s[pos])) ++pos;
+    return pos;
+  }
+
+  // int(s) for a base-10 str: spaces around, an optional '+', digits with single '_' between
+  // them; -1 when int() raises (a '-' never gets here).
+  static int PythonInt(std::string_view s) {
+    while (!s.empty() && IsPythonSpace(s.front())) s.remove_prefix(1);
+    while (!s.empty() && IsPythonSpace(s.back())) s.remove_suffix(1);
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    if (s.empty() || !IsDigit(s.front()) || !IsDigit(s.back())) return -1;
+    int value = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '_') {
+        if (s[i - 1] == '_') return -1;
+        continue;
+      }
+      if (!IsDigit(s[i])) return -1;
+      value = std::min(value * 10 + (s[i] - '0'), 100000);  // past any field's end
+    }
+    return value;
+  }
+
+  // crontab_parser._expand_number.
+  std::string Number(std::string_view token, int* value) const {
+    if (token.front() == '-') return "negative numbers are not supported";
+    int n = PythonInt(token);
+    if (n < 0) {
+      // weekday(): the first three letters, lower-cased, name a day (Sunday is 0).
+      n = -1;
+      for (std::size_t i = 0; i < kWeekdayNames.size() && token.size() >= 3; ++i) {
+        if (EqualsIgnoreCase(token.substr(0, 3), kWeekdayNames[i])) n = static_cast<int>(i);
+      }
+      if (n < 0) return fmt::format("\"{}\" is neither a number nor a weekday", token);
+    }
+    if (n < min_ || n > max_) return fmt::format("{} is out of range {}-{}", n, min_, max_);
+    *value = n;
+    return {};
+  }
+
+  // The values of `from-to` in Celery's order (a range whose end is below its start wraps).
+  std::string Range(std::string_view from, std::string_view to, std::vector<int>* values) const {
+    int low = 0;
+    int high = 0;
+    std::string error = Number(from, &low);
+    if (error.empty()) error = Number(to, &high);
+    if (!error.empty()) return error;
+    if (high < low) {
+      for (int v = low; v <= max_; ++v) values->push_back(v);
+      low = min_;
+    }
+    for (int v = low; v <= high; ++v) values->push_back(v);
+    return {};
+  }
+
+  std::string ParsePart(std::string_view part, std::uint64_t* bits) const {
+    std::vector<int> values;
+    std::string_view step;
+    bool stepped = false;
+    std::string error;
+    // `(\w+?)-(\w+)`, optionally followed by `/(\w+)?`.
+    const std::size_t first_end = WordEnd(part, 0);
+    const std::size_t second_end =
+        first_end > 0 && first_end < part.size() && part[first_end] == '-'
+            ? WordEnd(part, first_end + 1)
+            : 0;
+    if (second_end > first_end + 1) {
+      error = Range(part.substr(0, first_end),
+                    part.substr(first_end + 1, second_end - first_end - 1), &values);
+      if (second_end < part.size() && part[second_end] == '/') {
+        stepped = true;
+        step = part.substr(second_end + 1, WordEnd(part, second_end + 1) - second_end - 1);
+      }
+    } else if (part.size() >= 2 && part[0] == '*' && part[1] == '/') {  // `\*/(\w+)?`
+      stepped = true;
+      step = part.substr(2, WordEnd(part, 2) - 2);
+      for (int v = min_; v <= max_; ++v) values.push_back(v);
+    } else if (part == "*") {
+      for (int v = min_; v <= max_; ++v) values.push_back(v);
+    } else {
+      int value = 0;
+      error = Number(part, &value);
+      values.push_back(value);
+    }
+    if (!error.empty()) return error;
+    std::size_t every = 1;
+    if (stepped) {
+      if (step.empty()) return "missing step after \"/\"";
+      const int n = PythonInt(step);
+      if (n < 0) return fmt::format("step \"{}\" is not a number", step);
+      if (n == 0) return "step must be at least 1";
+      every = static_cast<std::size_t>(n);
+    }
+    for (std::size_t i = 0; i < values.size(); i += every) *bits |= std::uint64_t{1} << values[i];
+    return {};
+  }
+
+  int min_;
+  int max_;
+};
+
+// kCelery's `@every <duration>`.
+Result<std::int64_t> CeleryEvery(std::string_view text) {
+  auto seconds = ParseDuration(Trim(text));
+  if (!seconds) return Error{fmt::format("@every: {}", seconds.error())};
+  if (*seconds <= 0) return Error{"@every needs a period longer than 0s"};
+  return *seconds;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -704,6 +845,10 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     return Error{"a systemd calendar expression is not a cron line (see CalendarSpec)"};
   }
   const std::string_view trimmed = Trim(text);
+  if (dialect == CronDialect::kCelery &&
+      std::any_of(trimmed.begin(), trimmed.end(), [](char c) { return (c & 0x80) != 0; })) {
+    return Error{"only ASCII text is read as a Celery crontab"};
+  }
   CronExpression e;
   e.text_ = std::string(trimmed);
   e.dialect_ = dialect;
@@ -726,6 +871,17 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     if (dialect == CronDialect::kGitLab) {
       // GitLab parses "<cron> <cron_timezone>", and fugit reads no macro followed by a zone.
       return Error{fmt::format("GitLab does not accept macros such as \"{}\"", name)};
+    }
+    if (dialect == CronDialect::kCelery) {
+      if (name != "@every") {
+        return Error{fmt::format(
+            "Celery has no macros such as \"{}\"; an interval task is \"@every <duration>\"",
+            name)};
+      }
+      auto every = CeleryEvery(trimmed.substr(end));
+      if (!every) return Error{every.error()};
+      e.every_ = *every;
+      return e;
     }
     if (is(name, "@every")) {
       return Error{
@@ -782,9 +938,12 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
   std::array<std::uint64_t, 5> bits{};
   std::array<bool, 5> star_bit{};
   FieldParser::Extras extras;
+  const bool celery = dialect == CronDialect::kCelery;
   for (std::size_t i = 0; i < 5; ++i) {
-    std::string error = FieldParser(kFields[i], dialect)
-                            .Parse(fields[i], &bits[i], &star_bit[i], gitlab ? &extras : nullptr);
+    std::string error =
+        celery ? CeleryFieldParser(kFields[i]).Parse(fields[i], &bits[i])
+               : FieldParser(kFields[i], dialect)
+                     .Parse(fields[i], &bits[i], &star_bit[i], gitlab ? &extras : nullptr);
     if (!error.empty()) {
       return Error{fmt::format("{} field \"{}\": {}", kFields[i].name, fields[i], error)};
     }
@@ -823,6 +982,8 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     // fugit: a `*` item (or `*/1`) leaves day-of-month open; day-of-week only when it is `*`.
     e.dom_star_ = star_bit[2];
     e.dow_star_ = fields[4] == "*";
+  } else if (celery) {
+    e.dom_star_ = e.dow_star_ = true;  // day of month AND day of week
   } else {
     e.dom_star_ = fields[2].front() == '*';
     e.dow_star_ = fields[4].front() == '*';
@@ -850,6 +1011,11 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
       e.fires_ = ((e.months_ >> month) & 1) && (e.days_ & ValidDays(len)) != 0;
     }
   }
+  if (celery && !e.fires_) {
+    // Celery raises "unable to rollover" when it looks for the next run.
+    return Error{fmt::format("no month of \"{}\" has a day \"{}\": Celery cannot schedule it",
+                             fields[3], fields[2])};
+  }
   return e;
 }
 
@@ -857,6 +1023,7 @@ bool CronExpression::Equivalent(const CronExpression& other) const {
   // Compares what fires, not how it was written: `*/15` and `0,15,30,45` are equivalent even
   // though Vixie cron's DST handling tells wildcard and fixed-time entries apart.
   if (reboot_ || other.reboot_) return reboot_ == other.reboot_;
+  if (every_ || other.every_) return every_ == other.every_;
   if (!fires_ || !other.fires_) return fires_ == other.fires_;
   if (minutes_ != other.minutes_ || hours_ != other.hours_) return false;
   const CronCalendar mine(*this);
@@ -904,7 +1071,10 @@ class Evaluator {
   Evaluator(const CronExpression& expression, const date::time_zone* zone, DstPolicy policy)
       : calendar_(expression),
         zone_(zone),
-        vixie_fixed_(policy == DstPolicy::kVixieCron && expression.fixed_time()) {}
+        vixie_fixed_((policy == DstPolicy::kVixieCron && expression.fixed_time()) ||
+                     policy == DstPolicy::kCeleryBeat),
+        // Celery beat waits for the wall clock, however far it jumps.
+        max_jump_(policy == DstPolicy::kCeleryBeat ? kHorizonSeconds : kVixieMaxJumpSeconds) {}
 
   std::optional<std::int64_t> Next(std::int64_t after) const {
     if (!calendar_.fires() || after >= kMaxTime) return std::nullopt;
@@ -916,10 +1086,10 @@ class Evaluator {
       std::int64_t low = CeilDiv(t + offset, 60);
       // Non-zero only for Vixie fixed-time entries at a transition (see At).
       const std::int64_t shift = offset - interval.previous_offset;
-      if (shift > 0 && shift < kVixieMaxJumpSeconds) {
+      if (shift > 0 && shift < max_jump_) {
         // Vixie: fixed-time entries whose wall-clock times were skipped run at the jump.
         if (t == interval.begin && SkippedMatch(interval)) return interval.begin;
-      } else if (shift < 0 && -shift <= kVixieMaxJumpSeconds) {
+      } else if (shift < 0 && -shift <= max_jump_) {
         // Vixie: fixed-time entries do not run again in the repeated wall-clock stretch.
         low = std::max(low, CeilDiv(interval.begin + interval.previous_offset, 60));
       }
@@ -942,13 +1112,13 @@ class Evaluator {
       const std::int64_t begin = std::max(interval.begin, horizon);
       std::int64_t low = CeilDiv(begin + offset, 60);
       const std::int64_t shift = offset - interval.previous_offset;
-      if (shift < 0 && -shift <= kVixieMaxJumpSeconds) {
+      if (shift < 0 && -shift <= max_jump_) {
         low = std::max(low, CeilDiv(interval.begin + interval.previous_offset, 60));
       }
       if (auto match = calendar_.PrevLocal(FloorDiv(t + offset, 60), low)) {
         return *match * 60 - offset;
       }
-      if (shift > 0 && shift < kVixieMaxJumpSeconds && SkippedMatch(interval)) {
+      if (shift > 0 && shift < max_jump_ && SkippedMatch(interval)) {
         return interval.begin;
       }
       t = interval.begin - 1;
@@ -1031,6 +1201,7 @@ class Evaluator {
   const CronCalendar calendar_;
   const date::time_zone* zone_;
   const bool vixie_fixed_;
+  const std::int64_t max_jump_;  // longer jumps are clock corrections: the wall clock is followed
 };
 
 }  // namespace
@@ -1088,6 +1259,7 @@ std::optional<std::int64_t> Schedule::Previous(std::int64_t at_or_before) const 
 
 std::optional<std::int64_t> Schedule::Period(std::int64_t from) const {
   if (is_monotonic()) return std::nullopt;
+  if (expression().every() > 0) return expression().every();
   if (is_calendar()) return CalendarPeriod(calendars(), zone(), from);
   return Evaluator(expression(), zone(), policy()).Period(from);
 }

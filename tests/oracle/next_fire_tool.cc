@@ -3,8 +3,8 @@
 // Reads lines `expr<TAB>zone<TAB>from_unix` on stdin and writes one line per input line:
 // `ok<TAB>t1<TAB>t2...` (the next --count fire times strictly after from_unix, or with --prev the
 // previous ones at or before it, newest first) or `error<TAB>message`.
-// Options: --count N (default 5), --policy wallclock|vixie (default wallclock), --prev,
-// --dialect debian|gitlab (default debian).
+// Options: --count N (default 5), --policy wallclock|vixie|celery (default wallclock), --prev,
+// --dialect debian|gitlab|celery (default debian).
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -18,8 +18,9 @@
 namespace {
 
 int Usage() {
-  std::cerr << "usage: next_fire_tool [--count N] [--policy wallclock|vixie] [--prev] [--dialect "
-               "debian|gitlab] < lines\n";
+  std::cerr
+      << "usage: next_fire_tool [--count N] [--policy wallclock|vixie|celery] [--prev] [--dialect "
+         "debian|gitlab|celery] < lines\n";
   return 2;
 }
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
         policy = schedwatch::DstPolicy::kWallClock;
       } else if (value == "vixie") {
         policy = schedwatch::DstPolicy::kVixieCron;
+      } else if (value == "celery") {
+        policy = schedwatch::DstPolicy::kCeleryBeat;
       } else {
         return Usage();
       }
@@ -50,6 +53,8 @@ int main(int argc, char** argv) {
         dialect = schedwatch::CronDialect::kDebianCron;
       } else if (value == "gitlab") {
         dialect = schedwatch::CronDialect::kGitLab;
+      } else if (value == "celery") {
+        dialect = schedwatch::CronDialect::kCelery;
       } else {
         return Usage();
       }

@@ -884,5 +884,73 @@ TEST(CronDialectTest, TheDialectTravelsWithTheExpression) {
   EXPECT_EQ(Cron("0 0 * * *").dialect(), CronDialect::kDebianCron);
 }
 
+// Celery's crontab (CronDialect::kCelery) under a real beat's DST behaviour (kCeleryBeat).
+Schedule Celery(const std::string& text, const char* zone = "UTC") {
+  auto parsed = CronExpression::Parse(text, CronDialect::kCelery);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << (parsed.ok() ? "" : parsed.error());
+  return Schedule(parsed.ok() ? *parsed : CronExpression(), FindZone(zone), DstPolicy::kCeleryBeat);
+}
+
+TEST(CelerySchedule, BeatAcrossBerlinsSpringChangeRunsOnceAtTheJump) {
+  // What `celery beat` with DatabaseScheduler did under libfaketime on 2026-03-29: 01:00-01:45
+  // CET, then once at the jump (03:00 CEST, "02:00+01:00"), then the next night.
+  EXPECT_EQ(Fires(Celery("*/15 1-2 * * *", "Europe/Berlin"), Utc(2026, 3, 28, 23, 40), 6),
+            (std::vector<std::int64_t>{Utc(2026, 3, 29, 0), Utc(2026, 3, 29, 0, 15),
+                                       Utc(2026, 3, 29, 0, 30), Utc(2026, 3, 29, 0, 45),
+                                       Utc(2026, 3, 29, 1), Utc(2026, 3, 29, 23)}));
+}
+
+TEST(CelerySchedule, BeatRunsTheRepeatedHourOnce) {
+  // 2026-10-25: 02:00-02:45 CEST ran, the same wall times in CET did not.
+  EXPECT_EQ(Fires(Celery("*/15 1-2 * * *", "Europe/Berlin"), Utc(2026, 10, 24, 23, 40), 5),
+            (std::vector<std::int64_t>{Utc(2026, 10, 24, 23, 45), Utc(2026, 10, 25, 0),
+                                       Utc(2026, 10, 25, 0, 15), Utc(2026, 10, 25, 0, 30),
+                                       Utc(2026, 10, 25, 0, 45)}));
+  EXPECT_EQ(Celery("*/15 1-2 * * *", "Europe/Berlin").Next(Utc(2026, 10, 25, 0, 45)),
+            Utc(2026, 10, 26, 0));
+}
+
+TEST(CelerySchedule, DayOfMonthAndDayOfWeekBothApply) {
+  // Friday the 13th only (cron would fire on every Friday and every 13th).
+  EXPECT_EQ(Fires(Celery("0 0 13 * fri"), Utc(2026, 1, 1), 2),
+            (std::vector<std::int64_t>{Utc(2026, 2, 13), Utc(2026, 3, 13)}));
+}
+
+TEST(CelerySchedule, ReadsItemsAsCelerysParserDoes) {
+  // Weekday names in any field, wrapping ranges stepped in Celery's order, int()'s forms, and
+  // what follows a matched range ignored.
+  EXPECT_EQ(Fires(Celery("mon 22-2/3 * * *"), Utc(2026, 1, 1), 3),
+            (std::vector<std::int64_t>{Utc(2026, 1, 1, 1, 1), Utc(2026, 1, 1, 22, 1),
+                                       Utc(2026, 1, 2, 1, 1)}));
+  EXPECT_TRUE(Celery("1_0 +5 * * *").SameAs("10 5 * * *"));
+  EXPECT_TRUE(Celery("1-5! * * * fridge").SameAs("1-5 * * * 5"));
+  EXPECT_TRUE(Celery("0 0 * * fri-mon").SameAs("0 0 * * 0,1,5,6"));
+}
+
+TEST(CelerySchedule, RefusesWhatCeleryRefuses) {
+  EXPECT_EQ(ParseError("5/15 * * * *", CronDialect::kCelery),
+            "minute field \"5/15\": \"5/15\" is neither a number nor a weekday");
+  EXPECT_EQ(ParseError("0 0 * * 7", CronDialect::kCelery),
+            "day-of-week field \"7\": 7 is out of range 0-6");
+  EXPECT_EQ(ParseError("0 0 * jan *", CronDialect::kCelery),
+            "month field \"jan\": \"jan\" is neither a number nor a weekday");
+  EXPECT_EQ(ParseError("*/0 * * * *", CronDialect::kCelery),
+            "minute field \"*/0\": step must be at least 1");
+  EXPECT_EQ(ParseError("0 0 31 2 *", CronDialect::kCelery),
+            "no month of \"2\" has a day \"31\": Celery cannot schedule it");
+  EXPECT_EQ(ParseError("@daily", CronDialect::kCelery),
+            "Celery has no macros such as \"@daily\"; an interval task is \"@every <duration>\"");
+}
+
+TEST(CelerySchedule, AnIntervalIsAPeriodWithoutFireTimes) {
+  const Schedule every = Celery("@every 30s");
+  EXPECT_EQ(every.expression().every(), 30);
+  EXPECT_EQ(every.Next(Utc(2026, 1, 1)), std::nullopt);
+  EXPECT_EQ(every.Period(Utc(2026, 1, 1)), 30);
+  EXPECT_TRUE(every.SameAs("@every 30s"));
+  EXPECT_FALSE(every.SameAs("@every 1m"));
+  EXPECT_EQ(ParseError("@every 0s", CronDialect::kCelery), "@every needs a period longer than 0s");
+}
+
 }  // namespace
 }  // namespace schedwatch

@@ -31,6 +31,12 @@ enum class DstPolicy {
   // Kubernetes CronJob (robfig/cron): fires at every real minute whose local wall clock
   // matches, so skipped wall times never fire and repeated ones fire twice.
   kWallClock,
+  // Celery beat (crontab schedules, django-celery-beat's DatabaseScheduler), as a real beat run
+  // under libfaketime across Europe/Berlin's changes of 2026 showed: beat waits for the next
+  // matching wall-clock minute after its last run, so the first wall time a forward jump skips
+  // runs once right at the jump (the others are skipped), and a repeated wall-clock stretch runs
+  // only the first time. Vixie cron's rule for fixed-time jobs, for every job and every jump.
+  kCeleryBeat,
 };
 
 // Whose reading of cron text applies: each scheduler parses schedules its own way, and the
@@ -61,6 +67,16 @@ enum class CronDialect {
   // reads no `@daily UTC`). Day-of-month is unrestricted when an item is `*` (or `*/1`),
   // day-of-week only when it is `*` alone; so `*/10` with a weekday is an OR.
   kGitLab,
+  // Celery's crontab (celery.schedules.crontab_parser, Celery 5.2) in django-celery-beat's
+  // order `minute hour day_of_month month_of_year day_of_week`: `*`, lists, ranges, `*/n` and
+  // `a-b/n` (no `a/n`), ranges that wrap (`22-2`, `fri-mon`), day-of-week 0-6 (7 refused),
+  // weekday names (any word whose first three letters name one, in any field: `mon` is 1 even
+  // as a minute) but no month names; numbers as Python's int() reads them (`+5`, `1_0`), and
+  // after a range or step whatever follows the part Celery's pattern matched is ignored, as
+  // Celery's re.match ignores it. Day of month AND day of week AND month, always. No macros
+  // but `@every <duration>`: an interval schedule (Celery's `schedule(run_every=...)`), a
+  // period with no fire times of its own.
+  kCelery,
 };
 
 // The five cron fields, parsed. No time zone.
@@ -78,6 +94,8 @@ class CronExpression {
   int second() const { return second_; }
   CronDialect dialect() const { return dialect_; }
   bool is_reboot() const { return reboot_; }
+  // kCelery's `@every <duration>`: seconds between runs, counted from the last run; 0 otherwise.
+  std::int64_t every() const { return every_; }
   // Neither the minute nor the hour field starts with '*' (Vixie cron's "fixed-time" job).
   bool fixed_time() const { return !minute_star_ && !hour_star_; }
   // Same set of fire times (`*/15` and `0,15,30,45` are equivalent).
@@ -95,6 +113,7 @@ class CronExpression {
   std::string text_;
   CronDialect dialect_ = CronDialect::kDebianCron;
   bool reboot_ = false;
+  std::int64_t every_ = 0;
   bool fires_ = false;  // some real calendar day matches (false for `0 0 30 2 *`)
   bool minute_star_ = false, hour_star_ = false, dom_star_ = false, dow_star_ = false;
   std::uint64_t minutes_ = 0;  // bits 0-59
@@ -146,15 +165,17 @@ class Schedule {
   // a monotonic schedule, a live "monotonic".
   bool SameAs(std::string_view live) const;
 
-  // First fire time strictly after `after`; nullopt for @reboot, a monotonic schedule or when
-  // it never fires (`0 0 30 2 *`).
+  // First fire time strictly after `after`; nullopt for @reboot, a monotonic schedule, a
+  // Celery interval (`@every 30s`, whose runs follow the last one) or when it never fires
+  // (`0 0 30 2 *`).
   std::optional<std::int64_t> Next(std::int64_t after) const;
   // Last fire time at or before `at_or_before`.
   std::optional<std::int64_t> Previous(std::int64_t at_or_before) const;
   // The longest gap between consecutive fire times over the year that starts at `from`
   // (the gap that crosses the year's end included), DST included. Schedules that fire
   // fewer than twice a year (`0 0 29 2 *`) look as many years ahead as they need.
-  // nullopt for @reboot, a monotonic schedule or a schedule that never fires. Calendar schedules
+  // nullopt for @reboot, a monotonic schedule or a schedule that never fires; a Celery
+  // interval's own period. Calendar schedules
   // whose fire times are more than 200,000 a year are measured over their first 200,000.
   std::optional<std::int64_t> Period(std::int64_t from) const;
 

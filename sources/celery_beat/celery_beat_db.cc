@@ -1,0 +1,235 @@
+#include "sources/celery_beat/celery_beat_db.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include <memory>
+#include <string_view>
+
+namespace schedwatch::celery_beat {
+namespace {
+
+constexpr std::string_view kSqlitePrefix = "sqlite://";
+
+// One query for both databases; `epoch` turns a timestamp column into Unix seconds.
+std::string TaskQuery(const char* epoch) {
+  auto e = [epoch](const char* column) { return fmt::format(fmt::runtime(epoch), column); };
+  return fmt::format(
+      "SELECT t.name, t.task, t.enabled, t.one_off, {}, {}, t.description, t.total_run_count, "
+      "c.minute, c.hour, c.day_of_month, c.month_of_year, c.day_of_week, c.timezone, "
+      "i.every, i.period, s.event, {} "
+      "FROM django_celery_beat_periodictask t "
+      "LEFT JOIN django_celery_beat_crontabschedule c ON c.id = t.crontab_id "
+      "LEFT JOIN django_celery_beat_intervalschedule i ON i.id = t.interval_id "
+      "LEFT JOIN django_celery_beat_solarschedule s ON s.id = t.solar_id "
+      "LEFT JOIN django_celery_beat_clockedschedule k ON k.id = t.clocked_id "
+      "ORDER BY t.id",
+      e("t.last_run_at"), e("t.expires"), e("k.clocked_time"));
+}
+
+// The newest results of each periodic task (else of each Celery task).
+std::string ResultQuery(const char* epoch) {
+  auto e = [epoch](const char* column) { return fmt::format(fmt::runtime(epoch), column); };
+  return fmt::format(
+      "SELECT periodic_task_name, task_name, status, created, done FROM (SELECT "
+      "periodic_task_name, task_name, status, {} AS created, {} AS done, ROW_NUMBER() OVER "
+      "(PARTITION BY COALESCE(periodic_task_name, task_name) ORDER BY id DESC) AS n "
+      "FROM django_celery_results_taskresult) r WHERE n <= {}",
+      e("date_created"), e("date_done"), kResultsPerTask);
+}
+
+// A libpq message without the password, should a server or libpq ever echo it.
+std::string Redacted(std::string message, const std::string& password) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  if (password.empty()) return message;
+  for (std::size_t at; (at = message.find(password)) != std::string::npos;) {
+    message.replace(at, password.size(), "<redacted>");
+  }
+  return message;
+}
+
+std::string PasswordOf(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  PQfreemem(error);
+  std::string password;
+  for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == "password" && o->val != nullptr) password = o->val;
+  }
+  PQconninfoFree(options);
+  return password;
+}
+
+Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout,
+                            const std::atomic<bool>* cancelled) {
+  const std::string password = PasswordOf(dsn);
+  char* parse_error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(dsn.c_str(), &parse_error);
+  if (parsed == nullptr) {
+    std::string message = parse_error != nullptr ? Redacted(parse_error, password) : "unreadable";
+    PQfreemem(parse_error);
+    return Error{fmt::format("the connection string does not parse: {}", message)};
+  }
+  PQconninfoFree(parsed);
+  // Later keywords override the DSN's: a read-only session whose statements stop at the timeout.
+  const std::string seconds = std::to_string(timeout.count());
+  const std::string options =
+      fmt::format("-c default_transaction_read_only=on -c statement_timeout={}s", timeout.count());
+  const char* keys[] = {"dbname", "connect_timeout", "options", "application_name", nullptr};
+  const char* values[] = {dsn.c_str(), seconds.c_str(), options.c_str(), "schedwatch", nullptr};
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdbParams(keys, values, 1), PQfinish);
+  if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
+    return Error{fmt::format("cannot connect to PostgreSQL: {}",
+                             Redacted(PQerrorMessage(conn.get()), password))};
+  }
+  if (cancelled != nullptr && cancelled->load()) return Error{"cancelled"};
+  const char* epoch = "EXTRACT(EPOCH FROM {})::bigint";
+  Tables tables;
+  std::string error;
+  // Sends `sql` and keeps the rows of its SELECT, if any, in `rows` (`width` columns).
+  auto read = [&](const std::string& sql, int width, std::size_t max_rows, std::vector<Row>* rows) {
+    if (!error.empty()) return;
+    if (!PQsendQuery(conn.get(), sql.c_str())) {
+      error = Redacted(PQerrorMessage(conn.get()), password);
+      return;
+    }
+    while (PGresult* raw = PQgetResult(conn.get())) {
+      std::unique_ptr<PGresult, decltype(&PQclear)> result(raw, PQclear);
+      const ExecStatusType status = PQresultStatus(raw);
+      if (status != PGRES_TUPLES_OK) {
+        if (status != PGRES_COMMAND_OK && error.empty()) {
+          error = Redacted(PQresultErrorMessage(raw), password);
+        }
+        continue;
+      }
+      if (rows == nullptr || !error.empty()) continue;
+      if (PQnfields(raw) != width) {
+        error = fmt::format("expected {} columns, got {}", width, PQnfields(raw));
+        continue;
+      }
+      const int count = PQntuples(raw);
+      if (static_cast<std::size_t>(count) > max_rows) {
+        error = fmt::format("more than {} rows", max_rows);
+        continue;
+      }
+      rows->reserve(count);
+      for (int r = 0; r < count; ++r) {
+        Row row(width);
+        for (int c = 0; c < width; ++c) {
+          if (PQgetisnull(raw, r, c)) continue;
+          row[c].emplace(PQgetvalue(raw, r, c), PQgetlength(raw, r, c));
+          tables.bytes += row[c]->size();
+        }
+        rows->push_back(std::move(row));
+      }
+    }
+  };
+  read("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, 0, nullptr);
+  read(TaskQuery(epoch), kTaskColumns, kMaxTasks, &tables.tasks);
+  if (!error.empty()) return Error{fmt::format("reading the periodic tasks: {}", error)};
+  std::vector<Row> exists;
+  read("SELECT 1 WHERE to_regclass('django_celery_results_taskresult') IS NOT NULL", 1, 1, &exists);
+  if (!exists.empty()) {
+    read(ResultQuery(epoch), kResultColumns, kMaxTasks * kResultsPerTask,
+         &tables.results.emplace());
+  }
+  if (!error.empty()) {
+    tables.results.reset();
+    tables.results_error = std::move(error);
+    error.clear();
+  }
+  read("COMMIT", 0, 0, nullptr);  // a ROLLBACK after an error
+  return tables;
+}
+
+Result<Tables> ReadSqlite(const std::string& path, std::chrono::seconds timeout,
+                          const std::atomic<bool>* cancelled) {
+  sqlite3* raw = nullptr;
+  // Read-only, never created: a missing file is an error, not an empty database.
+  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, sqlite3_close);
+  if (opened != SQLITE_OK) {
+    return Error{fmt::format("cannot open SQLite database {}: {}", path,
+                             raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(opened))};
+  }
+  sqlite3_busy_timeout(raw, static_cast<int>(timeout.count() * 1000));
+  // Stop a long read at the timeout or when the refresh gives up.
+  struct Stop {
+    std::chrono::steady_clock::time_point deadline;
+    const std::atomic<bool>* cancelled;
+  } stop{std::chrono::steady_clock::now() + timeout, cancelled};
+  sqlite3_progress_handler(
+      raw, 10000,
+      [](void* data) {
+        const auto* s = static_cast<Stop*>(data);
+        return (s->cancelled != nullptr && s->cancelled->load()) ||
+                       std::chrono::steady_clock::now() > s->deadline
+                   ? 1
+                   : 0;
+      },
+      &stop);
+  if (sqlite3_exec(raw, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    return Error{fmt::format("SQLite {}: {}", path, sqlite3_errmsg(raw))};
+  }
+  // A time SQLite cannot read comes back as "invalid", not as NULL (never run).
+  // A time SQLite cannot read comes back as "invalid", not as NULL (never run).
+  const char* epoch =
+      "CASE WHEN {0} IS NULL THEN NULL ELSE COALESCE(CAST(strftime('%s', {0}) AS INTEGER), "
+      "'invalid') END";
+  Tables tables;
+  auto read = [&](const std::string& sql, int width, std::size_t max_rows,
+                  std::vector<Row>& rows) -> std::string {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(raw, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+      return sqlite3_errmsg(raw);
+    }
+    std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(statement, sqlite3_finalize);
+    if (sqlite3_column_count(statement) != width) return "unexpected columns";
+    int step;
+    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
+      if (rows.size() >= max_rows) return fmt::format("more than {} rows", max_rows);
+      Row row(width);
+      for (int c = 0; c < width; ++c) {
+        if (sqlite3_column_type(statement, c) == SQLITE_NULL) continue;
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, c));
+        row[c].emplace(text != nullptr ? text : "",
+                       static_cast<std::size_t>(sqlite3_column_bytes(statement, c)));
+        tables.bytes += row[c]->size();
+      }
+      rows.push_back(std::move(row));
+    }
+    if (step == SQLITE_DONE) return {};
+    return step == SQLITE_INTERRUPT ? "interrupted (timeout)" : sqlite3_errmsg(raw);
+  };
+  std::string error = read(TaskQuery(epoch), kTaskColumns, kMaxTasks, tables.tasks);
+  if (!error.empty()) return Error{fmt::format("reading the periodic tasks: {}", error)};
+  std::vector<Row> exists;
+  error = read(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+      "name = 'django_celery_results_taskresult'",
+      1, 1, exists);
+  if (error.empty() && !exists.empty()) {
+    error = read(ResultQuery(epoch), kResultColumns, kMaxTasks * kResultsPerTask,
+                 tables.results.emplace());
+  }
+  if (!error.empty()) {
+    tables.results.reset();
+    tables.results_error = std::move(error);
+  }
+  sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr);
+  return tables;
+}
+
+}  // namespace
+
+Result<Tables> ReadTables(const std::string& dsn, std::chrono::seconds timeout,
+                          const std::atomic<bool>* cancelled) {
+  if (dsn.rfind(kSqlitePrefix, 0) == 0) {
+    // sqlite:///var/lib/app/db.sqlite3: the path after the scheme's two slashes.
+    return ReadSqlite(dsn.substr(kSqlitePrefix.size()), timeout, cancelled);
+  }
+  return ReadPostgres(dsn, timeout, cancelled);
+}
+
+}  // namespace schedwatch::celery_beat
