@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
         dialect = schedwatch::CronDialect::kDebianCron;
       } else if (value == "gitlab") {
         dialect = schedwatch::CronDialect::kGitLab;
+      } else if (value == "sidekiq_cron") {
+        dialect = schedwatch::CronDialect::kSidekiqCron;
       } else {
         return Usage();
       }

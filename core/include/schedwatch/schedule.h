@@ -61,6 +61,12 @@ enum class CronDialect {
   // reads no `@daily UTC`). Day-of-month is unrestricted when an item is `*` (or `*/1`),
   // day-of-week only when it is `*` alone; so `*/10` with a weekday is an OR.
   kGitLab,
+  // Sidekiq-cron 1.8's `cron` (Fugit.do_parse, fugit 1.5): kGitLab's fields, and fugit's macros
+  // (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @noon, @hourly; lower case only),
+  // but neither @reboot nor @every. The time zone suffix fugit reads after the fields is split
+  // off by the source (the job's `timezone`); fugit's natural language ("every 5 minutes") is
+  // not read.
+  kSidekiqCron,
 };
 
 // The five cron fields, parsed. No time zone.
@@ -74,7 +80,7 @@ class CronExpression {
                                       CronDialect dialect = CronDialect::kDebianCron);
 
   const std::string& text() const { return text_; }
-  // Seconds into the minute each fire time falls (kGitLab's optional first field), else 0.
+  // Seconds into the minute each fire time falls (fugit's optional first field), else 0.
   int second() const { return second_; }
   CronDialect dialect() const { return dialect_; }
   bool is_reboot() const { return reboot_; }
