@@ -58,4 +58,26 @@ std::string FormatMarker(const Marker& marker) {
   return text;
 }
 
+std::optional<Result<Marker>> DescriptionMarker(std::string_view description) {
+  constexpr std::string_view kPrefix = "schedwatch:";
+  std::size_t at = description.find(kPrefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view marker = description.substr(at);
+  // "[schedwatch: ...]" inside a longer description ends at its bracket.
+  if (at > 0 && description[at - 1] == '[') {
+    std::size_t close = marker.find(']');
+    if (close == std::string_view::npos) {
+      return Result<Marker>(Error{"marker \"[schedwatch: ...\" has no closing ']'"});
+    }
+    marker = marker.substr(0, close);
+  }
+  return ParseMarker(marker);
+}
+
+std::string DescriptionWithMarker(std::string_view text, const Marker& marker) {
+  std::string description(text);
+  if (!description.empty()) description += ' ';
+  return description + "[" + FormatMarker(marker) + "]";
+}
+
 }  // namespace schedwatch

@@ -52,11 +52,9 @@ struct SchedulePage {
 // than kSchedulesPerPage items.
 Result<SchedulePage> ParseSchedulePage(std::string_view body, ProblemSink& problems, int page = 1);
 
-// The marker in a description: "Nightly export [schedwatch: role=export spec_version=3]", or a
-// description that is the marker alone. nullopt when it holds none.
-std::optional<Result<Marker>> DescriptionMarker(std::string_view description);
-// "<text> [schedwatch: role=R spec_version=V]".
-std::string DescriptionWithMarker(std::string_view text, const Marker& marker);
+// The marker in a description (sources/marker.h).
+using ::schedwatch::DescriptionMarker;
+using ::schedwatch::DescriptionWithMarker;
 
 // "refs/heads/main" and "main" are one branch; "refs/tags/v1" and "v1" one tag.
 std::string ShortRef(std::string_view ref);
