@@ -210,6 +210,14 @@ std::optional<std::pair<std::string, std::int64_t>> WorkEntry(std::string_view v
   return std::make_pair(*jid, static_cast<std::int64_t>(*run_at));
 }
 
+std::optional<std::string> PayloadJid(std::string_view payload) {
+  auto parsed = api::ParseBounded(payload);
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  auto jid = api::StringField(*parsed, "jid");
+  if (!jid || jid->empty() || jid->size() > 64) return std::nullopt;
+  return jid;
+}
+
 RunHistory JobHistory(const CronJob& job, const JidStates& states, std::int64_t now,
                       std::int64_t settle) {
   RunHistory history;
@@ -221,7 +229,8 @@ RunHistory JobHistory(const CronJob& job, const JidStates& states, std::int64_t 
                   api::RunState::kFailed);
     } else if (auto running = states.running.find(enqueue.jid); running != states.running.end()) {
       api::AddRun(history, enqueue.enqueued, std::nullopt, api::RunState::kRunning);
-    } else if (now - enqueue.enqueued < settle) {
+    } else if (states.queued.count(enqueue.jid) > 0 || now - enqueue.enqueued < settle ||
+               states.unsure_queues.count(job.queue) > 0) {
       api::AddRun(history, enqueue.enqueued, std::nullopt, api::RunState::kRunning);
     } else {
       api::AddRun(history, enqueue.enqueued, enqueue.enqueued, api::RunState::kSucceeded);

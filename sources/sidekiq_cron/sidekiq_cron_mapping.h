@@ -79,17 +79,22 @@ LiveObject MakeLiveObject(const CronJob& job, std::string_view role, std::string
 struct JidStates {
   std::map<std::string, std::int64_t> failed;   // jid → when it failed (retry or dead set)
   std::map<std::string, std::int64_t> running;  // jid → when a process started it (work sets)
+  std::set<std::string> queued;                 // jids waiting in their queue
+  std::set<std::string> unsure_queues;          // queues longer than was read
 };
+// The jid of a job payload waiting in a queue (`queue:NAME` list).
+std::optional<std::string> PayloadJid(std::string_view payload);
 // A retry or dead set member (a job payload): its jid and when it failed last.
 std::optional<std::pair<std::string, std::int64_t>> FailedEntry(std::string_view member);
 // A `IDENTITY:workers` hash value: its jid and run_at.
 std::optional<std::pair<std::string, std::int64_t>> WorkEntry(std::string_view value);
 
-// The job's runs: each jid of its history failed (in the retry or dead set), running (in a work
-// set), or, absent from all, succeeded at its enqueue time: Sidekiq keeps no trace of a success.
-// A jid enqueued within `settle` seconds of now that is in none of them may still wait in its
-// queue: running, not a success. last_enqueue_time without its jid: a start only.
+// The job's runs: each jid of its history failed (in the retry or dead set), started and not
+// done (in a work set, or still in its queue), or, absent from all, succeeded at its enqueue
+// time: Sidekiq keeps no trace of a success. A jid enqueued within `settle` seconds of now
+// (Sidekiq writes work sets every 5 s), or whose queue was too long to read whole, that is in
+// none of them is not yet a success. last_enqueue_time without its jid: a start only.
 RunHistory JobHistory(const CronJob& job, const JidStates& states, std::int64_t now,
-                      std::int64_t settle = 60);
+                      std::int64_t settle = 10);
 
 }  // namespace schedwatch::sidekiq_cron

@@ -18,6 +18,7 @@ constexpr std::size_t kMaxJobs = 200'000;
 constexpr std::size_t kJobsPerPipeline = 1000;
 constexpr long kFailedRead = 20'000;  // of the retry set, and the newest of the dead set
 constexpr std::size_t kMaxProcesses = 1000;
+constexpr long kQueueRead = 1000;  // entries of a queue looked at for waiting jids
 
 // A reply that should be an array: an error reply is Redis refusing (NOAUTH, WRONGTYPE).
 Result<const RedisValue*> Array(const RedisValue& reply, std::string_view what) {
@@ -112,6 +113,7 @@ Result<std::vector<sidekiq_cron::CronJob>> SidekiqCronSource::Jobs(
 }
 
 Result<sidekiq_cron::JidStates> SidekiqCronSource::States(RedisConnection& redis,
+                                                          const std::set<std::string>& queues,
                                                           std::vector<SourceProblem>& problems) {
   const std::string last = std::to_string(kFailedRead - 1);
   auto replies = redis.Pipeline({{"ZCARD", Key("retry")},
@@ -140,15 +142,30 @@ Result<sidekiq_cron::JidStates> SidekiqCronSource::States(RedisConnection& redis
   auto processes = Array((*replies)[3], "SMEMBERS processes");
   if (!processes) return Error{processes.error()};
   std::vector<std::vector<std::string>> commands;
+  for (const std::string& queue : queues) {
+    commands.push_back({"LLEN", Key("queue:" + queue)});
+    commands.push_back({"LRANGE", Key("queue:" + queue), "0", std::to_string(kQueueRead - 1)});
+  }
+  const std::size_t queue_commands = commands.size();
   for (const RedisValue& process : (*processes)->elements) {
     if (!process.is_string() || process.text.size() > 1024) continue;
-    if (commands.size() == kMaxProcesses) break;
+    if (commands.size() == queue_commands + kMaxProcesses) break;
     commands.push_back({"HGETALL", Key(process.text + ":workers")});
   }
   if (commands.empty()) return states;
-  auto work = redis.Pipeline(commands);
-  if (!work) return Error{work.error()};
-  for (const RedisValue& hash : *work) {
+  auto more = redis.Pipeline(commands);
+  if (!more) return Error{more.error()};
+  auto queue = queues.begin();
+  for (std::size_t i = 0; i < queue_commands; i += 2, ++queue) {
+    if ((*more)[i].integer > kQueueRead) states.unsure_queues.insert(*queue);
+    if (!(*more)[i + 1].is_array()) continue;
+    for (const RedisValue& payload : (*more)[i + 1].elements) {
+      if (!payload.is_string()) continue;
+      if (auto jid = sidekiq_cron::PayloadJid(payload.text)) states.queued.insert(*jid);
+    }
+  }
+  for (std::size_t i = queue_commands; i < more->size(); ++i) {
+    const RedisValue& hash = (*more)[i];
     if (!hash.is_array()) continue;
     for (std::size_t i = 1; i < hash.elements.size(); i += 2) {
       if (!hash.elements[i].is_string()) continue;
@@ -172,6 +189,7 @@ Result<SourceSnapshot> SidekiqCronSource::List(const ListContext& context) {
   std::map<std::string, std::size_t, std::less<>> job_by_role;
   for (std::size_t i = 0; i < jobs_.size(); ++i) job_by_role[jobs_[i].role] = i;
   std::vector<const sidekiq_cron::CronJob*> watched;
+  std::set<std::string> queues;
   for (const auto& job : *jobs) {
     if (!job.marker) continue;  // not schedwatch's
     if (!*job.marker) {
@@ -183,10 +201,15 @@ Result<SourceSnapshot> SidekiqCronSource::List(const ListContext& context) {
     const Marker& marker = **job.marker;
     snapshot.objects.push_back(
         sidekiq_cron::MakeLiveObject(job, marker.role, marker.spec_version, local_zone_));
-    if (job_by_role.count(marker.role) > 0) watched.push_back(&job);
+    if (job_by_role.count(marker.role) > 0) {
+      watched.push_back(&job);
+      if (!job.queue.empty() && job.queue.size() <= 200 && queues.size() < 100) {
+        queues.insert(job.queue);
+      }
+    }
   }
   if (!watched.empty()) {
-    auto states = States(**redis, snapshot.problems);
+    auto states = States(**redis, queues, snapshot.problems);
     if (!states) {
       snapshot.history_error = states.error();
     } else {

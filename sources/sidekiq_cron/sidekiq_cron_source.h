@@ -12,11 +12,13 @@
 //     - {role: nightly, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin}
 //
 // Per read, on one connection, pipelined: SMEMBERS cron_jobs; per job HGETALL and LRANGE of its
-// jid history; the retry set, the newest of the dead set, and the work set of every process.
+// jid history; the retry set, the newest of the dead set, the work set of every process, and the
+// queues of the watched jobs (their first 1,000 entries).
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ class SidekiqCronSource : public Source {
                                                   std::vector<SourceProblem>& problems);
   // What Sidekiq holds of jids now: its retry, dead and work sets.
   Result<sidekiq_cron::JidStates> States(sidekiq_cron::RedisConnection& redis,
+                                         const std::set<std::string>& queues,
                                          std::vector<SourceProblem>& problems);
   Result<std::unique_ptr<sidekiq_cron::RedisConnection>> Connect();
   // "myapp:cron_jobs", or "cron_jobs" without a namespace.

@@ -174,19 +174,30 @@ TEST(SidekiqCronMapping, RunsFromJidsAgainstRetryDeadAndWorkSets) {
   EXPECT_FALSE(sidekiq_cron::WorkEntry(R"({"payload":"{","run_at":1})"));
 
   sidekiq_cron::CronJob job;
-  job.history = {{"new", kNow - 10}, {"h1", kNow - 300}, {"f1", kNow - 600}, {"ok", kNow - 900}};
-  job.last_enqueue_time = kNow - 10;
+  job.history = {{"new", kNow - 5},
+                 {"q1", kNow - 100},
+                 {"h1", kNow - 300},
+                 {"f1", kNow - 600},
+                 {"ok", kNow - 900}};
+  job.last_enqueue_time = kNow - 5;
   sidekiq_cron::JidStates states;
   states.failed["f1"] = kNow - 590;
   states.running["h1"] = kNow - 290;
+  states.queued.insert("q1");
   RunHistory history = sidekiq_cron::JobHistory(job, states, kNow);
-  ASSERT_EQ(history.runs.size(), 4u);
+  ASSERT_EQ(history.runs.size(), 5u);
   EXPECT_EQ(history.runs[0].outcome, Run::Outcome::kSucceeded);  // left every set
   EXPECT_EQ(history.runs[1].outcome, Run::Outcome::kFailed);
   EXPECT_EQ(history.runs[1].finished, kNow - 590);
   EXPECT_EQ(history.runs[2].outcome, Run::Outcome::kRunning);  // in a work set
-  EXPECT_EQ(history.runs[3].outcome, Run::Outcome::kRunning);  // just enqueued: may be queued
-  EXPECT_EQ(history.last_started, kNow - 10);
+  EXPECT_EQ(history.runs[3].outcome, Run::Outcome::kRunning);  // still in its queue
+  EXPECT_EQ(history.runs[4].outcome, Run::Outcome::kRunning);  // before the next heartbeat
+  EXPECT_EQ(history.last_started, kNow - 5);
+  // A queue too long to read whole: its absent jids are not taken for successes.
+  job.queue = "default";
+  states.unsure_queues.insert("default");
+  EXPECT_EQ(sidekiq_cron::JobHistory(job, states, kNow).runs[0].outcome, Run::Outcome::kRunning);
+  EXPECT_EQ(sidekiq_cron::PayloadJid(R"({"class":"A","jid":"q9","args":[]})"), "q9");
 }
 
 // A loopback server answering every connection with `answer` (and, with `endless`, then bytes
