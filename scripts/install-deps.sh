@@ -25,6 +25,10 @@ TEST="$TEST ruby-fugit"
 # strace kills reconcile at each step of a write (reconcile_crash); unshare (util-linux, always
 # there) gives it a tmpfs of its own.
 TEST="$TEST strace"
+# The sidekiq_cron source speaks RESP with hiredis; its end-to-end test runs redis-server and a
+# real Sidekiq 6.4 with Sidekiq-cron 1.8.
+BUILD="$BUILD libhiredis-dev"
+TEST="$TEST redis-server ruby-sidekiq ruby-sidekiq-cron ruby-redis"
 # libFuzzer comes with clang's runtime libraries.
 FUZZ="clang-14 libclang-rt-14-dev"
 wanted="$BUILD"
