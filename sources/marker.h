@@ -28,5 +28,8 @@ std::string FormatMarker(const Marker& marker);
 std::optional<Result<Marker>> DescriptionMarker(std::string_view description);
 // "<text> [schedwatch: role=R spec_version=V]".
 std::string DescriptionWithMarker(std::string_view text, const Marker& marker);
+// The description without its marker: "Nightly export [schedwatch: role=x]" is "Nightly export";
+// a description that is the marker alone is "".
+std::string DescriptionWithoutMarker(const std::string& description);
 
 }  // namespace schedwatch

@@ -46,6 +46,7 @@ class SidekiqCronSource : public Source {
   Result<std::unique_ptr<sidekiq_cron::RedisConnection>> Connect();
   // "myapp:cron_jobs", or "cron_jobs" without a namespace.
   std::string Key(std::string_view key) const;
+  const std::string& local_zone() const { return local_zone_; }
   // RESP bytes read from Redis since the source was made.
   std::uint64_t bytes_read() const { return bytes_read_; }
 

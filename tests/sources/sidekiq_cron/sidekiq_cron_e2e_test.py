@@ -4,7 +4,7 @@ file so a restart keeps the jobs), a real Sidekiq 6.4 process with Sidekiq-cron 
 app/app.rb and a schedule.yml written here, and the real schedwatch_exporter.
 
 Covers jobs that succeed, raise (retry set, then dead) and hang; a disabled one; a drifted one;
-two with one role; a job removed from the schedule and Sidekiq restarted (missing); Redis
+two with one role; discover drafting the spec and the descriptions to set; a job removed from the schedule and Sidekiq restarted (missing); Redis
 stopped (unknown, never missing) and started again (ok); a wrong password (unknown, the password
 nowhere in logs, pages or metrics); a unix socket to database 1 with a namespace. Waits with
 deadlines. Prints 'N passed, N failed'.
@@ -14,6 +14,8 @@ import os
 import re
 import subprocess
 import sys
+
+import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +41,7 @@ def schedule(removed=True):
         "drifted": ("0 4 * * * Europe/Berlin", "OkJob", marker("drifted")),
         "twice-a": ("0 2 * * *", "OkJob", marker("twice")),
         "twice-b": ("0 2 * * *", "OkJob", marker("twice")),
+        "plain": ("15 6 * * 1-5 America/New_York", "OkJob", "Weekday report"),
     }
     if removed:
         jobs["removed"] = ("*/2 * * * * *", "OkJob", marker("removed"))
@@ -117,6 +120,30 @@ def sidekiq(workdir, port):
                             SCHEDULE=os.path.join(workdir, "schedule.yml"), TZ="UTC"))
 
 
+def check_discover(args, workdir, port):
+    draft_path = os.path.join(workdir, "draft.yaml")
+    result = subprocess.run(
+        [args.exporter, "discover", "--type", "sidekiq_cron", "--source", "app",
+         "--url", f"redis://127.0.0.1:{port}/0", "--password-file",
+         os.path.join(workdir, "password"), "--output", draft_path],
+        capture_output=True, text=True, timeout=60)
+    check("discover --type sidekiq_cron exits 0", result.returncode == 0, result.stderr)
+    draft = open(draft_path).read() if os.path.exists(draft_path) else ""
+    jobs = {j["role"]: j for j in (yaml.safe_load(draft) or {}).get("jobs") or []}
+    check("discover drafts the marked jobs with their cron and zone",
+          jobs.get("ok", {}).get("schedule") == "*/2 * * * * *" and
+          jobs.get("drifted", {}).get("schedule") == "0 4 * * *" and
+          jobs.get("drifted", {}).get("timezone") == "Europe/Berlin", draft)
+    check("discover drafts the unmarked job, zone split off",
+          jobs.get("plain", {}).get("schedule") == "15 6 * * 1-5" and
+          jobs.get("plain", {}).get("timezone") == "America/New_York", draft)
+    check("discover prints the description to set in config/schedule.yml",
+          'description: "Weekday report [schedwatch: role=plain spec_version=1]"' in
+          result.stdout + result.stderr, result.stdout + result.stderr)
+    check("discover lists the disabled job as not run", "status is disabled" in draft, draft)
+    check("discover shows no password", PASSWORD not in draft + result.stdout + result.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
@@ -138,7 +165,7 @@ def run(args, workdir):
     exporter = None
     try:
         check("Sidekiq-cron loaded the schedule",
-              wait_for(lambda: redis.cli("SCARD", "cron_jobs") == "8", 60, "cron_jobs"),
+              wait_for(lambda: redis.cli("SCARD", "cron_jobs") == "9", 60, "cron_jobs"),
               worker.logs()[-2000:])
         # Database 1, namespace "other": one job as Sidekiq-cron with redis-namespace writes it.
         redis.cli("-n", "1", "SADD", "other:cron_jobs", "cron_job:sock")
@@ -176,6 +203,8 @@ def run(args, workdir):
               not sources["wrong"]["up"] and "WRONGPASS" in sources["wrong"]["error"] and
               roles["wrong-job"]["conditions"] == ["unknown"],
               (sources["wrong"], roles["wrong-job"]))
+
+        check_discover(args, workdir, port)
 
         # Removed from the schedule, Sidekiq restarted: destroyed, then missing.
         worker.stop()
