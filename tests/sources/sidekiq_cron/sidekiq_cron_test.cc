@@ -223,6 +223,9 @@ class FakeRedis {
       std::string filler(64 * 1024, 'x');
       while (endless_ && write(client, filler.data(), filler.size()) > 0) {
       }
+      // Silent: holds the connection until the client closes it.
+      while (answer_.empty() && read(client, buffer, sizeof buffer) > 0) {
+      }
       close(client);
     });
   }
@@ -242,7 +245,7 @@ class FakeRedis {
 
 Result<SourceSnapshot> ListFrom(int port, const std::string& extra = "") {
   auto spec = ParseSpec(fmt::format(R"(version: 1
-sources: {{app: {{type: sidekiq_cron, url: "redis://127.0.0.1:{}/0", timeout: 5s{}}}}}
+sources: {{app: {{type: sidekiq_cron, url: "redis://127.0.0.1:{}/0"{}}}}}
 jobs:
   - {{role: nightly, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "2"}}
 )",
@@ -261,6 +264,15 @@ TEST(SidekiqCronSource, AnEndlessReplyIsRefusedAtTheBound) {
   auto snapshot = ListFrom(server.port());
   ASSERT_FALSE(snapshot.ok());
   EXPECT_NE(snapshot.error().find("a reply longer than"), std::string::npos) << snapshot.error();
+}
+
+TEST(SidekiqCronSource, ASilentServerTimesOut) {
+  FakeRedis server("", false);
+  auto snapshot = ListFrom(server.port(), ", timeout: 1s");
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().find("no whole answer within the timeout (0 of 1 replies)"),
+            std::string::npos)
+      << snapshot.error();
 }
 
 TEST(SidekiqCronSource, AnErrorReplyIsAnErrorNotAnEmptyList) {
