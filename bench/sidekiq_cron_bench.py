@@ -5,7 +5,7 @@ on the same data in a loopback redis-server. Each job as Job#save writes it, wit
 entries; 1,000 failed payloads in the retry set. Prints wall time, peak RSS (/usr/bin/time -v)
 and the bytes Redis sent (INFO stats total_net_output_bytes).
 
-  bench/sidekiq_cron_bench.py --bench build/sidekiq_cron_bench [--jobs 10000]
+  bench/sidekiq_cron_bench.py --bench build/sidekiq_cron_bench [--jobs 10000] [--no-ruby]
 """
 import argparse
 import json
@@ -57,6 +57,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bench", required=True)
     parser.add_argument("--jobs", type=int, default=10000)
+    parser.add_argument("--no-ruby", action="store_true", help="schedwatch's read only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         with socket.socket() as s:
@@ -113,10 +114,10 @@ def main():
                     "Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)")
             only_all = ruby.replace("hist = jobs.map { |j| j.jid_history_from_redis }; ",
                                     "hist = []; ")
-            for label, command in (("schedwatch sidekiq_cron", [args.bench, spec]),
-                                   ("Sidekiq::Cron::Job.all", ["ruby", "-e", only_all]),
-                                   ("Sidekiq::Cron::Job.all + jid_history_from_redis",
-                                    ["ruby", "-e", ruby])):
+            runs = [("schedwatch sidekiq_cron", [args.bench, spec]),
+                    ("Sidekiq::Cron::Job.all", ["ruby", "-e", only_all]),
+                    ("Sidekiq::Cron::Job.all + jid_history_from_redis", ["ruby", "-e", ruby])]
+            for label, command in runs[:1] if args.no_ruby else runs:
                 wall, rss, sent, out = measured(command, port)
                 print(f"{label}: wall {wall:.2f} s, peak RSS {rss / 1024:.1f} MiB, "
                       f"Redis sent {sent / 1e6:.2f} MB ({out})")
