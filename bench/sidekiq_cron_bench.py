@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--bench", required=True)
     parser.add_argument("--jobs", type=int, default=10000)
     parser.add_argument("--no-ruby", action="store_true", help="schedwatch's read only")
+    parser.add_argument("--wrap", default="", help="a command line before the bench's (perf record)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         with socket.socket() as s:
@@ -114,7 +115,7 @@ def main():
                     "Process.clock_gettime(Process::CLOCK_MONOTONIC) - t)")
             only_all = ruby.replace("hist = jobs.map { |j| j.jid_history_from_redis }; ",
                                     "hist = []; ")
-            runs = [("schedwatch sidekiq_cron", [args.bench, spec]),
+            runs = [("schedwatch sidekiq_cron", args.wrap.split() + [args.bench, spec]),
                     ("Sidekiq::Cron::Job.all", ["ruby", "-e", only_all]),
                     ("Sidekiq::Cron::Job.all + jid_history_from_redis", ["ruby", "-e", ruby])]
             for label, command in runs[:1] if args.no_ruby else runs:
