@@ -35,6 +35,10 @@ TEST="$TEST strace"
 # django-celery-results on PostgreSQL 15 and Redis.
 TEST="$TEST python3-celery python3-django python3-django-celery-beat python3-django-celery-results"
 TEST="$TEST python3-psycopg2 python3-redis postgresql redis-server"
+# The sidekiq_cron source speaks RESP with hiredis; its end-to-end test runs redis-server and a
+# real Sidekiq 6.4 with Sidekiq-cron 1.8.
+BUILD="$BUILD libhiredis-dev"
+TEST="$TEST ruby-sidekiq ruby-sidekiq-cron ruby-redis"
 # libFuzzer comes with clang's runtime libraries.
 FUZZ="clang-14 libclang-rt-14-dev"
 wanted="$BUILD"

@@ -80,4 +80,25 @@ std::string DescriptionWithMarker(std::string_view text, const Marker& marker) {
   return description + "[" + FormatMarker(marker) + "]";
 }
 
+namespace {
+
+std::string Trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return std::string(text);
+}
+
+}  // namespace
+
+std::string DescriptionWithoutMarker(const std::string& description) {
+  std::size_t at = description.find("schedwatch:");
+  if (at == std::string::npos) return Trimmed(description);
+  if (at > 0 && description[at - 1] == '[') {
+    std::size_t close = description.find(']', at);
+    std::string rest = close == std::string::npos ? "" : description.substr(close + 1);
+    return Trimmed(description.substr(0, at - 1) + rest);
+  }
+  return Trimmed(description.substr(0, at));
+}
+
 }  // namespace schedwatch

@@ -22,11 +22,14 @@ std::optional<Result<Marker>> ParseMarker(std::string_view text);
 // "schedwatch: role=retry spec_version=7" (without spec_version when empty).
 std::string FormatMarker(const Marker& marker);
 
-// The marker in a free-text description (a GitLab schedule's, a Celery periodic task's):
-// "Nightly export [schedwatch: role=export spec_version=3]", or a description that is the
-// marker alone. nullopt when it holds none.
+// The marker in a free-text description (a GitLab schedule's, a Celery periodic task's, a
+// Sidekiq-cron job's): "Nightly export [schedwatch: role=export spec_version=3]", or a description
+// that is the marker alone. nullopt when it holds none.
 std::optional<Result<Marker>> DescriptionMarker(std::string_view description);
 // "<text> [schedwatch: role=R spec_version=V]".
 std::string DescriptionWithMarker(std::string_view text, const Marker& marker);
+// The description without its marker: "Nightly export [schedwatch: role=x]" is "Nightly export";
+// a description that is the marker alone is "".
+std::string DescriptionWithoutMarker(const std::string& description);
 
 }  // namespace schedwatch

@@ -128,6 +128,11 @@ constexpr Macro kMacros[] = {
     {"@hourly", "0 * * * *"},
 };
 
+// The dialects read by the fugit gem.
+bool IsFugit(CronDialect dialect) {
+  return dialect == CronDialect::kGitLab || dialect == CronDialect::kSidekiqCron;
+}
+
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool IsSpace(char c) { return IsBlank(c) || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -152,7 +157,7 @@ std::string_view Trim(std::string_view s) {
 class FieldParser {
  public:
   FieldParser(const FieldSpec& spec, CronDialect dialect) : spec_(spec), dialect_(dialect) {
-    const bool gitlab = dialect == CronDialect::kGitLab;
+    const bool gitlab = IsFugit(dialect);
     // 7 is Sunday for Debian cron and fugit only; fugit reads hour 24 as 0.
     if (dialect != CronDialect::kDebianCron && !gitlab && spec.max == 7) spec_.max = 6;
     if (gitlab && spec.name == "hour") spec_.max = 24;
@@ -175,8 +180,8 @@ class FieldParser {
       const std::string_view item = text.substr(
           start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       // fugit drops a `*` item from a list of weekdays (`*,1` is Monday only).
-      const bool dropped = dialect_ == CronDialect::kGitLab && spec_.max == 7 && item == "*" &&
-                           item.size() != text.size();
+      const bool dropped =
+          IsFugit(dialect_) && spec_.max == 7 && item == "*" && item.size() != text.size();
       std::string error;
       if (!dropped) {
         error = extras != nullptr && IsExtra(item) ? ParseExtra(item, extras)
@@ -351,7 +356,7 @@ class FieldParser {
       if (pos < item.size() && item[pos] == '-') {
         ++pos;
         Value second;
-        if (dialect_ == CronDialect::kGitLab && IsDayOfMonth() && pos < item.size() &&
+        if (IsFugit(dialect_) && IsDayOfMonth() && pos < item.size() &&
             (item[pos] == 'L' || item[pos] == 'l')) {
           ++pos;  // `1-L`: to the month's last day
           second.token = item.substr(pos - 1, 1);
@@ -365,7 +370,7 @@ class FieldParser {
         }
         high = second.number;
         single = false;
-        if (low > high && dialect_ == CronDialect::kGitLab) {
+        if (low > high && IsFugit(dialect_)) {
           wrap = true;  // fugit: `fri-mon`, `22-2` wrap around the field's end
         } else if (low > high) {
           return fmt::format("range start {} is after its end {}", low, high);
@@ -883,6 +888,9 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
       e.every_ = *every;
       return e;
     }
+    if (dialect == CronDialect::kSidekiqCron && name == "@every") {
+      return Error{"Sidekiq-cron does not accept @every (fugit reads no such cron)"};
+    }
     if (is(name, "@every")) {
       return Error{
           "@every is not supported: its fire times depend on when the CronJob was created"};
@@ -898,6 +906,7 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
       for (const Macro& macro : kMacros) {
         if (is(name, macro.name)) body = macro.fields;
       }
+      if (dialect == CronDialect::kSidekiqCron && name == "@noon") body = "0 12 * * *";
       if (body.empty()) return Error{fmt::format("unknown macro \"{}\"", name)};
     }
     if (end != trimmed.size()) {
@@ -906,8 +915,8 @@ Result<CronExpression> CronExpression::Parse(std::string_view text, CronDialect 
     if (e.reboot_) return e;
   }
 
-  const bool gitlab = dialect == CronDialect::kGitLab;
-  std::array<std::string_view, 6> fields;  // a sixth only for kGitLab's leading seconds
+  const bool gitlab = IsFugit(dialect);
+  std::array<std::string_view, 6> fields;  // a sixth only for fugit's leading seconds
   std::size_t count = 0;
   std::size_t pos = 0;
   while (pos < body.size()) {

@@ -5,28 +5,6 @@
 #include <algorithm>
 
 namespace schedwatch {
-namespace {
-
-std::string Trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return std::string(text);
-}
-
-// A description without its marker: "Nightly export [schedwatch: role=x]" is "Nightly export";
-// a description that is the marker alone is "".
-std::string WithoutMarker(const std::string& description) {
-  std::size_t at = description.find("schedwatch:");
-  if (at == std::string::npos) return Trimmed(description);
-  if (at > 0 && description[at - 1] == '[') {
-    std::size_t close = description.find(']', at);
-    std::string rest = close == std::string::npos ? "" : description.substr(close + 1);
-    return Trimmed(description.substr(0, at - 1) + rest);
-  }
-  return Trimmed(description.substr(0, at));
-}
-
-}  // namespace
 
 GitLabDiscoverer::GitLabDiscoverer(std::unique_ptr<GitLabSource> source)
     : source_(std::move(source)) {}
@@ -55,7 +33,7 @@ Result<Discovery> GitLabDiscoverer::Discover(const ListContext& context) {
       object.spec_version = (*schedule.marker)->spec_version;
       object.marked = !object.spec_version.empty();
     }
-    std::string text = WithoutMarker(schedule.description);
+    std::string text = DescriptionWithoutMarker(schedule.description);
     object.suggested_role = text.empty() ? fmt::format("schedule-{}", schedule.id) : text;
     object.schedule = schedule.cron;
     // A zone GitLab would not know stays as it is: discover then says it cannot be a job.

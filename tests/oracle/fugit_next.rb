@@ -2,13 +2,22 @@
 # (fugit_oracle.py). Reads `cron<TAB>zone<TAB>from_unix<TAB>count` lines and writes one line per
 # input line: `ok<TAB>t1...` or `error`. The zone is resolved as GitLab does (Rails names are
 # mapped first by the caller) and appended to the cron text: Fugit::Cron.parse("#{cron} #{zone}").
+# With the argument `sidekiq_cron`, as Sidekiq-cron 1.8 reads a job's cron: Fugit.do_parse of the
+# text with its zone suffix (none when the zone is empty: the process's zone, TZ), a Fugit::Cron.
 require "fugit"
+
+sidekiq = ARGV[0] == "sidekiq_cron"
 
 $stdout.sync = true
 $stdin.each_line do |line|
   cron, zone, from, count = line.chomp.split("\t")
   parsed = begin
-    Fugit::Cron.parse("#{cron} #{zone}")
+    if sidekiq
+      c = Fugit.do_parse(zone.to_s.empty? ? cron : "#{cron} #{zone}")
+      c.is_a?(Fugit::Cron) ? c : nil
+    else
+      Fugit::Cron.parse("#{cron} #{zone}")
+    end
   rescue StandardError
     nil
   end

@@ -7,6 +7,10 @@ Cases: the syntax fugit documents and its spec file exercises (L, negative days,
 7 as Sunday, wrapping ranges, a seconds field, the day-of-month / day-of-week OR rule, no macros),
 expressions both must refuse, seeded random expressions (200), and base times next to DST changes in
 zones that have them. Prints the first disagreements and 'N passed, N failed'.
+
+With --dialect sidekiq_cron: CronDialect::kSidekiqCron against Fugit.do_parse as Sidekiq-cron 1.8
+calls it, the zone as the cron's suffix; fugit's macros (no suffix: fugit reads none after a
+macro, so the process's zone, TZ=UTC here) besides, @reboot and @every refused.
 """
 import argparse
 import calendar
@@ -69,6 +73,12 @@ ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asi
          "America/Sao_Paulo", "Pacific/Chatham", "Europe/London"]
 
 
+# Sidekiq-cron (Fugit.do_parse) accepts fugit's macros, without a zone suffix.
+SIDEKIQ_MACROS = ["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@noon",
+                  "@hourly"]
+SIDEKIQ_REFUSED = ["@reboot", "@every 5m", "@every 1h", "@DAILY", "@Hourly", "@daily UTC"]
+
+
 def utc(*args):
     return calendar.timegm(args + (0,) * (6 - len(args)))
 
@@ -115,9 +125,9 @@ def random_expression(rng):
     return " ".join(fields)
 
 
-def run_batch(command, lines):
+def run_batch(command, lines, env=None):
     result = subprocess.run(command, input="".join(lines), capture_output=True, text=True,
-                            timeout=300)
+                            timeout=300, env=env)
     if result.returncode != 0:
         sys.exit(f"{command[0]} failed: {result.stderr}")
     return result.stdout.splitlines()
@@ -128,6 +138,7 @@ def main():
     parser.add_argument("--tool", required=True)
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--random", type=int, default=200)
+    parser.add_argument("--dialect", choices=["gitlab", "sidekiq_cron"], default="gitlab")
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -142,15 +153,25 @@ def main():
         for zone in ZONES:
             for base in BASES[4:]:
                 cases.append((cron, zone, base, False))
-    for cron in REFUSED:
+    sidekiq = args.dialect == "sidekiq_cron"
+    refused = REFUSED
+    if sidekiq:
+        refused = [c for c in REFUSED if c not in SIDEKIQ_MACROS] + SIDEKIQ_REFUSED
+        for i, cron in enumerate(SIDEKIQ_MACROS):
+            for base in BASES:
+                cases.append((cron, "", base, False))
+    for cron in refused:
         cases.append((cron, "UTC", BASES[0], True))
     for _ in range(args.random):
         cases.append((random_expression(rng), rng.choice(ZONES), rng.choice(BASES), False))
 
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fugit_next.rb")
-    fugit = run_batch(["ruby", script], [f"{c}\t{z}\t{b}\t{COUNT}\n" for c, z, b, _ in cases])
-    ours = run_batch([args.tool, "--dialect", "gitlab", "--count", str(COUNT)],
-                     [f"{c}\t{z}\t{b}\n" for c, z, b, _ in cases])
+    # An empty zone: none given to fugit (the process's, UTC), UTC to the tool.
+    fugit = run_batch(["ruby", script, args.dialect],
+                      [f"{c}\t{z}\t{b}\t{COUNT}\n" for c, z, b, _ in cases],
+                      env=dict(os.environ, TZ="UTC"))
+    ours = run_batch([args.tool, "--dialect", args.dialect, "--count", str(COUNT)],
+                     [f"{c}\t{z or 'UTC'}\t{b}\n" for c, z, b, _ in cases])
     passed = failed = known = 0
     for (cron, zone, base, refuse), theirs, mine in zip(cases, fugit, ours):
         theirs_ok = theirs.startswith("ok")

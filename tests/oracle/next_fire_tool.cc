@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
         dialect = schedwatch::CronDialect::kGitLab;
       } else if (value == "celery") {
         dialect = schedwatch::CronDialect::kCelery;
+      } else if (value == "sidekiq_cron") {
+        dialect = schedwatch::CronDialect::kSidekiqCron;
       } else {
         return Usage();
       }

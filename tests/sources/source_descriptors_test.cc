@@ -34,8 +34,9 @@ std::string Error(const std::string& type, const std::string& entries) {
 
 TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   const SourceCatalog& catalog = BuiltInCatalog();
-  EXPECT_EQ(catalog.Types(), (std::vector<std::string>{"crontab", "file", "github_actions",
-                                                       "gitlab", "kubernetes", "systemd"}));
+  EXPECT_EQ(catalog.Types(),
+            (std::vector<std::string>{"crontab", "file", "github_actions", "gitlab", "kubernetes",
+                                      "sidekiq_cron", "systemd"}));
   EXPECT_EQ(catalog.Find("nomad"), nullptr);
   const SourceDescriptor& crontab = *catalog.Find("crontab");
   EXPECT_EQ(crontab.dialect(), CronDialect::kDebianCron);
@@ -52,6 +53,8 @@ TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   EXPECT_FALSE(catalog.Find("gitlab")->allows_reboot());
   EXPECT_EQ(catalog.Find("file")->dialect(), CronDialect::kDebianCron);
   EXPECT_FALSE(catalog.Find("file")->allows_reboot());
+  EXPECT_EQ(catalog.Find("sidekiq_cron")->dialect(), CronDialect::kSidekiqCron);
+  EXPECT_FALSE(catalog.Find("sidekiq_cron")->allows_reboot());
   EXPECT_EQ(catalog.Find("systemd")->dialect(), CronDialect::kSystemdCalendar);
   EXPECT_FALSE(catalog.Find("systemd")->allows_reboot());
 }

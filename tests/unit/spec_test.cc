@@ -242,9 +242,10 @@ jobs:
       "version: 1\nsources: {demo: {type: nomad}}\njobs:\n"
       "  - {role: a, source: demo, schedule: \"* * * * *\", spec_version: \"1\"}\n",
       "broken.yml", BuiltInCatalog());
-  EXPECT_EQ(broken.error(),
-            "broken.yml:2:24: sources.demo.type: unknown source type \"nomad\" (known types: "
-            "celery_beat, crontab, file, github_actions, gitlab, kubernetes, systemd)");
+  EXPECT_EQ(
+      broken.error(),
+      "broken.yml:2:24: sources.demo.type: unknown source type \"nomad\" (known types: "
+      "celery_beat, crontab, file, github_actions, gitlab, kubernetes, sidekiq_cron, systemd)");
 
   std::string text = "version: 1\nsources: {demo: {type: file, path: x.yaml}}\njobs:\n";
   for (int i = 0; i < 200; ++i) text += "  - {role: r" + std::to_string(i) + ", source: demo}\n";

@@ -77,6 +77,12 @@ enum class CronDialect {
   // but `@every <duration>`: an interval schedule (Celery's `schedule(run_every=...)`), a
   // period with no fire times of its own.
   kCelery,
+  // Sidekiq-cron 1.8's `cron` (Fugit.do_parse, fugit 1.5): kGitLab's fields, and fugit's macros
+  // (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @noon, @hourly; lower case only),
+  // but neither @reboot nor @every. The time zone suffix fugit reads after the fields is split
+  // off by the source (the job's `timezone`); fugit's natural language ("every 5 minutes") is
+  // not read.
+  kSidekiqCron,
 };
 
 // The five cron fields, parsed. No time zone.
@@ -90,7 +96,7 @@ class CronExpression {
                                       CronDialect dialect = CronDialect::kDebianCron);
 
   const std::string& text() const { return text_; }
-  // Seconds into the minute each fire time falls (kGitLab's optional first field), else 0.
+  // Seconds into the minute each fire time falls (fugit's optional first field), else 0.
   int second() const { return second_; }
   CronDialect dialect() const { return dialect_; }
   bool is_reboot() const { return reboot_; }

@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""The sidekiq_cron source end to end: a real redis-server (loopback, a password, an append-only
+file so a restart keeps the jobs), a real Sidekiq 6.4 process with Sidekiq-cron 1.8 loading
+app/app.rb and a schedule.yml written here, and the real schedwatch_exporter.
+
+Covers jobs that succeed, raise (retry set, then dead) and hang; a disabled one; a drifted one;
+two with one role; discover drafting the spec and the descriptions to set; a job removed from the schedule and Sidekiq restarted (missing); Redis
+stopped (unknown, never missing) and started again (ok); a wrong password (unknown, the password
+nowhere in logs, pages or metrics); a unix socket to database 1 with a namespace. Waits with
+deadlines. Prints 'N passed, N failed'.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
+from schedwatch_test import (Exporter, Process, check, free_port, require_tools,  # noqa: E402
+                             summary, temporary_directory, wait_for, write_text)
+
+PASSWORD = "redis-SECRET-pw-0123456789"
+WRONG = "wrong-SECRET-pw-9876543210"
+
+
+def marker(role, version="1"):
+    return f"[schedwatch: role={role} spec_version={version}]"
+
+
+def schedule(removed=True):
+    jobs = {
+        "ok": ("*/2 * * * * *", "OkJob", "Succeeds " + marker("ok")),
+        "boom": ("*/3 * * * * *", "BoomJob", "Raises " + marker("failing")),
+        "hang": ("*/10 * * * * *", "HangJob", marker("hung")),
+        # Not "off": YAML reads that name as false, and Sidekiq-cron's load stops there.
+        "switched-off": ("0 3 * * * Europe/Berlin", "OkJob", marker("off")),
+        "drifted": ("0 4 * * * Europe/Berlin", "OkJob", marker("drifted")),
+        "twice-a": ("0 2 * * *", "OkJob", marker("twice")),
+        "twice-b": ("0 2 * * *", "OkJob", marker("twice")),
+        "plain": ("15 6 * * 1-5 America/New_York", "OkJob", "Weekday report"),
+    }
+    if removed:
+        jobs["removed"] = ("*/2 * * * * *", "OkJob", marker("removed"))
+    lines = []
+    for name, (cron, klass, description) in jobs.items():
+        lines += [f"{name}:", f"  cron: \"{cron}\"", f"  class: {klass}",
+                  f"  description: \"{description}\""]
+        if name == "switched-off":
+            lines.append("  status: disabled")
+    return "\n".join(lines) + "\n"
+
+
+SPEC = """\
+version: 1
+sources:
+  app:
+    type: sidekiq_cron
+    url: redis://127.0.0.1:{port}/0
+    password_file: {workdir}/password
+    local_timezone: UTC
+    timeout: 3s
+  socket:
+    type: sidekiq_cron
+    url: unix:{workdir}/redis.sock?db=1
+    password_env: SCHEDWATCH_TEST_REDIS_PASSWORD
+    namespace: other
+  wrong:
+    type: sidekiq_cron
+    url: redis://127.0.0.1:{port}/0
+    password_file: {workdir}/wrong-password
+jobs:
+  - {{role: ok, source: app, schedule: "*/2 * * * * *", max_runtime: 30s, spec_version: "1"}}
+  - {{role: failing, source: app, schedule: "*/3 * * * * *", spec_version: "1"}}
+  - {{role: hung, source: app, schedule: "*/10 * * * * *", max_runtime: 3s, spec_version: "1"}}
+  - {{role: off, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "1"}}
+  - {{role: drifted, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "1"}}
+  - {{role: twice, source: app, schedule: "0 2 * * *", spec_version: "1"}}
+  - {{role: removed, source: app, schedule: "*/2 * * * * *", spec_version: "1"}}
+  - {{role: ok-socket, source: socket, schedule: "0 2 * * *", spec_version: "1"}}
+  - {{role: wrong-job, source: wrong, schedule: "0 2 * * *", spec_version: "1"}}
+"""
+
+
+def status(exporter):
+    document = exporter.status() or {"roles": [], "sources": []}
+    return ({r["role"]: r for r in document["roles"]},
+            {s["source"]: s for s in document["sources"]})
+
+
+def conditions(exporter, role):
+    return status(exporter)[0].get(role, {}).get("conditions", [])
+
+
+class Redis(Process):
+    def __init__(self, workdir, port):
+        super().__init__(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                          "--unixsocket", os.path.join(workdir, "redis.sock"),
+                          "--requirepass", PASSWORD, "--dir", workdir, "--save", "",
+                          "--appendonly", "yes", "--appendfsync", "always"],
+                         os.path.join(workdir, "redis.log"))
+        self.port = port
+        check("redis-server answers", wait_for(lambda: self.cli("PING") == "PONG", 20, "redis"),
+              self.logs()[-500:])
+
+    def cli(self, *args):
+        result = subprocess.run(["redis-cli", "-p", str(self.port), "--no-auth-warning",
+                                 "-a", PASSWORD] + list(args), capture_output=True, text=True,
+                                timeout=10)
+        return result.stdout.strip()
+
+
+def sidekiq(workdir, port):
+    return Process(["sidekiq", "-r", os.path.join(HERE, "app", "app.rb"), "-c", "20", "-t", "1"],
+                   os.path.join(workdir, "sidekiq.log"), cwd=workdir,
+                   env=dict(os.environ, REDIS_URL=f"redis://:{PASSWORD}@127.0.0.1:{port}/0",
+                            SCHEDULE=os.path.join(workdir, "schedule.yml"), TZ="UTC"))
+
+
+def check_discover(args, workdir, port):
+    draft_path = os.path.join(workdir, "draft.yaml")
+    result = subprocess.run(
+        [args.exporter, "discover", "--type", "sidekiq_cron", "--source", "app",
+         "--url", f"redis://127.0.0.1:{port}/0", "--password-file",
+         os.path.join(workdir, "password"), "--output", draft_path],
+        capture_output=True, text=True, timeout=60)
+    check("discover --type sidekiq_cron exits 0", result.returncode == 0, result.stderr)
+    draft = open(draft_path).read() if os.path.exists(draft_path) else ""
+    jobs = {j["role"]: j for j in (yaml.safe_load(draft) or {}).get("jobs") or []}
+    check("discover drafts the marked jobs with their cron and zone",
+          jobs.get("ok", {}).get("schedule") == "*/2 * * * * *" and
+          jobs.get("drifted", {}).get("schedule") == "0 4 * * *" and
+          jobs.get("drifted", {}).get("timezone") == "Europe/Berlin", draft)
+    check("discover drafts the unmarked job, zone split off",
+          jobs.get("plain", {}).get("schedule") == "15 6 * * 1-5" and
+          jobs.get("plain", {}).get("timezone") == "America/New_York", draft)
+    check("discover prints the description to set in config/schedule.yml",
+          'description: "Weekday report [schedwatch: role=plain spec_version=1]"' in
+          result.stdout + result.stderr, result.stdout + result.stderr)
+    check("discover lists the disabled job as not run", "status is disabled" in draft, draft)
+    check("discover shows no password", PASSWORD not in draft + result.stdout + result.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exporter", required=True)
+    args = parser.parse_args()
+    require_tools("redis-server", "redis-cli", "sidekiq", "ruby")
+    with temporary_directory("schedwatch-sidekiq-") as workdir:
+        run(args, workdir)
+    return summary()
+
+
+def run(args, workdir):
+    port = free_port()
+    write_text(os.path.join(workdir, "password"), PASSWORD + "\n")
+    write_text(os.path.join(workdir, "wrong-password"), WRONG + "\n")
+    write_text(os.path.join(workdir, "schedule.yml"), schedule())
+    write_text(os.path.join(workdir, "spec.yaml"), SPEC.format(workdir=workdir, port=port))
+    redis = Redis(workdir, port)
+    worker = sidekiq(workdir, port)
+    exporter = None
+    try:
+        check("Sidekiq-cron loaded the schedule",
+              wait_for(lambda: redis.cli("SCARD", "cron_jobs") == "9", 60, "cron_jobs"),
+              worker.logs()[-2000:])
+        # Database 1, namespace "other": one job as Sidekiq-cron with redis-namespace writes it.
+        redis.cli("-n", "1", "SADD", "other:cron_jobs", "cron_job:sock")
+        redis.cli("-n", "1", "HSET", "other:cron_job:sock", "name", "sock", "cron", "0 2 * * *",
+                  "status", "enabled", "description", marker("ok-socket"))
+        exporter = Exporter(args.exporter, os.path.join(workdir, "spec.yaml"), workdir,
+                            interval="1s", confirm_delay="200ms",
+                            env=dict(os.environ, SCHEDWATCH_TEST_REDIS_PASSWORD=PASSWORD))
+        check("ok: runs that left no trace are successes",
+              wait_for(lambda: conditions(exporter, "ok") == ["ok"] and
+                       status(exporter)[0]["ok"].get("last_success"), 60, "ok"),
+              status(exporter)[0].get("ok"))
+        check("a failing job went to the retry set",
+              wait_for(lambda: int(redis.cli("ZCARD", "retry") or 0) > 0, 30, "retry"))
+        check("and then to the dead set",
+              wait_for(lambda: int(redis.cli("ZCARD", "dead") or 0) > 0, 30, "dead"))
+        check("failing is failing",
+              wait_for(lambda: "failing" in conditions(exporter, "failing"), 30, "failing"),
+              status(exporter)[0].get("failing"))
+        check("hung (in a process's work set past max_runtime) is hung",
+              wait_for(lambda: "hung" in conditions(exporter, "hung"), 40, "hung"),
+              status(exporter)[0].get("hung"))
+        roles, sources = status(exporter)
+        check("off (status disabled) is inactive", "inactive" in roles["off"]["conditions"],
+              roles["off"])
+        check("drifted (0 4 for 0 3) is drift", "drift" in roles["drifted"]["conditions"],
+              roles["drifted"])
+        check("twice is duplicate", "duplicate" in roles["twice"]["conditions"], roles["twice"])
+        check("removed is there while scheduled", "missing" not in roles["removed"]["conditions"],
+              roles["removed"])
+        check("the unix socket source reads database 1 under its namespace",
+              sources["socket"]["up"] and roles["ok-socket"]["conditions"] == ["ok"],
+              (sources["socket"], roles["ok-socket"]))
+        check("a wrong password: unknown, and the error says WRONGPASS",
+              not sources["wrong"]["up"] and "WRONGPASS" in sources["wrong"]["error"] and
+              roles["wrong-job"]["conditions"] == ["unknown"],
+              (sources["wrong"], roles["wrong-job"]))
+
+        check_discover(args, workdir, port)
+
+        # Removed from the schedule, Sidekiq restarted: destroyed, then missing.
+        worker.stop()
+        write_text(os.path.join(workdir, "schedule.yml"), schedule(removed=False))
+        worker = sidekiq(workdir, port)
+        check("removed from the schedule and reloaded: missing",
+              wait_for(lambda: "missing" in conditions(exporter, "removed"), 60, "removed"),
+              status(exporter)[0].get("removed"))
+
+        # Redis down: unknown, never missing; back up with its jobs: ok again.
+        seen = set()
+        redis.stop()
+        check("Redis stopped: the source is down",
+              wait_for(lambda: not status(exporter)[1]["app"]["up"], 20, "app down"))
+
+        def unknown_only():
+            roles = status(exporter)[0]
+            for role in ("ok", "off", "twice"):
+                seen.update(roles[role]["conditions"])
+            return all(roles[r]["conditions"] == ["unknown"] for r in ("ok", "off", "twice"))
+        check("Redis stopped: its roles are unknown", wait_for(unknown_only, 20, "unknown"),
+              status(exporter)[0].get("ok"))
+        # Through several refreshes and their confirming reads.
+        errors = lambda: int(sum(float(v) for v in re.findall(
+            r'schedwatch_source_errors_total\{[^}]*source="app"[^}]*\} (\S+)',
+            exporter.metrics())))
+        first = errors()
+        wait_for(lambda: unknown_only() is not None and errors() >= first + 5, 30,
+                 "5 more failed reads")
+        check("Redis stopped: never missing", "missing" not in seen, seen)
+        redis = Redis(workdir, port)
+        check("Redis back: ok is ok again",
+              wait_for(lambda: conditions(exporter, "ok") == ["ok"], 60, "ok again"),
+              status(exporter)[0].get("ok"))
+
+        pages = (exporter.get("/").text + exporter.get("/api/v1/status").text +
+                 exporter.metrics() + exporter.logs())
+        check("neither password in logs, status page, JSON or metrics",
+              PASSWORD not in pages and WRONG not in pages)
+        metrics = exporter.metrics()
+        check("schedwatch_source_up for the wrong source is 0",
+              'schedwatch_source_up{source="wrong",type="sidekiq_cron"} 0' in metrics)
+    finally:
+        if exporter is not None:
+            exporter.stop()
+        worker.stop()
+        redis.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
