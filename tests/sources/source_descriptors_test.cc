@@ -35,8 +35,8 @@ std::string Error(const std::string& type, const std::string& entries) {
 TEST(SourceCatalogTest, HoldsEveryBuiltInTypeAndHowItsSchedulerReadsSchedules) {
   const SourceCatalog& catalog = BuiltInCatalog();
   EXPECT_EQ(catalog.Types(),
-            (std::vector<std::string>{"crontab", "file", "github_actions", "gitlab", "kubernetes",
-                                      "sidekiq_cron", "systemd"}));
+            (std::vector<std::string>{"celery_beat", "crontab", "file", "github_actions", "gitlab",
+                                      "kubernetes", "sidekiq_cron", "systemd"}));
   EXPECT_EQ(catalog.Find("nomad"), nullptr);
   const SourceDescriptor& crontab = *catalog.Find("crontab");
   EXPECT_EQ(crontab.dialect(), CronDialect::kDebianCron);
