@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return 2;
   }
-  SourceOptions options{&spec->sources.at("app"), {}};
+  SourceOptions options{&spec->sources.at("app"), {}, {}};
   for (const JobSpec& job : spec->jobs) options.jobs.push_back(&job);
   auto source = SidekiqCronSource::Create(options);
   if (!source) {

@@ -217,7 +217,7 @@ class CeleryBeatDiscoverer : public Discoverer {
 }  // namespace
 
 Result<std::unique_ptr<Discoverer>> MakeCeleryBeatDiscoverer(const SourceOptions& options) {
-  auto source = CeleryBeatSource::Create(SourceOptions{options.spec, {}});
+  auto source = CeleryBeatSource::Create(SourceOptions{options.spec, {}, {}});
   if (!source) return Error{source.error()};
   return std::unique_ptr<Discoverer>(std::make_unique<CeleryBeatDiscoverer>(std::move(*source)));
 }

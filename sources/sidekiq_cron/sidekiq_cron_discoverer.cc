@@ -64,7 +64,7 @@ std::string SidekiqCronDiscoverer::MarkerInstructions(const FoundObject& object,
 }
 
 Result<std::unique_ptr<Discoverer>> MakeSidekiqCronDiscoverer(const SourceOptions& options) {
-  SourceOptions none{options.spec, {}};  // the source of no job: discover reads every job
+  SourceOptions none{options.spec, {}, {}};  // the source of no job: discover reads every job
   auto source = SidekiqCronSource::Create(none);
   if (!source) return Error{source.error()};
   return std::unique_ptr<Discoverer>(std::make_unique<SidekiqCronDiscoverer>(std::move(*source)));

@@ -238,7 +238,7 @@ TEST_F(CeleryBeatSourceTest, DiscoverDraftsEveryTaskAndPrintsTheUpdateThatMarksI
   AddCrontabTask(2, "it's weekly", "Weekly report", "2026-11-30 02:00:00", "0 6 * * mon", "UTC");
   AddCrontabTask(3, "off", "", "", "0 6 * * mon", "UTC", /*enabled=*/false);
   MakeSqlite();
-  auto discoverer = MakeCeleryBeatDiscoverer(SourceOptions{&spec_->sources.at("beat"), {}});
+  auto discoverer = MakeCeleryBeatDiscoverer(SourceOptions{&spec_->sources.at("beat"), {}, {}});
   ASSERT_TRUE(discoverer.ok()) << discoverer.error();
   auto discovery = (*discoverer)->Discover(ListContext{kNow, nullptr});
   ASSERT_TRUE(discovery.ok()) << discovery.error();

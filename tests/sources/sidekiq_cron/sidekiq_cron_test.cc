@@ -253,7 +253,7 @@ jobs:
                         "/spec.yaml", BuiltInCatalog());
   EXPECT_TRUE(spec.ok()) << spec.error();
   if (!spec.ok()) return Error{spec.error()};
-  SourceOptions options{&spec->sources.at("app"), {&spec->jobs[0]}};
+  SourceOptions options{&spec->sources.at("app"), {&spec->jobs[0]}, {}};
   auto source = SidekiqCronSource::Create(options);
   if (!source) return Error{source.error()};
   return (*source)->List({kNow, nullptr});
