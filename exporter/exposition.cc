@@ -73,12 +73,35 @@ const std::vector<RoleGauge>& RoleGauges() {
   return *gauges;
 }
 
-void Header(std::string& out, const metrics::Metric& metric) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", metric.name, metric.help,
-                 metric.name, metrics::TypeName(metric.type));
+// A counter's family name in OpenMetrics: its samples' name without `_total`.
+std::string_view FamilyName(const metrics::Metric& metric, const ExpositionForm& form) {
+  std::string_view name = metric.name;
+  constexpr std::string_view kTotal = "_total";
+  if (form.open_metrics && metric.type == metrics::Type::kCounter && name.size() > kTotal.size() &&
+      name.substr(name.size() - kTotal.size()) == kTotal) {
+    name.remove_suffix(kTotal.size());
+  }
+  return name;
 }
 
 }  // namespace
+
+void AppendHeader(std::string& out, const metrics::Metric& metric, const ExpositionForm& form) {
+  std::string_view family = FamilyName(metric, form);
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", family, metric.help,
+                 family, metrics::TypeName(metric.type));
+  if (!form.open_metrics) return;
+  for (std::string_view unit : {"seconds", "bytes"}) {
+    if (family.size() > unit.size() && family.substr(family.size() - unit.size()) == unit &&
+        family[family.size() - unit.size() - 1] == '_') {
+      fmt::format_to(std::back_inserter(out), "# UNIT {} {}\n", family, unit);
+    }
+  }
+}
+
+std::string CreatedName(const metrics::Metric& metric) {
+  return std::string(FamilyName(metric, {true, 0})) + "_created";
+}
 
 void AppendEscapedLabelValue(std::string& out, std::string_view value) {
   for (char c : value) {
@@ -101,7 +124,8 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
+void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
+                       ChunkedTextWriter& writer) {
   std::string& out = writer.buffer();
   // `name{role="x",source="y"`: the identity labels every series carries, written in place
   // (not kept per role: at 100,000 roles that list alone was 8 MB).
@@ -121,7 +145,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       Value value = gauge.value(result.roles[i]);
       if (!value) continue;
-      if (!header) Header(out, *gauge.metric);
+      if (!header) AppendHeader(out, *gauge.metric, form);
       header = true;
       series(*gauge.metric, i);
       fmt::format_to(std::back_inserter(out), "}} {}\n", *value);
@@ -140,7 +164,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
 
   gauges_before(metrics::kJobCondition.name);
   if (!result.roles.empty()) {
-    Header(out, metrics::kJobCondition);
+    AppendHeader(out, metrics::kJobCondition, form);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       for (int c = 0; c < kConditionCount; ++c) {
         series(metrics::kJobCondition, i);
@@ -152,7 +176,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   }
   gauges_before(metrics::kJobInfo.name);
   if (!result.roles.empty()) {
-    Header(out, metrics::kJobInfo);
+    AppendHeader(out, metrics::kJobInfo, form);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       const JobSpec& job = *result.roles[i].job;
       series(metrics::kJobInfo, i);
@@ -178,10 +202,11 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   gauges_before(metrics::kJobRunDuration.name);
   if (!result.durations.empty()) {
     const metrics::Metric& metric = metrics::kJobRunDuration;
-    Header(out, metric);
+    AppendHeader(out, metric, form);
     const std::string bucket = std::string(metric.name) + "_bucket";
     const std::string sum = std::string(metric.name) + "_sum";
     const std::string count_name = std::string(metric.name) + "_count";
+    const std::string created = CreatedName(metric);
     for (const RoleDurations& role : result.durations) {
       const DurationHistogram& histogram = *role.histogram;
       std::uint64_t count = 0;
@@ -202,22 +227,33 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       job_series(count_name, *role.job);
       fmt::format_to(std::back_inserter(out), "}} {}\n", count);
       writer.EndOfLine();
+      if (form.open_metrics) {
+        job_series(created, *role.job);
+        fmt::format_to(std::back_inserter(out), "}} {}\n", form.counting_since);
+        writer.EndOfLine();
+      }
     }
   }
   gauges_before(metrics::kJobRuns.name);
   bool runs_header = false;
+  const std::string runs_created = CreatedName(metrics::kJobRuns);
   for (std::size_t i = 0; i < result.roles.size(); ++i) {
     const RoleResult& role = result.roles[i];
     if (!role.runs && role.run_counts.empty()) continue;  // its source showed no run
-    if (!runs_header) Header(out, metrics::kJobRuns);
+    if (!runs_header) AppendHeader(out, metrics::kJobRuns, form);
     runs_header = true;
-    series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"failure\"}} {}\n", role.run_counts.failed);
-    writer.EndOfLine();
-    series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"success\"}} {}\n",
-                   role.run_counts.succeeded);
-    writer.EndOfLine();
+    for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
+                                  std::pair{"success", role.run_counts.succeeded}}) {
+      series(metrics::kJobRuns, i);
+      fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome, count);
+      writer.EndOfLine();
+      if (form.open_metrics) {
+        job_series(runs_created, *role.job);
+        fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome,
+                       form.counting_since);
+        writer.EndOfLine();
+      }
+    }
   }
   gauges_before("~");  // the rest
 }

@@ -1,5 +1,5 @@
 // The exporter's metrics about itself and its sources, kept between refreshes and rendered in
-// the text exposition after the per-role families. Names, types, labels and help come from the
+// the exposition after the per-role families. Names, types, labels and help come from the
 // metric contract (schedwatch/metrics.h). Thread-safe: reloads set their gauges from another
 // thread than the refresh.
 #pragma once
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exporter/chunked_text.h"
+#include "exporter/exposition.h"
 #include "exporter/state.h"
 #include "sources/source.h"
 
@@ -39,7 +40,7 @@ class SelfMetrics {
 
   // Appends the families, by name, series ordered by label values. Without `complete` (before
   // the first refresh) there is no heartbeat.
-  void Render(bool complete, ChunkedTextWriter& out) const;
+  void Render(bool complete, const ExpositionForm& form, ChunkedTextWriter& out) const;
 
  private:
   struct SourceSeries {

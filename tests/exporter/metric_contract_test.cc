@@ -259,10 +259,10 @@ jobs:
   self.SetReconcileLockUnavailable(false);
   self.Update(result, {{"s", {{"malformed_object", "line 1"}}}}, {{"full", 2}});
   ChunkedTextWriter writer(nullptr);
-  RenderRoleMetrics(result, writer);
-  self.Render(true, writer);
+  RenderRoleMetrics(result, {}, writer);
+  self.Render(true, {}, writer);
   std::string exposition = writer.Finish();
-  RenderPageMetrics({3, 2, 1}, exposition);  // appended at each scrape
+  RenderPageMetrics({3, 2, 1}, {}, exposition);  // appended at each scrape
 
   auto stable = ReadStableList();
   ExpectOnlyStableFamilies(exposition, stable);
