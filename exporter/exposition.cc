@@ -84,7 +84,52 @@ std::string_view FamilyName(const metrics::Metric& metric, const ExpositionForm&
   return name;
 }
 
+// The characters of `text` if it is UTF-8 without control characters, quotes or backslashes,
+// else nullopt. Prometheus (2.42, and its OpenMetrics parser since) keeps an exemplar's label
+// values as written, escapes and all: a value that needs one would read back as another.
+std::optional<std::size_t> LabelChars(std::string_view text) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size(); ++chars) {
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char lead = byte(i);
+    std::size_t length = lead < 0x80                    ? 1
+                         : lead >= 0xC2 && lead <= 0xDF ? 2
+                         : lead >= 0xE0 && lead <= 0xEF ? 3
+                         : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                        : 0;
+    if (length == 0 || i + length > text.size()) return std::nullopt;
+    if (length == 1 && (lead < 0x20 || lead == 0x7F || lead == '"' || lead == '\\')) {
+      return std::nullopt;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
+    }
+    // Overlong three- and four-byte forms, surrogates, and past U+10FFFF.
+    if ((lead == 0xE0 && byte(i + 1) < 0xA0) || (lead == 0xED && byte(i + 1) > 0x9F) ||
+        (lead == 0xF0 && byte(i + 1) < 0x90) || (lead == 0xF4 && byte(i + 1) > 0x8F)) {
+      return std::nullopt;
+    }
+    i += length;
+  }
+  return chars;
+}
+
 }  // namespace
+
+void AppendExemplar(std::string& out, const RunExemplar& exemplar, double value) {
+  // OpenMetrics 1.0: an exemplar's label names and values hold at most 128 UTF-8 characters.
+  constexpr std::size_t kLimit = 128;
+  constexpr std::string_view kId = "run_id", kUrl = "run_url";
+  const RunIdentity& identity = *exemplar.identity;
+  auto id = LabelChars(identity.id);
+  if (!id || *id == 0 || kId.size() + *id > kLimit) return;  // a cut id would name another run
+  auto url = LabelChars(identity.url);
+  bool with_url = url && *url > 0 && kId.size() + *id + kUrl.size() + *url <= kLimit;
+  out += " # {run_id=\"";
+  out += identity.id;  // nothing to escape: LabelChars
+  if (with_url) out.append("\",run_url=\"").append(identity.url);
+  fmt::format_to(std::back_inserter(out), "\"}} {} {}", value, exemplar.finished);
+}
 
 void AppendHeader(std::string& out, const metrics::Metric& metric, const ExpositionForm& form) {
   std::string_view family = FamilyName(metric, form);
@@ -153,6 +198,22 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
     }
   };
 
+  // A role's exemplars (OpenMetrics only): result.exemplars is sorted by role, as the roles and
+  // durations are, and each is asked for in that order.
+  std::size_t next_exemplar = 0;
+  auto exemplars = [&](const JobSpec& job) -> const RunExemplars* {
+    if (!form.open_metrics) return nullptr;
+    const auto& list = result.exemplars;
+    if (next_exemplar > 0 && list[next_exemplar - 1].job->role >= job.role) next_exemplar = 0;
+    while (next_exemplar < list.size() && list[next_exemplar].job->role < job.role) {
+      ++next_exemplar;
+    }
+    if (next_exemplar < list.size() && list[next_exemplar].job == &job) {
+      return list[next_exemplar++].exemplars.get();
+    }
+    return nullptr;
+  };
+
   // Families in name order: the declared gauges, with condition and info slotted in.
   const auto& gauges = RoleGauges();
   std::size_t next = 0;
@@ -209,16 +270,24 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
     const std::string created = CreatedName(metric);
     for (const RoleDurations& role : result.durations) {
       const DurationHistogram& histogram = *role.histogram;
+      // The newest named run, on the bucket its duration was counted in.
+      const RunExemplars* named = exemplars(*role.job);
+      const std::optional<RunExemplar>* newest = named ? &named->newest() : nullptr;
+      std::size_t exemplar_bucket = histogram.counts.size();
+      if (newest && *newest) exemplar_bucket = DurationBucket((*newest)->duration);
       std::uint64_t count = 0;
       for (std::size_t b = 0; b < histogram.counts.size(); ++b) {
         count += histogram.counts[b];
         job_series(bucket, *role.job);
         if (b < kRunDurationBuckets.size()) {
-          fmt::format_to(std::back_inserter(out), ",le=\"{}\"}} {}\n", kRunDurationBuckets[b],
-                         count);
+          fmt::format_to(std::back_inserter(out), ",le=\"{}\"}} {}", kRunDurationBuckets[b], count);
         } else {
-          fmt::format_to(std::back_inserter(out), ",le=\"+Inf\"}} {}\n", count);
+          fmt::format_to(std::back_inserter(out), ",le=\"+Inf\"}} {}", count);
         }
+        if (b == exemplar_bucket) {
+          AppendExemplar(out, **newest, static_cast<double>((*newest)->duration));
+        }
+        out += '\n';
         writer.EndOfLine();
       }
       job_series(sum, *role.job);
@@ -242,10 +311,16 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
     if (!role.runs && role.run_counts.empty()) continue;  // its source showed no run
     if (!runs_header) AppendHeader(out, metrics::kJobRuns, form);
     runs_header = true;
+    const RunExemplars* named = exemplars(*role.job);
     for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
                                   std::pair{"success", role.run_counts.succeeded}}) {
       series(metrics::kJobRuns, i);
-      fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome, count);
+      fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}", outcome, count);
+      if (named) {
+        const auto& newest = outcome[0] == 's' ? named->succeeded : named->failed;
+        if (newest) AppendExemplar(out, *newest, 1);  // one run
+      }
+      out += '\n';
       writer.EndOfLine();
       if (form.open_metrics) {
         job_series(runs_created, *role.job);

@@ -33,6 +33,12 @@ void AppendHeader(std::string& out, const metrics::Metric& metric, const Exposit
 // The name of a counter's or histogram's `_created` sample (OpenMetrics only).
 std::string CreatedName(const metrics::Metric& metric);
 
+// Appends ` # {run_id="…",run_url="…"} value timestamp` (OpenMetrics) when the run's id is
+// UTF-8 with nothing to escape (no quote, backslash or control character: Prometheus would keep
+// the escapes) and fits the 128 characters exemplar labels may hold; the url only when it is such
+// text too and fits beside the id. Nothing otherwise: a cut id or url would name another run.
+void AppendExemplar(std::string& out, const RunExemplar& exemplar, double value);
+
 // Appends every per-role family, sorted by name, series sorted by role. Unknown values
 // produce no sample; families without samples are left out.
 void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,

@@ -1,13 +1,19 @@
 #!/usr/bin/python3
-"""/metrics content negotiation with the real exporter, and Debian's Prometheus 2.42 scraping it.
+"""/metrics content negotiation and exemplars with the real exporter, and Debian's Prometheus 2.42
+scraping it.
 
 Accept headers pick the form (text 0.0.4 or OpenMetrics 1.0.0, each plain or gzip); promtool
 checks the text form; a real Prometheus scrapes through a loopback proxy that records the Accept
 header it sends and the Content-Type it gets, and the series only the OpenMetrics form carries
-(`_created`) arrive. Prints 'N passed, N failed'.
+(`_created`) arrive. Runs named in UTF-8, with quotes, a newline and a backslash, with a url too
+long to fit beside its id and an id too long for any exemplar: the exemplars Prometheus returns
+from /api/v1/query_exemplars are the names as written, without what would not read back. Prints 'N passed,
+N failed'.
 """
 import argparse
 import http.server
+import json
+import time
 import os
 import re
 import shutil
@@ -27,6 +33,91 @@ TEXT = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 PROMETHEUS_242_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                          "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+# Runs of the example's snapshot given names: with what needs escaping (Prometheus would keep
+# the escapes in an exemplar: left out), UTF-8, too long for the url, too long for any.
+HOSTILE_ID = 'run "7"\nü\\x'
+UTF8_ID = "läuft-7 ✓"
+UTF8_URL = "https://ci.example.org/ü?q=%22x%22"
+LONG_URL = "https://ci.example.org/" + "a" * 120
+LONG_ID = "r" * 123  # with "run_id", past the 128 characters an exemplar's labels may hold
+NAMED_RUNS = {
+    "  - {role: gate, started: -3m, finished: -2m, result: success":
+        {"id": HOSTILE_ID, "url": "https://ci.example.org/gate"},
+    "  - {role: billing, started: -20m, finished: -19m, result: success":
+        {"id": UTF8_ID, "url": UTF8_URL},
+    "  - {role: digest, started: -30m, finished: -29m, result: success":
+        {"id": "d1", "url": 'https://ci.example.org/"q"'},
+    "  - {role: sync, started: -3m, finished: -2m, result: failure": {"id": "7731", "url": LONG_URL},
+    "  - {role: ingest, started: -2m, finished: -1m, result: success": {"id": LONG_ID},
+}
+
+
+def name_runs(live_state):
+    with open(live_state) as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        for start, names in NAMED_RUNS.items():
+            if line.startswith(start):  # JSON strings are YAML's double-quoted strings
+                fields = ", ".join(f"{key}: {json.dumps(value)}" for key, value in names.items())
+                lines[i] = f"{start}, {fields}}}"
+    with open(live_state, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def exemplars_in_body(om, text):
+    def line(role, outcome):
+        found = re.search(rf'^schedwatch_job_runs_total\{{role="{role}",source="demo",'
+                          rf'outcome="{outcome}"\}} \d+(.*)$', om, re.M)
+        return found.group(1) if found else None
+    check("exemplar: an id that needs escaping gives none", line("gate", "success") == "",
+          line("gate", "success"))
+    billing = line("billing", "success")
+    check("exemplar: UTF-8 id and url as written, value 1, a timestamp",
+          billing and re.fullmatch(r' # \{run_id="' + re.escape(UTF8_ID) + r'",run_url="' +
+                                   re.escape(UTF8_URL) + r'"\} 1 \d{10}', billing), billing)
+    digest = line("digest", "success")
+    check("exemplar: a url that needs escaping is left out",
+          digest and re.fullmatch(r' # \{run_id="d1"\} 1 \d{10}', digest), digest)
+    sync = line("sync", "failure")
+    check("exemplar: a url that does not fit beside its id is left out",
+          sync and re.fullmatch(r' # \{run_id="7731"\} 1 \d{10}', sync), sync)
+    check("exemplar: an id past the limit gives none", line("ingest", "success") == "",
+          line("ingest", "success"))
+    check("exemplar: on the histogram bucket of the newest named run's duration (300 s)",
+          re.search(r'^schedwatch_job_run_duration_seconds_bucket\{role="export",source="demo",'
+                    r'le="300"\} 1 # \{run_id="5120",run_url="https://ci.example.org/demo/export/'
+                    r'runs/5120"\} 300 \d{10}$', om, re.M), om[:0])
+    check("no exemplar in the text form", " # {" not in text)
+
+
+def query_exemplars(url, metric):
+    now = time.time()
+    query = urllib.parse.urlencode({"query": metric, "start": now - 86400, "end": now + 60})
+    return get_json(f"{url}/api/v1/query_exemplars?{query}")["data"]
+
+
+def exemplars_in_prometheus(url):
+    def by_role():
+        found = {}
+        for series in query_exemplars(url, "schedwatch_job_runs_total"):
+            labels = series["seriesLabels"]
+            found[(labels["role"], labels["outcome"])] = series["exemplars"][-1]["labels"]
+        return found if ("billing", "success") in found and ("sync", "failure") in found else None
+    found = wait_for(by_role, 30, "exemplars in Prometheus", ignore=(OSError, KeyError)) or {}
+    check("Prometheus returns the UTF-8 run's exemplar as written",
+          found.get(("billing", "success")) == {"run_id": UTF8_ID, "run_url": UTF8_URL},
+          found.get(("billing", "success")))
+    check("Prometheus returns the exemplars without the urls left out",
+          found.get(("sync", "failure")) == {"run_id": "7731"}
+          and found.get(("digest", "success")) == {"run_id": "d1"}, found)
+    check("no exemplar for the runs whose id needs escaping or does not fit",
+          ("ingest", "success") not in found and ("gate", "success") not in found, found)
+    buckets = query_exemplars(url, "schedwatch_job_run_duration_seconds_bucket")
+    check("Prometheus returns the histogram's exemplar",
+          any(e["labels"].get("run_id") == "5120" and float(e["value"]) == 300
+              for series in buckets for e in series["exemplars"]), buckets)
 
 
 def cached_part(text):
@@ -174,7 +265,7 @@ def prometheus_scrape(exporter, workdir):
                   runs and float(runs[0]["value"][1]) >= 1, runs)
             up = prometheus_query(prometheus.url, "process_cpu_seconds_total")
             check("samples arrive: the scrape's own process_* lines", bool(up), up)
-            return prometheus.url
+            exemplars_in_prometheus(prometheus.url)
     finally:
         proxy.close()
 
@@ -189,11 +280,13 @@ def main():
         examples = os.path.join(args.source_dir, "examples")
         for name in ("desired-state.yaml", "live-state.yaml", "ledger.json"):
             shutil.copy(os.path.join(examples, name), workdir)
+        name_runs(os.path.join(workdir, "live-state.yaml"))
         try:
             with Exporter(args.exporter, os.path.join(workdir, "desired-state.yaml"), workdir,
                           "--ledger.file", os.path.join(workdir, "ledger.json"),
                           wait="ready") as exporter:
                 bodies = negotiation(exporter)
+                exemplars_in_body(bodies[OPENMETRICS], bodies[TEXT])
                 promtool_check(bodies)
                 prometheus_scrape(exporter, workdir)
         except StartFailed as error:
