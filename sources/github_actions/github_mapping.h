@@ -91,9 +91,9 @@ struct ScheduledRun {
   std::int64_t started = 0;              // run_started_at (the current attempt), else created_at
   std::optional<std::int64_t> finished;  // updated_at once completed
   State state = State::kRunning;
-  std::int64_t created = 0;                     // created_at, else started: the order of the lists
-  std::int64_t workflow_id = 0;                 // 0 when the item names none
-  std::shared_ptr<const RunIdentity> identity;  // the run's id and html_url, when it has an id
+  std::int64_t created = 0;      // created_at, else started: the order of the lists
+  std::int64_t workflow_id = 0;  // 0 when the item names none
+  std::shared_ptr<const RunIdentity> identity = nullptr;  // id and html_url, when it has an id
 };
 
 // One page of GET .../actions/workflows/{id}/runs or of the repository's .../actions/runs:
