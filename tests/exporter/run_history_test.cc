@@ -70,9 +70,8 @@ TEST(MergeRunsTest, ABackwardsClockIsNotANegativeDuration) {
   EXPECT_EQ(kept[0].duration, 0);
 }
 
-// The newest counted named run of each outcome is the role's exemplar: kept while later reads
-// show runs the scheduler did not name, replaced by a newer named one, gone with the role.
-TEST(RunHistoryStoreTest, KeepsTheNewestNamedRunOfEachOutcome) {
+// A spec of two roles, a and b, of one Kubernetes source.
+std::shared_ptr<const Spec> TwoRoles() {
   auto spec = ParseSpec(R"(version: 1
 sources: {k: {type: kubernetes}}
 jobs:
@@ -80,8 +79,14 @@ jobs:
   - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
 )",
                         "spec.yaml", BuiltInCatalog());
-  ASSERT_TRUE(spec.ok()) << spec.error();
-  auto shared = std::make_shared<const Spec>(std::move(*spec));
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  return std::make_shared<const Spec>(std::move(*spec));
+}
+
+// The newest counted named run of each outcome is the role's exemplar: kept while later reads
+// show runs the scheduler did not name, replaced by a newer named one, gone with the role.
+TEST(RunHistoryStoreTest, KeepsTheNewestNamedRunOfEachOutcome) {
+  auto shared = TwoRoles();
   RunHistoryStore store;
   auto named = [](schedwatch::Run run, const std::string& id) {
     run.identity = std::make_shared<const RunIdentity>(RunIdentity{id, "https://ci/" + id});
@@ -120,15 +125,7 @@ jobs:
 }
 
 TEST(RunHistoryStoreTest, SharesUnchangedListsKeepsThemWhileUnknownAndForgetsRemovedRoles) {
-  auto spec = ParseSpec(R"(version: 1
-sources: {k: {type: kubernetes}}
-jobs:
-  - {role: a, source: k, schedule: "*/10 * * * *", spec_version: "1"}
-  - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
-)",
-                        "spec.yaml", BuiltInCatalog());
-  ASSERT_TRUE(spec.ok()) << spec.error();
-  auto shared = std::make_shared<const Spec>(std::move(*spec));
+  auto shared = TwoRoles();
   RunHistoryStore store;
   auto refresh = [&](bool up, const std::vector<schedwatch::Run>& runs, std::size_t roles = 2) {
     RefreshResult result;
