@@ -14,6 +14,7 @@ Give two binaries to compare them side by side.
   bench/refresh_bench.py --exporter build/exporter/schedwatch_exporter [--exporter OTHER]
                          [--roles 10000] [--type crontab] [--refreshes 5] [--scrapes 20]
                          [--interval 2s] [--source-timeout 60s] [--flag=--shard=0 ...]
+                         [--accept openmetrics]
 """
 import argparse
 import http.client
@@ -50,7 +51,13 @@ def ready(port):
         connection.close()
 
 
+# What Prometheus 2.42 sends: OpenMetrics first.
+OPENMETRICS_ACCEPT = (b"Accept: application/openmetrics-text;version=1.0.0,application/openmetrics-"
+                      b"text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n")
+
+
 def run(binary, spec, args):
+    accept = OPENMETRICS_ACCEPT if args.accept == "openmetrics" else b""
     port = free_port()
     log = tempfile.TemporaryFile(mode="w+")
     started = time.monotonic()
@@ -84,10 +91,11 @@ def run(binary, spec, args):
                 time.sleep(0.02)
             cpu.append(cpu_seconds(process.pid) - cpu_before)
             seen = len(refreshes())
-            after_gzip.append(scrape(port, True))
-            after_plain.append(scrape(port, False))
-        cached_gzip = [scrape(port, True) for _ in range(args.scrapes)]
-        cached_plain = [scrape(port, False) for _ in range(max(1, args.scrapes // 4))]
+            after_gzip.append(scrape(port, True, headers=accept))
+            after_plain.append(scrape(port, False, headers=accept))
+        cached_gzip = [scrape(port, True, headers=accept) for _ in range(args.scrapes)]
+        cached_plain = [scrape(port, False, headers=accept)
+                        for _ in range(max(1, args.scrapes // 4))]
         hwm = proc_status_kib(process.pid, "VmHWM") / 1024
         rss = proc_status_kib(process.pid, "VmRSS") / 1024
         walls = refreshes()
@@ -124,6 +132,8 @@ def main():
     parser.add_argument("--refreshes", type=int, default=5)
     parser.add_argument("--scrapes", type=int, default=20)
     parser.add_argument("--interval", default="2s", help="--refresh.interval of the exporter")
+    parser.add_argument("--accept", choices=["text", "openmetrics"], default="text",
+                        help="openmetrics: scrape with Prometheus 2.42's Accept header")
     parser.add_argument("--source-timeout",
                         help="--refresh.source-timeout of the exporter: on a loaded machine the "
                              "default 10s can cut the read of 100,000 roles short (roles unknown)")

@@ -75,10 +75,12 @@ std::string ChunkedText::str() const {
 
 ChunkedTextWriter::ChunkedTextWriter(const ChunkedText* previous, ChunkBounds bounds)
     : bounds_(bounds), deflater_(std::make_unique<Deflater>()) {
-  if (previous != nullptr) {
-    for (const auto& chunk : previous->chunks()) previous_.emplace(chunk->digest, chunk);
-  }
+  if (previous != nullptr) ShareWith(*previous);
   buffer_.reserve(bounds_.most + 4096);
+}
+
+void ChunkedTextWriter::ShareWith(const ChunkedText& other) {
+  for (const auto& chunk : other.chunks()) previous_.emplace(chunk->digest, chunk);
 }
 
 ChunkedTextWriter::~ChunkedTextWriter() = default;

@@ -72,6 +72,10 @@ class ChunkedTextWriter {
   ChunkedTextWriter(const ChunkedTextWriter&) = delete;
   ChunkedTextWriter& operator=(const ChunkedTextWriter&) = delete;
 
+  // Shares equal chunks with `other` too (another form of the same refresh: most of its lines
+  // are the same). `other` must be finished.
+  void ShareWith(const ChunkedText& other);
+
   std::string& buffer() { return buffer_; }
   void EndOfLine();
   ChunkedText Finish();

@@ -73,12 +73,80 @@ const std::vector<RoleGauge>& RoleGauges() {
   return *gauges;
 }
 
-void Header(std::string& out, const metrics::Metric& metric) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", metric.name, metric.help,
-                 metric.name, metrics::TypeName(metric.type));
+// A counter's family name in OpenMetrics: its samples' name without `_total`.
+std::string_view FamilyName(const metrics::Metric& metric, const ExpositionForm& form) {
+  std::string_view name = metric.name;
+  constexpr std::string_view kTotal = "_total";
+  if (form.open_metrics && metric.type == metrics::Type::kCounter && name.size() > kTotal.size() &&
+      name.substr(name.size() - kTotal.size()) == kTotal) {
+    name.remove_suffix(kTotal.size());
+  }
+  return name;
+}
+
+// The characters of `text` if it is UTF-8 without control characters, quotes or backslashes,
+// else nullopt. Prometheus (2.42, and its OpenMetrics parser since) keeps an exemplar's label
+// values as written, escapes and all: a value that needs one would read back as another.
+std::optional<std::size_t> LabelChars(std::string_view text) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size(); ++chars) {
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char lead = byte(i);
+    std::size_t length = lead < 0x80                    ? 1
+                         : lead >= 0xC2 && lead <= 0xDF ? 2
+                         : lead >= 0xE0 && lead <= 0xEF ? 3
+                         : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                        : 0;
+    if (length == 0 || i + length > text.size()) return std::nullopt;
+    if (length == 1 && (lead < 0x20 || lead == 0x7F || lead == '"' || lead == '\\')) {
+      return std::nullopt;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return std::nullopt;
+    }
+    // Overlong three- and four-byte forms, surrogates, and past U+10FFFF.
+    if ((lead == 0xE0 && byte(i + 1) < 0xA0) || (lead == 0xED && byte(i + 1) > 0x9F) ||
+        (lead == 0xF0 && byte(i + 1) < 0x90) || (lead == 0xF4 && byte(i + 1) > 0x8F)) {
+      return std::nullopt;
+    }
+    i += length;
+  }
+  return chars;
 }
 
 }  // namespace
+
+void AppendExemplar(std::string& out, const RunExemplar& exemplar, double value) {
+  // OpenMetrics 1.0: an exemplar's label names and values hold at most 128 UTF-8 characters.
+  constexpr std::size_t kLimit = 128;
+  constexpr std::string_view kId = "run_id", kUrl = "run_url";
+  const RunIdentity& identity = *exemplar.identity;
+  auto id = LabelChars(identity.id);
+  if (!id || *id == 0 || kId.size() + *id > kLimit) return;  // a cut id would name another run
+  auto url = LabelChars(identity.url);
+  bool with_url = url && *url > 0 && kId.size() + *id + kUrl.size() + *url <= kLimit;
+  out += " # {run_id=\"";
+  out += identity.id;  // nothing to escape: LabelChars
+  if (with_url) out.append("\",run_url=\"").append(identity.url);
+  fmt::format_to(std::back_inserter(out), "\"}} {} {}", value, exemplar.finished);
+}
+
+void AppendHeader(std::string& out, const metrics::Metric& metric, const ExpositionForm& form) {
+  std::string_view family = FamilyName(metric, form);
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", family, metric.help,
+                 family, metrics::TypeName(metric.type));
+  if (!form.open_metrics) return;
+  for (std::string_view unit : {"seconds", "bytes"}) {
+    if (family.size() > unit.size() && family.substr(family.size() - unit.size()) == unit &&
+        family[family.size() - unit.size() - 1] == '_') {
+      fmt::format_to(std::back_inserter(out), "# UNIT {} {}\n", family, unit);
+    }
+  }
+}
+
+std::string CreatedName(const metrics::Metric& metric) {
+  return std::string(FamilyName(metric, {true, 0})) + "_created";
+}
 
 void AppendEscapedLabelValue(std::string& out, std::string_view value) {
   for (char c : value) {
@@ -101,7 +169,8 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
+void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
+                       ChunkedTextWriter& writer) {
   std::string& out = writer.buffer();
   // `name{role="x",source="y"`: the identity labels every series carries, written in place
   // (not kept per role: at 100,000 roles that list alone was 8 MB).
@@ -121,12 +190,28 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       Value value = gauge.value(result.roles[i]);
       if (!value) continue;
-      if (!header) Header(out, *gauge.metric);
+      if (!header) AppendHeader(out, *gauge.metric, form);
       header = true;
       series(*gauge.metric, i);
       fmt::format_to(std::back_inserter(out), "}} {}\n", *value);
       writer.EndOfLine();
     }
+  };
+
+  // A role's exemplars (OpenMetrics only): result.exemplars is sorted by role, as the roles and
+  // durations are, and each is asked for in that order.
+  std::size_t next_exemplar = 0;
+  auto exemplars = [&](const JobSpec& job) -> const RunExemplars* {
+    if (!form.open_metrics) return nullptr;
+    const auto& list = result.exemplars;
+    if (next_exemplar > 0 && list[next_exemplar - 1].job->role >= job.role) next_exemplar = 0;
+    while (next_exemplar < list.size() && list[next_exemplar].job->role < job.role) {
+      ++next_exemplar;
+    }
+    if (next_exemplar < list.size() && list[next_exemplar].job == &job) {
+      return list[next_exemplar++].exemplars.get();
+    }
+    return nullptr;
   };
 
   // Families in name order: the declared gauges, with condition and info slotted in.
@@ -140,7 +225,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
 
   gauges_before(metrics::kJobCondition.name);
   if (!result.roles.empty()) {
-    Header(out, metrics::kJobCondition);
+    AppendHeader(out, metrics::kJobCondition, form);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       for (int c = 0; c < kConditionCount; ++c) {
         series(metrics::kJobCondition, i);
@@ -152,7 +237,7 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   }
   gauges_before(metrics::kJobInfo.name);
   if (!result.roles.empty()) {
-    Header(out, metrics::kJobInfo);
+    AppendHeader(out, metrics::kJobInfo, form);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
       const JobSpec& job = *result.roles[i].job;
       series(metrics::kJobInfo, i);
@@ -178,22 +263,31 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   gauges_before(metrics::kJobRunDuration.name);
   if (!result.durations.empty()) {
     const metrics::Metric& metric = metrics::kJobRunDuration;
-    Header(out, metric);
+    AppendHeader(out, metric, form);
     const std::string bucket = std::string(metric.name) + "_bucket";
     const std::string sum = std::string(metric.name) + "_sum";
     const std::string count_name = std::string(metric.name) + "_count";
+    const std::string created = CreatedName(metric);
     for (const RoleDurations& role : result.durations) {
       const DurationHistogram& histogram = *role.histogram;
+      // The newest named run, on the bucket its duration was counted in.
+      const RunExemplars* named = exemplars(*role.job);
+      const std::optional<RunExemplar>* newest = named ? &named->newest() : nullptr;
+      std::size_t exemplar_bucket = histogram.counts.size();
+      if (newest && *newest) exemplar_bucket = DurationBucket((*newest)->duration);
       std::uint64_t count = 0;
       for (std::size_t b = 0; b < histogram.counts.size(); ++b) {
         count += histogram.counts[b];
         job_series(bucket, *role.job);
         if (b < kRunDurationBuckets.size()) {
-          fmt::format_to(std::back_inserter(out), ",le=\"{}\"}} {}\n", kRunDurationBuckets[b],
-                         count);
+          fmt::format_to(std::back_inserter(out), ",le=\"{}\"}} {}", kRunDurationBuckets[b], count);
         } else {
-          fmt::format_to(std::back_inserter(out), ",le=\"+Inf\"}} {}\n", count);
+          fmt::format_to(std::back_inserter(out), ",le=\"+Inf\"}} {}", count);
         }
+        if (b == exemplar_bucket) {
+          AppendExemplar(out, **newest, static_cast<double>((*newest)->duration));
+        }
+        out += '\n';
         writer.EndOfLine();
       }
       job_series(sum, *role.job);
@@ -202,22 +296,39 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       job_series(count_name, *role.job);
       fmt::format_to(std::back_inserter(out), "}} {}\n", count);
       writer.EndOfLine();
+      if (form.open_metrics) {
+        job_series(created, *role.job);
+        fmt::format_to(std::back_inserter(out), "}} {}\n", form.counting_since);
+        writer.EndOfLine();
+      }
     }
   }
   gauges_before(metrics::kJobRuns.name);
   bool runs_header = false;
+  const std::string runs_created = CreatedName(metrics::kJobRuns);
   for (std::size_t i = 0; i < result.roles.size(); ++i) {
     const RoleResult& role = result.roles[i];
     if (!role.runs && role.run_counts.empty()) continue;  // its source showed no run
-    if (!runs_header) Header(out, metrics::kJobRuns);
+    if (!runs_header) AppendHeader(out, metrics::kJobRuns, form);
     runs_header = true;
-    series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"failure\"}} {}\n", role.run_counts.failed);
-    writer.EndOfLine();
-    series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"success\"}} {}\n",
-                   role.run_counts.succeeded);
-    writer.EndOfLine();
+    const RunExemplars* named = exemplars(*role.job);
+    for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
+                                  std::pair{"success", role.run_counts.succeeded}}) {
+      series(metrics::kJobRuns, i);
+      fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}", outcome, count);
+      if (named) {
+        const auto& newest = outcome[0] == 's' ? named->succeeded : named->failed;
+        if (newest) AppendExemplar(out, *newest, 1);  // one run
+      }
+      out += '\n';
+      writer.EndOfLine();
+      if (form.open_metrics) {
+        job_series(runs_created, *role.job);
+        fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome,
+                       form.counting_since);
+        writer.EndOfLine();
+      }
+    }
   }
   gauges_before("~");  // the rest
 }

@@ -41,9 +41,11 @@ int CountOpenFds() {
   return count - 1;  // the descriptor opendir holds
 }
 
-void Family(std::string& out, const char* name, const char* type, const char* help, double value) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name,
-                 type, name, value);
+void Family(std::string& out, const char* name, metrics::Type type, const char* help, double value,
+            const ExpositionForm& form) {
+  const metrics::Metric metric{name, type, "", help};
+  AppendHeader(out, metric, form);
+  fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
 }
 
 }  // namespace
@@ -97,22 +99,28 @@ Result<ProcessStats> ReadProcessStats() {
   return stats;
 }
 
-void RenderProcessMetrics(const ProcessStats& stats, std::string& out) {
-  Family(out, "process_cpu_seconds_total", "counter",
-         "Total user and system CPU time spent in seconds.", stats.cpu_seconds);
+void RenderProcessMetrics(const ProcessStats& stats, const ExpositionForm& form, std::string& out) {
+  using metrics::Type;
+  Family(out, "process_cpu_seconds_total", Type::kCounter,
+         "Total user and system CPU time spent in seconds.", stats.cpu_seconds, form);
+  if (form.open_metrics) {  // counted from the process' start
+    fmt::format_to(std::back_inserter(out), "process_cpu_seconds_created {}\n",
+                   stats.start_time_seconds);
+  }
   if (stats.max_fds >= 0) {
-    Family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
-           stats.max_fds);
+    Family(out, "process_max_fds", Type::kGauge, "Maximum number of open file descriptors.",
+           stats.max_fds, form);
   }
   if (stats.open_fds >= 0) {
-    Family(out, "process_open_fds", "gauge", "Number of open file descriptors.", stats.open_fds);
+    Family(out, "process_open_fds", Type::kGauge, "Number of open file descriptors.",
+           stats.open_fds, form);
   }
-  Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-         stats.resident_memory_bytes);
-  Family(out, "process_start_time_seconds", "gauge",
-         "Start time of the process since unix epoch in seconds.", stats.start_time_seconds);
-  Family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
-         stats.virtual_memory_bytes);
+  Family(out, "process_resident_memory_bytes", Type::kGauge, "Resident memory size in bytes.",
+         stats.resident_memory_bytes, form);
+  Family(out, "process_start_time_seconds", Type::kGauge,
+         "Start time of the process since unix epoch in seconds.", stats.start_time_seconds, form);
+  Family(out, "process_virtual_memory_bytes", Type::kGauge, "Virtual memory size in bytes.",
+         stats.virtual_memory_bytes, form);
 }
 
 }  // namespace schedwatch

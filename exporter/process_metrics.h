@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "exporter/exposition.h"
 #include "schedwatch/result.h"
 
 namespace schedwatch {
@@ -29,7 +30,7 @@ Result<std::int64_t> ParseBootTime(std::string_view proc_stat);
 // Reads this process' figures from /proc/self.
 Result<ProcessStats> ReadProcessStats();
 
-// Appends the families in text exposition format 0.0.4, sorted by name.
-void RenderProcessMetrics(const ProcessStats& stats, std::string& out);
+// Appends the families in the form asked for, sorted by name.
+void RenderProcessMetrics(const ProcessStats& stats, const ExpositionForm& form, std::string& out);
 
 }  // namespace schedwatch

@@ -61,6 +61,9 @@ struct Published {
   // Text exposition 0.0.4 without what a scrape adds (process_*), with its gzip form open for
   // the scrape's lines; chunks unchanged since the previous refresh are shared with it.
   ChunkedText metrics;
+  // The same in OpenMetrics 1.0.0, without the scrape's lines and `# EOF`.
+  ChunkedText openmetrics;
+  std::int64_t counting_since = 0;  // the exporter's start: its counters' `_created`
 };
 
 class Refresher {
@@ -131,6 +134,7 @@ class Refresher {
   platform::Clock::TimePoint hold_until_{};
   // Future times already counted in schedwatch_source_errors_total, by role: its latest one.
   std::map<std::string, std::int64_t> future_counted_;
+  std::int64_t counting_since_ = 0;  // when Create ran: what the counters count from
   SourceReaders readers_;
   SelfMetrics self_metrics_;
   std::mutex refresh_mutex_;  // one refresh at a time

@@ -139,8 +139,20 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
     static const RoleRuns kNone;
     const RoleRuns& old = slot ? slot->runs : kNone;
     std::shared_ptr<DurationHistogram> observed;
+    std::shared_ptr<const RunExemplars> exemplars = slot ? slot->exemplars : nullptr;
+    std::optional<RunExemplars> named;  // the counted runs' newest named ones, when any
     ForEachNewlyFinished(old, read, [&](const Run& run) {
-      ++(run.outcome == Run::Outcome::kSucceeded ? counts.succeeded : counts.failed);
+      bool succeeded = run.outcome == Run::Outcome::kSucceeded;
+      ++(succeeded ? counts.succeeded : counts.failed);
+      std::int64_t finished = run.finished.value_or(run.started);
+      if (run.identity) {
+        if (!named) named = exemplars ? *exemplars : RunExemplars{};
+        auto& newest = succeeded ? named->succeeded : named->failed;
+        if (!newest || finished >= newest->finished) {
+          newest = RunExemplar{run.identity, finished,
+                               std::max<std::int64_t>(0, finished - run.started)};
+        }
+      }
       if (!timed) return;
       if (!observed) {
         observed = histogram ? std::make_shared<DurationHistogram>(*histogram)
@@ -151,11 +163,13 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
     if (observed) histogram = std::move(observed);
     const SourceDescriptor* type = BuiltInCatalog().Find(role.job->source_type);
     bool complete = type != nullptr && type->reports_complete_history();
-    Runs now{MergeRuns(old, read, complete), carried ? *carried : RunSummary{}};
+    if (named) exemplars = std::make_shared<const RunExemplars>(*named);
+    Runs now{MergeRuns(old, read, complete), carried ? *carried : RunSummary{}, exemplars};
     now.carried.running_since = std::nullopt;  // each read shows every run still going
-    if (now.runs.empty() && now.carried == RunSummary{}) {
+    if (now.runs.empty() && now.carried == RunSummary{} && !now.exemplars) {
       slot.reset();
-    } else if (!slot || slot->runs != now.runs || slot->carried != now.carried) {
+    } else if (!slot || slot->runs != now.runs || slot->carried != now.carried ||
+               slot->exemplars != now.exemplars) {
       slot = std::make_shared<const Runs>(std::move(now));
     }
   }
@@ -173,6 +187,7 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
     if (!histogram) histogram = std::make_shared<const DurationHistogram>();
     adding_durations_.push_back({role.job, std::move(histogram)});
   }
+  if (slot && slot->exemplars) adding_exemplars_.push_back({role.job, slot->exemplars});
   adding_.push_back({role.job, std::move(slot), counts});
 }
 
@@ -188,6 +203,9 @@ void RunHistoryStore::Finish(RefreshResult& result) {
   durations_ = std::move(adding_durations_);
   adding_durations_.clear();
   result.durations = durations_;
+  SortByRole(adding_exemplars_);
+  result.exemplars = std::move(adding_exemplars_);
+  adding_exemplars_.clear();
   spec_ = result.spec;
 }
 

@@ -70,6 +70,7 @@ class RunHistoryStore {
   struct Runs {
     RoleRuns runs;
     RunSummary carried;
+    std::shared_ptr<const RunExemplars> exemplars = nullptr;  // until a named run is counted
   };
   // A role's runs and counts, by its job of the last refresh (the role and source compared, not
   // the pointer, so a reloaded spec keeps them): 32 bytes a role, no copy of its names.
@@ -84,6 +85,7 @@ class RunHistoryStore {
   // The refresh being added, in the order added.
   std::vector<Kept> adding_;
   std::vector<RoleDurations> adding_durations_;
+  std::vector<RoleExemplars> adding_exemplars_;
 };
 
 }  // namespace schedwatch

@@ -14,14 +14,6 @@ namespace {
 
 using metrics::Metric;
 
-void Header(const Metric& metric, ChunkedTextWriter& writer) {
-  std::string& out = writer.buffer();
-  out.append("# HELP ").append(metric.name).append(" ").append(metric.help).append("\n");
-  out.append("# TYPE ").append(metric.name).append(" ").append(metrics::TypeName(metric.type));
-  out.append("\n");
-  writer.EndOfLine();
-}
-
 // Shortest text that reads back as the same double, as the Prometheus client libraries write.
 void AppendValue(double value, std::string& out) {
   if (std::isnan(value)) {
@@ -38,15 +30,14 @@ void AppendValue(double value, std::string& out) {
 
 using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
 
-void Sample(const Metric& metric, const Labels& labels, double value, ChunkedTextWriter& writer) {
-  std::string& out = writer.buffer();
-  out += metric.name;
+void Series(std::string_view name, const Labels& labels, double value, std::string& out) {
+  out += name;
   if (!labels.empty()) {
     out += '{';
     for (std::size_t i = 0; i < labels.size(); ++i) {
       if (i > 0) out += ',';
       out.append(labels[i].first).append("=\"");
-      out += EscapeLabelValue(labels[i].second);
+      AppendEscapedLabelValue(out, labels[i].second);
       out += '"';
     }
     out += '}';
@@ -54,8 +45,30 @@ void Sample(const Metric& metric, const Labels& labels, double value, ChunkedTex
   out += ' ';
   AppendValue(value, out);
   out += '\n';
-  writer.EndOfLine();
 }
+
+// Writes the family's header lines and samples.
+class Family {
+ public:
+  Family(const Metric& metric, const ExpositionForm& form, ChunkedTextWriter& writer)
+      : metric_(metric), form_(form), writer_(writer) {}
+  void Sample(const Labels& labels, double value) {
+    std::string& out = writer_.buffer();
+    if (!header_) AppendHeader(out, metric_, form_);
+    header_ = true;
+    Series(metric_.name, labels, value, out);
+    if (form_.open_metrics && metric_.type == metrics::Type::kCounter) {
+      Series(CreatedName(metric_), labels, static_cast<double>(form_.counting_since), out);
+    }
+    writer_.EndOfLine();
+  }
+
+ private:
+  const Metric& metric_;
+  const ExpositionForm& form_;
+  ChunkedTextWriter& writer_;
+  bool header_ = false;
+};
 
 }  // namespace
 
@@ -123,73 +136,53 @@ void SelfMetrics::SetReconcileLockUnavailable(bool unavailable) {
   reconcile_lock_unavailable_ = unavailable;
 }
 
-void SelfMetrics::Render(const RefreshResult& result, ChunkedTextWriter& out) const {
+void SelfMetrics::Render(const RefreshResult& result, const ExpositionForm& form,
+                         ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  auto family = [&](const Metric& metric) { return Family(metric, form, out); };
   Labels build(build_labels_.begin(), build_labels_.end());
-  Header(metrics::kBuildInfo, out);
-  Sample(metrics::kBuildInfo, build, 1, out);
+  family(metrics::kBuildInfo).Sample(build, 1);
   if (clock_step_) {
-    Header(metrics::kClockStep, out);
-    Sample(metrics::kClockStep, {}, clock_step_->first, out);
-    Header(metrics::kClockStepTime, out);
-    Sample(metrics::kClockStepTime, {}, clock_step_->second, out);
+    family(metrics::kClockStep).Sample({}, clock_step_->first);
+    family(metrics::kClockStepTime).Sample({}, clock_step_->second);
   }
-  Header(metrics::kReloadSuccessTime, out);
-  Sample(metrics::kReloadSuccessTime, {}, reload_success_time_, out);
-  Header(metrics::kReloadSuccessful, out);
-  Sample(metrics::kReloadSuccessful, {}, reload_successful_ ? 1 : 0, out);
-  if (result.complete) {
-    Header(metrics::kLastCycle, out);
-    Sample(metrics::kLastCycle, {}, last_cycle_, out);
-  }
+  family(metrics::kReloadSuccessTime).Sample({}, reload_success_time_);
+  family(metrics::kReloadSuccessful).Sample({}, reload_successful_ ? 1 : 0);
+  if (result.complete) family(metrics::kLastCycle).Sample({}, last_cycle_);
   // Always served, unsharded too: rules and dashboards read every exporter alike.
-  auto gauge = [&out](const Metric& metric, double value) {
-    Header(metric, out);
-    Sample(metric, {}, value, out);
-  };
+  auto gauge = [&](const Metric& metric, double value) { family(metric).Sample({}, value); };
   gauge(metrics::kShardOrdinal, result.shard.ordinal);
   gauge(metrics::kShardRoles, result.spec ? static_cast<double>(result.spec->jobs.size()) : 0);
   gauge(metrics::kSpecRoles, static_cast<double>(result.spec_roles));
   gauge(metrics::kTotalShards, result.shard.total);
   if (reconcile_lock_unavailable_) {
-    Header(metrics::kReconcileLockUnavailable, out);
-    Sample(metrics::kReconcileLockUnavailable, {}, *reconcile_lock_unavailable_ ? 1 : 0, out);
+    family(metrics::kReconcileLockUnavailable).Sample({}, *reconcile_lock_unavailable_ ? 1 : 0);
   }
-  if (!duplicates_prevented_.empty()) {
-    Header(metrics::kJobDuplicateRunsPrevented, out);
-    for (const auto& [key, value] : duplicates_prevented_) {
-      Sample(metrics::kJobDuplicateRunsPrevented, {{"role", key.first}, {"source", key.second}},
-             value, out);
-    }
+  Family prevented = family(metrics::kJobDuplicateRunsPrevented);
+  for (const auto& [key, value] : duplicates_prevented_) {
+    prevented.Sample({{"role", key.first}, {"source", key.second}}, value);
   }
   // Errors are ordered by reason first, as their labels are.
   std::set<std::tuple<std::string_view, std::string_view, double>> errors;
   for (const auto& [name, source] : sources_) {
     for (const auto& [reason, count] : source.errors) errors.emplace(reason, name, count);
   }
-  if (!errors.empty()) {
-    Header(metrics::kSourceErrors, out);
-    for (const auto& [reason, name, count] : errors) {
-      Sample(metrics::kSourceErrors, {{"reason", reason}, {"source", name}}, count, out);
-    }
+  Family error_family = family(metrics::kSourceErrors);
+  for (const auto& [reason, name, count] : errors) {
+    error_family.Sample({{"reason", reason}, {"source", name}}, count);
   }
   // One family of the per-source gauges: the sources that have a value for it.
   auto per_source = [&](const Metric& metric, auto value) {
-    bool header = false;
+    Family gauge = family(metric);
     for (const auto& [name, source] : sources_) {
-      std::optional<double> v = value(source);
-      if (!v) continue;
-      if (!header) Header(metric, out);
-      header = true;
-      Sample(metric, {{"source", name}}, *v, out);
+      if (std::optional<double> v = value(source)) gauge.Sample({{"source", name}}, *v);
     }
   };
   // Both gauges carry the type, as schedwatch_source_up always did.
   auto up = [&](const Metric& metric, bool SourceSeries::*field) {
-    if (sources_.empty()) return;
-    Header(metric, out);
+    Family gauge = family(metric);
     for (const auto& [name, source] : sources_) {
-      Sample(metric, {{"source", name}, {"type", source.type}}, source.*field ? 1 : 0, out);
+      gauge.Sample({{"source", name}, {"type", source.type}}, source.*field ? 1 : 0);
     }
   };
   up(metrics::kSourceHistoryUp, &SourceSeries::history_up);
@@ -212,11 +205,9 @@ void SelfMetrics::Render(const RefreshResult& result, ChunkedTextWriter& out) co
       requests.emplace(outcome, name, static_cast<double>(count));
     }
   }
-  if (!requests.empty()) {
-    Header(metrics::kSourceRequests, out);
-    for (const auto& [outcome, name, count] : requests) {
-      Sample(metrics::kSourceRequests, {{"outcome", outcome}, {"source", name}}, count, out);
-    }
+  Family request_family = family(metrics::kSourceRequests);
+  for (const auto& [outcome, name, count] : requests) {
+    request_family.Sample({{"outcome", outcome}, {"source", name}}, count);
   }
   per_source(metrics::kSourceSyncDuration,
              [](const SourceSeries& s) { return std::optional<double>(s.sync_duration); });

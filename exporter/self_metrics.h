@@ -1,5 +1,5 @@
 // The exporter's metrics about itself and its sources, kept between refreshes and rendered in
-// the text exposition after the per-role families. Names, types, labels and help come from the
+// the exposition after the per-role families. Names, types, labels and help come from the
 // metric contract (schedwatch/metrics.h). Thread-safe: reloads set their gauges from another
 // thread than the refresh.
 #pragma once
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exporter/chunked_text.h"
+#include "exporter/exposition.h"
 #include "exporter/state.h"
 #include "sources/source.h"
 
@@ -39,7 +40,8 @@ class SelfMetrics {
 
   // Appends the families, by name, series ordered by label values. Before the first refresh
   // (`result` not complete) there is no heartbeat. The shard's gauges are `result`'s.
-  void Render(const RefreshResult& result, ChunkedTextWriter& out) const;
+  void Render(const RefreshResult& result, const ExpositionForm& form,
+              ChunkedTextWriter& out) const;
 
  private:
   struct SourceSeries {

@@ -66,17 +66,41 @@ struct RunCounts {
 inline constexpr std::array<std::int32_t, 14> kRunDurationBuckets = {
     1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400};
 
+// The bucket a duration is counted in: the first whose bound holds it, else +Inf's.
+inline std::size_t DurationBucket(std::int64_t seconds) {
+  std::size_t bucket = 0;
+  while (bucket < kRunDurationBuckets.size() && seconds > kRunDurationBuckets[bucket]) ++bucket;
+  return bucket;
+}
+
 // The durations of a role's counted runs, for jobs with duration_histogram.
 struct DurationHistogram {
   std::array<std::uint32_t, kRunDurationBuckets.size() + 1> counts{};  // per bucket, not summed
   std::int64_t sum = 0;                                                // seconds
 
   void Observe(std::int64_t seconds) {
-    std::size_t bucket = 0;
-    while (bucket < kRunDurationBuckets.size() && seconds > kRunDurationBuckets[bucket]) ++bucket;
-    ++counts[bucket];
+    ++counts[DurationBucket(seconds)];
     sum += seconds;
   }
+};
+
+// The newest counted run of one outcome that its scheduler named: an OpenMetrics exemplar on
+// schedwatch_job_runs_total and on the duration histogram's bucket.
+struct RunExemplar {
+  std::shared_ptr<const RunIdentity> identity;
+  std::int64_t finished = 0;  // the exemplar's timestamp
+  std::int64_t duration = 0;  // seconds: the histogram exemplar's value
+};
+struct RunExemplars {
+  std::optional<RunExemplar> failed, succeeded;
+  // The newer of the two: the histogram's exemplar.
+  const std::optional<RunExemplar>& newest() const {
+    return !failed || (succeeded && succeeded->finished >= failed->finished) ? succeeded : failed;
+  }
+};
+struct RoleExemplars {
+  const JobSpec* job = nullptr;
+  std::shared_ptr<const RunExemplars> exemplars;  // shared with the store
 };
 
 struct RoleDurations {
@@ -223,6 +247,8 @@ struct RefreshResult {
   // schedwatch_job_run_duration_seconds: roles of jobs with duration_histogram that counted a
   // run, sorted by role.
   std::vector<RoleDurations> durations;
+  // Roles whose counted runs include one their scheduler named, sorted by role.
+  std::vector<RoleExemplars> exemplars;
   // A step of the wall clock within the hold window (refresher.h): what held conditions.
   std::optional<ClockStep> clock_step;
   // Which shard this exporter is; `spec` holds its roles only, of spec_roles in the whole spec.

@@ -9,9 +9,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exporter/explain.h"
+#include "exporter/exposition.h"
 #include "exporter/refresher.h"
 #include "exporter/web_config.h"
 #include "schedwatch/result.h"
@@ -62,6 +64,10 @@ class WebServer {
 
 // Whether an Accept-Encoding header value accepts gzip (q-values honoured; "*" counts).
 bool AcceptsGzip(const char* accept_encoding);
+
+// The /metrics form an Accept header value asks for, as its Content-Type: kTextContentType,
+// kOpenMetricsContentType or kOpenMetrics001ContentType (the same body).
+std::string_view NegotiateExposition(const char* accept);
 
 // Raises the soft limit of open files to the hard limit (as Go does at start), so that the
 // connection limit can be reached. Returns the soft limit in force.

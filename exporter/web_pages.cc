@@ -140,15 +140,20 @@ PageCache::Body PageCache::Get(const std::shared_ptr<const Published>& published
   return body;
 }
 
-void RenderPageMetrics(const PageCache::Counts& counts, std::string& out) {
+void RenderPageMetrics(const PageCache::Counts& counts, const ExpositionForm& form,
+                       std::string& out) {
   const metrics::Metric& metric = metrics::kStatusPages;
-  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n", metric.name,
-                 metric.help, metrics::TypeName(metric.type));
+  AppendHeader(out, metric, form);
+  const std::string created = CreatedName(metric);
   using Sample = std::pair<const char*, std::uint64_t>;
   for (const Sample& sample : {Sample{"cached", counts.cached}, Sample{"refused", counts.refused},
                                Sample{"rendered", counts.rendered}}) {
     fmt::format_to(std::back_inserter(out), "{}{{outcome=\"{}\"}} {}\n", metric.name, sample.first,
                    sample.second);
+    if (form.open_metrics) {
+      fmt::format_to(std::back_inserter(out), "{}{{outcome=\"{}\"}} {}\n", created, sample.first,
+                     form.counting_since);
+    }
   }
 }
 

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exporter/exposition.h"
 #include "exporter/refresher.h"
 #include "exporter/status_page.h"
 
@@ -97,7 +98,8 @@ class PageCache {
   std::atomic<std::uint64_t> rendered_{0}, cached_{0}, refused_{0};
 };
 
-// The family of PageCache::Counts in text exposition format (appended at each scrape).
-void RenderPageMetrics(const PageCache::Counts& counts, std::string& out);
+// The family of PageCache::Counts in the form asked for (appended at each scrape).
+void RenderPageMetrics(const PageCache::Counts& counts, const ExpositionForm& form,
+                       std::string& out);
 
 }  // namespace schedwatch

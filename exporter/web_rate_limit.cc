@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "exporter/exposition.h"
 #include "schedwatch/metrics.h"
 
 namespace schedwatch {
@@ -31,10 +32,13 @@ std::uint64_t RateLimiter::limited() const {
   return limited_;
 }
 
-void RenderRateLimitMetrics(std::uint64_t limited, std::string& out) {
+void RenderRateLimitMetrics(std::uint64_t limited, const ExpositionForm& form, std::string& out) {
   const metrics::Metric& metric = metrics::kHttpRequestsLimited;
-  fmt::format_to(std::back_inserter(out), "# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3}\n", metric.name,
-                 metric.help, metrics::TypeName(metric.type), limited);
+  AppendHeader(out, metric, form);
+  fmt::format_to(std::back_inserter(out), "{} {}\n", metric.name, limited);
+  if (form.open_metrics) {
+    fmt::format_to(std::back_inserter(out), "{} {}\n", CreatedName(metric), form.counting_since);
+  }
 }
 
 }  // namespace schedwatch

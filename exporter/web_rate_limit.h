@@ -11,6 +11,8 @@
 
 namespace schedwatch {
 
+struct ExpositionForm;
+
 class RateLimiter {
  public:
   using Clock = std::chrono::steady_clock;
@@ -33,6 +35,6 @@ class RateLimiter {
 };
 
 // schedwatch_exporter_http_requests_limited_total, rendered at each scrape.
-void RenderRateLimitMetrics(std::uint64_t limited, std::string& out);
+void RenderRateLimitMetrics(std::uint64_t limited, const ExpositionForm& form, std::string& out);
 
 }  // namespace schedwatch

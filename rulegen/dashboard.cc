@@ -229,6 +229,22 @@ std::string RenderDashboard(const Spec& spec, const Options& options) {
   panels.push_back(std::move(health));
   panels.push_back(Panel(id++, "timeseries", "$source: roles per condition", 8, y, 16, 6,
                          {Target("A", per_condition(one_source), false, "{{condition}}")}));
+  // Runs by outcome, with the exemplars OpenMetrics scrapes carry (each the newest run's run_id
+  // and run_url): a point links to the run's page.
+  json runs_target =
+      Target("A",
+             fmt::format("sum by (role, outcome) (increase({}{{{}}}[$__rate_interval]))",
+                         metrics::kJobRuns.name, one_source),
+             false, "{{role}} {{outcome}}");
+  runs_target["exemplar"] = true;
+  json runs = Panel(id++, "timeseries", "$source: runs by outcome", 0, y + 6, 24, 6,
+                    json::array({std::move(runs_target)}));
+  runs["fieldConfig"] = {{"defaults",
+                          {{"links", json::array({{{"title", "Run ${__data.fields.run_id}"},
+                                                   {"url", "${__data.fields.run_url}"},
+                                                   {"targetBlank", true}}})}}},
+                         {"overrides", json::array()}};
+  panels.push_back(std::move(runs));
 
   json variables = json::array({{{"name", "datasource"},
                                  {"label", "Data source"},

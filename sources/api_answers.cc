@@ -208,10 +208,11 @@ std::optional<std::int64_t> TimeField(const Json& object, const char* key) {
 }
 
 void AddRun(RunHistory& history, std::int64_t started, std::optional<std::int64_t> finished,
-            RunState state) {
+            RunState state, std::shared_ptr<const RunIdentity> identity) {
   Run run;
   run.started = started;
   run.finished = finished;
+  run.identity = std::move(identity);
   switch (state) {
     case RunState::kRunning:
       run.outcome = Run::Outcome::kRunning;

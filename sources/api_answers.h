@@ -53,6 +53,6 @@ enum class RunState {
   kEnded,  // cancelled, skipped: it started, and says nothing of success or failure
 };
 void AddRun(RunHistory& history, std::int64_t started, std::optional<std::int64_t> finished,
-            RunState state);
+            RunState state, std::shared_ptr<const RunIdentity> identity = nullptr);
 
 }  // namespace schedwatch::api

@@ -170,6 +170,11 @@ Result<SourceSnapshot> ParseSnapshot(std::string_view text, std::int64_t now) {
     run.started = item.Time("started", true, now).value_or(0);
     run.finished = item.Time("finished", false, now);
     std::string result = item.Text("result", true);
+    std::string run_id = item.Text("id", false);  // optional: the run's name, and its page
+    std::string run_url = item.Text("url", false);
+    if (!run_id.empty()) {
+      run.identity = std::make_shared<const RunIdentity>(RunIdentity{run_id, run_url});
+    }
     if (result == "success") {
       run.outcome = Run::Outcome::kSucceeded;
     } else if (result == "failure") {

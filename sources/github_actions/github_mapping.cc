@@ -321,6 +321,11 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
         run.started = *started;
         run.created = TimeField(*item, "created_at").value_or(run.started);
         run.workflow_id = workflow_id;
+        if (const Json* id = Field(*item, "id"); id != nullptr && id->is_number_unsigned()) {
+          run.identity = std::make_shared<const RunIdentity>(
+              RunIdentity{std::to_string(id->get<std::uint64_t>()),
+                          StringField(*item, "html_url").value_or("")});
+        }
         if (*status != "completed") {
           run.state = ScheduledRun::State::kRunning;  // queued, in_progress, waiting, pending, ...
           page.runs.push_back(run);
@@ -350,7 +355,8 @@ Result<RunPage> ParseRunPage(std::string_view body, const std::string& what) {
 void AddRun(RunHistory& history, const ScheduledRun& run) {
   static constexpr api::RunState kStates[] = {api::RunState::kRunning, api::RunState::kSucceeded,
                                               api::RunState::kFailed, api::RunState::kEnded};
-  api::AddRun(history, run.started, run.finished, kStates[static_cast<int>(run.state)]);
+  api::AddRun(history, run.started, run.finished, kStates[static_cast<int>(run.state)],
+              run.identity);
 }
 
 ApiFailure ClassifyFailure(long status, const std::map<std::string, std::string>& headers,

@@ -93,6 +93,7 @@ struct ScheduledRun {
   State state = State::kRunning;
   std::int64_t created = 0;      // created_at, else started: the order of the lists
   std::int64_t workflow_id = 0;  // 0 when the item names none
+  std::shared_ptr<const RunIdentity> identity = nullptr;  // id and html_url, when it has an id
 };
 
 // One page of GET .../actions/workflows/{id}/runs or of the repository's .../actions/runs:

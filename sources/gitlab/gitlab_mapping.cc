@@ -193,6 +193,7 @@ Result<PipelinePage> ParsePipelinePage(std::string_view body, const std::string&
         Pipeline pipeline;
         pipeline.id = *id;
         pipeline.created = *created;
+        pipeline.web_url = StringField(*item, "web_url").value_or("");
         const std::string& s = *status;
         if (s == "created" || s == "waiting_for_resource" || s == "preparing" || s == "pending" ||
             s == "running" || s == "manual" || s == "scheduled") {
@@ -220,7 +221,9 @@ Result<PipelinePage> ParsePipelinePage(std::string_view body, const std::string&
 }
 
 void AddPipeline(RunHistory& history, const Pipeline& pipeline) {
-  api::AddRun(history, pipeline.created, pipeline.finished, pipeline.state);
+  api::AddRun(history, pipeline.created, pipeline.finished, pipeline.state,
+              std::make_shared<const RunIdentity>(
+                  RunIdentity{std::to_string(pipeline.id), pipeline.web_url}));
 }
 
 std::string ErrorMessage(std::string_view body) {

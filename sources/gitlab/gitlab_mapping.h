@@ -80,6 +80,7 @@ struct Pipeline {
   std::int64_t created = 0;
   std::optional<std::int64_t> finished;  // updated_at once the status is final
   api::RunState state = api::RunState::kRunning;
+  std::string web_url = {};  // the pipeline's page
 };
 struct PipelinePage {
   std::vector<Pipeline> pipelines;

@@ -612,6 +612,9 @@ Mapped<Job> MapJob(const Json& item, std::size_t i,
   job.owner = *owner;
   job.owner_uid = std::move(owner_uid);
   job.uid = reader.Text(metadata, "uid", "metadata.uid", true);
+  if (std::string name = reader.Text(metadata, "name", "metadata.name", false); !name.empty()) {
+    job.name = std::make_shared<const RunIdentity>(RunIdentity{std::move(name), ""});
+  }
   auto created = reader.Time(metadata, "creationTimestamp", "metadata.creationTimestamp");
   std::optional<std::int64_t> start, completion;
   bool complete = false, failed = false, suspended = false;
@@ -1008,10 +1011,10 @@ SourceSnapshot BuildSnapshot(const std::vector<CronJob>& cronjobs, const std::ve
         history.Add(Run{job.started, std::nullopt, Run::Outcome::kRunning});
         break;
       case JobState::kSucceeded:
-        history.Add(Run{job.started, job.finished, Run::Outcome::kSucceeded});
+        history.Add(Run{job.started, job.finished, Run::Outcome::kSucceeded, job.name});
         break;
       case JobState::kFailed:
-        history.Add(Run{job.started, job.finished, Run::Outcome::kFailed});
+        history.Add(Run{job.started, job.finished, Run::Outcome::kFailed, job.name});
         break;
       case JobState::kSuspended:
         break;  // not running, not finished: nothing to say about the role's runs

@@ -44,6 +44,7 @@ struct Job {
   std::size_t owner = 0;  // index of the owning CronJob
   std::string owner_uid;  // the owning CronJob's uid
   std::string uid;
+  std::shared_ptr<const RunIdentity> name = nullptr;  // metadata.name: the run's id
   JobState state = JobState::kRunning;
   std::string reason;  // the deciding condition's reason as the API wrote it (BackoffLimitExceeded)
   std::int64_t started = 0;  // startTime, else creationTimestamp

@@ -104,7 +104,11 @@ RunHistory JournalRuns::HistoryOf(const std::string& unit, std::string_view skip
     // A run whose end the journal does not hold: the service's properties say whether it still
     // runs (only one invocation runs at a time), so it is no run here.
     if (run.run.outcome == Run::Outcome::kRunning) continue;
-    history.Add(run.run);
+    Run named = run.run;
+    if (!run.invocation_id.empty()) {
+      named.identity = std::make_shared<const RunIdentity>(RunIdentity{run.invocation_id, ""});
+    }
+    history.Add(named);
   }
   return history;
 }

@@ -127,6 +127,25 @@ TEST(ChunkedTextTest, UnchangedChunksAreSharedWithThePreviousText) {
   EXPECT_EQ(Gunzip(Gzipped(changed, "")), changed.str());
 }
 
+// The OpenMetrics form of a refresh shares the text form's equal chunks: a `# UNIT` line near
+// the start and `_created` lines at the end leave the chunks between them shared.
+TEST(ChunkedTextTest, AnotherFormSharesTheChunksItHasTheSame) {
+  auto lines = Lines(60000);
+  ChunkedText text = Write(lines, nullptr);
+  lines.insert(lines.begin() + 10, "# UNIT schedwatch_job_period_seconds seconds\n");
+  for (int i = 0; i < 100; ++i) lines.push_back("schedwatch_job_runs_created 1.7e9\n");
+  ChunkedTextWriter writer(nullptr);
+  writer.ShareWith(text);
+  for (const auto& line : lines) {
+    writer.buffer() += line;
+    writer.EndOfLine();
+  }
+  ChunkedText other = writer.Finish();
+  EXPECT_EQ(other.str(), Joined(lines));
+  EXPECT_EQ(Gunzip(Gzipped(other, "# EOF\n")), Joined(lines) + "# EOF\n");
+  EXPECT_GE(writer.shared_chunks() + 3, text.chunks().size());
+}
+
 TEST(ChunkedTextTest, ALineAddedNearTheStartDoesNotShiftLaterChunks) {
   auto lines = Lines(60000);
   ChunkedText first = Write(lines, nullptr);

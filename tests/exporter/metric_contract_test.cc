@@ -260,11 +260,11 @@ jobs:
   self.SetReconcileLockUnavailable(false);
   self.Update(result, {{"s", {{"malformed_object", "line 1"}}}}, {{"full", 2}});
   ChunkedTextWriter writer(nullptr);
-  RenderRoleMetrics(result, writer);
-  self.Render(result, writer);
+  RenderRoleMetrics(result, {}, writer);
+  self.Render(result, {}, writer);
   std::string exposition = writer.Finish();
-  RenderPageMetrics({3, 2, 1}, exposition);  // appended at each scrape
-  RenderRateLimitMetrics(4, exposition);
+  RenderPageMetrics({3, 2, 1}, {}, exposition);  // appended at each scrape
+  RenderRateLimitMetrics(4, {}, exposition);
 
   auto stable = ReadStableList();
   ExpectOnlyStableFamilies(exposition, stable);

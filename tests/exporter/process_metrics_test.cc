@@ -61,7 +61,7 @@ TEST(ProcessMetricsTest, RendersTheClientLibraryFamilies) {
   stats.open_fds = 12;
   stats.max_fds = 1024;
   std::string out;
-  RenderProcessMetrics(stats, out);
+  RenderProcessMetrics(stats, {}, out);
   EXPECT_EQ(out,
             "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
             "# TYPE process_cpu_seconds_total counter\n"

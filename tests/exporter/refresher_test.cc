@@ -76,6 +76,15 @@ TEST(RefresherTest, ExampleMetricsMatchTheGoldenFile) {
                         kSourceDir / "tests/golden/example-metrics.txt");
 }
 
+// OpenMetrics: counters' families without _total, _created from the exporter's start, # UNIT.
+TEST(RefresherTest, ExampleOpenMetricsMatchTheGoldenFile) {
+  auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
+                                 (kSourceDir / "examples/ledger.json").string());
+  refresher->RefreshOnce();
+  testing::ExpectGolden(Normalize(refresher->Current()->openmetrics),
+                        kSourceDir / "tests/golden/example-metrics.om.txt");
+}
+
 TEST(RefresherTest, ExampleShowsEveryConditionOnce) {
   auto refresher = MakeRefresher((kSourceDir / "examples/desired-state.yaml").string(),
                                  (kSourceDir / "examples/ledger.json").string());

@@ -70,7 +70,8 @@ TEST(MergeRunsTest, ABackwardsClockIsNotANegativeDuration) {
   EXPECT_EQ(kept[0].duration, 0);
 }
 
-TEST(RunHistoryStoreTest, SharesUnchangedListsKeepsThemWhileUnknownAndForgetsRemovedRoles) {
+// A spec of two roles, a and b, of one Kubernetes source.
+std::shared_ptr<const Spec> TwoRoles() {
   auto spec = ParseSpec(R"(version: 1
 sources: {k: {type: kubernetes}}
 jobs:
@@ -78,8 +79,53 @@ jobs:
   - {role: b, source: k, schedule: "*/10 * * * *", spec_version: "1"}
 )",
                         "spec.yaml", BuiltInCatalog());
-  ASSERT_TRUE(spec.ok()) << spec.error();
-  auto shared = std::make_shared<const Spec>(std::move(*spec));
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  return std::make_shared<const Spec>(std::move(*spec));
+}
+
+// The newest counted named run of each outcome is the role's exemplar: kept while later reads
+// show runs the scheduler did not name, replaced by a newer named one, gone with the role.
+TEST(RunHistoryStoreTest, KeepsTheNewestNamedRunOfEachOutcome) {
+  auto shared = TwoRoles();
+  RunHistoryStore store;
+  auto named = [](schedwatch::Run run, const std::string& id) {
+    run.identity = std::make_shared<const RunIdentity>(RunIdentity{id, "https://ci/" + id});
+    return run;
+  };
+  auto refresh = [&](const std::vector<schedwatch::Run>& runs) {
+    RefreshResult result;
+    result.spec = shared;
+    for (std::size_t i = 0; i < 2; ++i) {
+      RoleResult role;
+      role.job = &shared->jobs[i];
+      store.Add(role, i == 0 ? runs : std::vector<schedwatch::Run>{Finished(100, 110)});
+      result.roles.push_back(std::move(role));
+    }
+    store.Finish(result);
+    return result;
+  };
+  RefreshResult first = refresh({named(Finished(100, 130), "j1"), named(Finished(200, 205), "j2"),
+                                 named(Finished(300, 360, false), "j3")});
+  ASSERT_EQ(first.exemplars.size(), 1u);  // b's runs are not named
+  EXPECT_EQ(first.exemplars[0].job, &shared->jobs[0]);
+  const RunExemplars& e = *first.exemplars[0].exemplars;
+  ASSERT_TRUE(e.succeeded && e.failed);
+  EXPECT_EQ(e.succeeded->identity->id, "j2");
+  EXPECT_EQ(e.succeeded->finished, 205);
+  EXPECT_EQ(e.succeeded->duration, 5);
+  EXPECT_EQ(e.failed->identity->id, "j3");
+  EXPECT_EQ(e.newest()->identity->id, "j3");
+  // An unnamed newer run leaves the exemplar; a named one replaces its outcome's only.
+  RefreshResult second = refresh({Finished(400, 410)});
+  ASSERT_EQ(second.exemplars.size(), 1u);
+  EXPECT_EQ(second.exemplars[0].exemplars->succeeded->identity->id, "j2");
+  RefreshResult third = refresh({named(Finished(500, 520), "j5")});
+  EXPECT_EQ(third.exemplars[0].exemplars->succeeded->identity->id, "j5");
+  EXPECT_EQ(third.exemplars[0].exemplars->failed->identity->id, "j3");
+}
+
+TEST(RunHistoryStoreTest, SharesUnchangedListsKeepsThemWhileUnknownAndForgetsRemovedRoles) {
+  auto shared = TwoRoles();
   RunHistoryStore store;
   auto refresh = [&](bool up, const std::vector<schedwatch::Run>& runs, std::size_t roles = 2) {
     RefreshResult result;

@@ -146,7 +146,7 @@ TEST(PageCacheTest, ANewerRefreshDropsTheOlderPages) {
 
 TEST(PageCacheTest, PageMetrics) {
   std::string out;
-  RenderPageMetrics({3, 2, 1}, out);
+  RenderPageMetrics({3, 2, 1}, {}, out);
   EXPECT_NE(out.find("# TYPE schedwatch_exporter_status_pages_total counter\n"), std::string::npos);
   EXPECT_NE(out.find("schedwatch_exporter_status_pages_total{outcome=\"rendered\"} 3\n"),
             std::string::npos);

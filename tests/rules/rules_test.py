@@ -567,6 +567,11 @@ def check_dashboard(args, tmp):
           not any(f'"{s}"' in json.dumps(dashboard["panels"]) for s in sources))
     ids = [p["id"] for p in panels]
     check("panel ids are unique", len(ids) == len(set(ids)))
+    runs = [p for p in panels if "schedwatch_job_runs_total" in json.dumps(p.get("targets", []))]
+    check("a runs panel queries exemplars and links each to its run (run_url)",
+          len(runs) == 1 and all(t.get("exemplar") is True for t in runs[0]["targets"]) and
+          any(link.get("url") == "${__data.fields.run_url}"
+              for link in runs[0]["fieldConfig"]["defaults"].get("links", [])), runs)
 
 
 def main():

@@ -104,12 +104,26 @@ class LiveObject {
   std::string text_;
 };
 
+// Who a run was, as its scheduler names it: `id` (a workflow run's or pipeline's id, a Job's
+// name, a systemd invocation id) and, where the scheduler has a page for the run, its `url`.
+// Shown as an OpenMetrics exemplar of the run.
+struct RunIdentity {
+  std::string id;
+  std::string url;
+};
+
 // A run as a scheduler reports it.
 struct Run {
   enum class Outcome : std::uint8_t { kRunning, kSucceeded, kFailed };
+  Run() = default;
+  Run(std::int64_t started, OptionalTime finished = {}, Outcome outcome = Outcome::kRunning,
+      std::shared_ptr<const RunIdentity> identity = nullptr)
+      : started(started), finished(finished), outcome(outcome), identity(std::move(identity)) {}
+
   std::int64_t started = 0;
   OptionalTime finished;
   Outcome outcome = Outcome::kRunning;
+  std::shared_ptr<const RunIdentity> identity;  // null: the scheduler names none (cron)
 };
 
 // How far ahead of `now` a time read from outside (a run's start or end, a checkpoint) may be

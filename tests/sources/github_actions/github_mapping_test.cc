@@ -256,6 +256,10 @@ TEST(RunPageTest, StatesTimesAndProblems) {
   EXPECT_EQ(page->runs[1].state, State::kFailed);
   EXPECT_EQ(page->runs[1].started, T("2024-04-30T07:45:00Z"));
   EXPECT_EQ(page->runs[1].finished, T("2024-04-30T07:52:31Z"));
+  // The run's identity: its exemplar's run_id and run_url.
+  ASSERT_TRUE(page->runs[1].identity);
+  EXPECT_EQ(page->runs[1].identity->id, "8901112223");
+  EXPECT_EQ(page->runs[1].identity->url, "https://github.com/acme/widgets/actions/runs/8901112223");
   EXPECT_EQ(page->runs[2].state, State::kEnded);  // cancelled
   EXPECT_EQ(page->runs[3].state, State::kSucceeded);
   EXPECT_EQ(page->runs[3].finished, T("2024-04-28T03:21:30Z"));

@@ -9,6 +9,7 @@
 #include "schedwatch/platform/clock.h"
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
+#include "sources/gitlab/gitlab_mapping.h"
 #include "sources/problems.h"
 #include "sources/token.h"
 #include "tests/test_util.h"
@@ -709,6 +710,21 @@ TEST(GitLabMappingTest, NextPageFromXNextPage) {
   EXPECT_EQ(gitlab::NextPageUrl(kProject + "/x?per_page=5", {{"x-next-page", "3"}}),
             kProject + "/x?per_page=5&page=3");
   EXPECT_EQ(gitlab::NextPageUrl(url, {{"x-next-page", "1"}}), url);  // the loop guard's to say
+}
+
+// A pipeline is named by its id and web_url: its exemplar's run_id and run_url.
+TEST(GitlabPipelines, NamedByIdAndWebUrl) {
+  auto page = gitlab::ParsePipelinePage(
+      R"([{"id":4711,"status":"success","created_at":"2024-05-01T03:00:00Z",)"
+      R"("updated_at":"2024-05-01T03:05:00Z","web_url":"https://gitlab.example/p/-/pipelines/4711"}])",
+      "schedule 13");
+  ASSERT_TRUE(page.ok()) << page.error();
+  RunHistory history;
+  gitlab::AddPipeline(history, page->pipelines.at(0));
+  ASSERT_EQ(history.runs.size(), 1u);
+  ASSERT_TRUE(history.runs[0].identity);
+  EXPECT_EQ(history.runs[0].identity->id, "4711");
+  EXPECT_EQ(history.runs[0].identity->url, "https://gitlab.example/p/-/pipelines/4711");
 }
 
 }  // namespace

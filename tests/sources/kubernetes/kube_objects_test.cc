@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "schedwatch/timefmt.h"
@@ -306,6 +307,14 @@ TEST(BuildSnapshotTest, MergesStatusAndJobsPerRole) {
   EXPECT_EQ(backup.last_success, T("2024-05-01T00:41:12Z"));
   EXPECT_EQ(backup.last_failure, T("2024-05-02T01:30:03Z")) << "DeadlineExceeded after success";
   EXPECT_FALSE(backup.running_since.has_value());
+  // Finished runs are named by their Job (their exemplar's run_id).
+  auto succeeded =
+      std::find_if(backup.runs.begin(), backup.runs.end(), [](const schedwatch::Run& run) {
+        return run.outcome == schedwatch::Run::Outcome::kSucceeded;
+      });
+  ASSERT_NE(succeeded, backup.runs.end());
+  ASSERT_TRUE(succeeded->identity);
+  EXPECT_EQ(succeeded->identity->id, "db-backup-28575390");
 
   const RunHistory& report = snapshot.history.at("report");
   EXPECT_EQ(report.last_started, T("2024-05-01T10:00:00Z"));

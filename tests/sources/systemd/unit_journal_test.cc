@@ -57,6 +57,10 @@ TEST(UnitJournal, RealMessagesMakeRunsByInvocation) {
 
   RunHistory history = runs.HistoryOf("fail.service");
   EXPECT_TRUE(history.last_failure);
+  // Each run named by its invocation id (its exemplar's run_id).
+  ASSERT_FALSE(history.runs.empty());
+  ASSERT_TRUE(history.runs.back().identity);
+  EXPECT_EQ(history.runs.back().identity->id, fail->back().invocation_id);
   EXPECT_FALSE(history.last_success);
   // Without the newest invocation (the properties report it): one run fewer.
   RunHistory without = runs.HistoryOf("fail.service", fail->back().invocation_id);
