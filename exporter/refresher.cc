@@ -324,7 +324,7 @@ Result<bool> Refresher::Reload() {
   // Parsing and building touch no source, so this never waits for a read; a refresh that is
   // waiting for one picks the new spec up when it starts next.
   std::lock_guard<std::mutex> reload_lock(reload_mutex_);
-  auto spec = LoadSpecFile(options_.config_file);
+  auto spec = LoadSpecFile(options_.config_file, options_.max_spec_bytes);
   Result<std::shared_ptr<Config>> config = Error{""};
   if (spec) config = Build(std::make_shared<const Spec>(std::move(*spec)));
   if (!spec || !config) {
