@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -73,6 +74,23 @@ const std::vector<RoleGauge>& RoleGauges() {
   return *gauges;
 }
 
+// `value` as fmt's "{}" writes it; whole numbers (timestamps, seconds, counts: nearly every
+// sample) without fmt's format parsing and float printing.
+void AppendValue(std::string& out, double value) {
+  if (value == std::trunc(value) && std::fabs(value) < 1e15 &&
+      !(value == 0 && std::signbit(value))) {
+    fmt::format_int digits(static_cast<long long>(value));
+    out.append(digits.data(), digits.size());
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", value);
+  }
+}
+
+void AppendValue(std::string& out, std::uint64_t value) {
+  fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
+}
+
 void Header(std::string& out, const metrics::Metric& metric) {
   fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", metric.name, metric.help,
                  metric.name, metrics::TypeName(metric.type));
@@ -81,16 +99,13 @@ void Header(std::string& out, const metrics::Metric& metric) {
 }  // namespace
 
 void AppendEscapedLabelValue(std::string& out, std::string_view value) {
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
+  // Runs without a character to escape are appended whole (most values have none).
+  for (;;) {
+    std::size_t at = value.find_first_of("\\\"\n");
+    out.append(value.substr(0, at));
+    if (at == std::string_view::npos) return;
+    out += value[at] == '\n' ? "\\n" : value[at] == '"' ? "\\\"" : "\\\\";
+    value.remove_prefix(at + 1);
   }
 }
 
@@ -124,7 +139,9 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
       if (!header) Header(out, *gauge.metric);
       header = true;
       series(*gauge.metric, i);
-      fmt::format_to(std::back_inserter(out), "}} {}\n", *value);
+      out += "} ";
+      AppendValue(out, *value);
+      out += '\n';
       writer.EndOfLine();
     }
   };
@@ -142,10 +159,12 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
   if (!result.roles.empty()) {
     Header(out, metrics::kJobCondition);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
+      const auto& conditions = result.roles[i].status.conditions;
       for (int c = 0; c < kConditionCount; ++c) {
         series(metrics::kJobCondition, i);
-        fmt::format_to(std::back_inserter(out), ",condition=\"{}\"}} {}\n", ConditionNames()[c],
-                       result.roles[i].status.conditions.test(c) ? 1 : 0);
+        out += ",condition=\"";
+        out += ConditionNames()[c];
+        out += conditions.test(c) ? "\"} 1\n" : "\"} 0\n";
         writer.EndOfLine();
       }
     }
@@ -212,11 +231,14 @@ void RenderRoleMetrics(const RefreshResult& result, ChunkedTextWriter& writer) {
     if (!runs_header) Header(out, metrics::kJobRuns);
     runs_header = true;
     series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"failure\"}} {}\n", role.run_counts.failed);
+    out += ",outcome=\"failure\"} ";
+    AppendValue(out, std::uint64_t{role.run_counts.failed});
+    out += '\n';
     writer.EndOfLine();
     series(metrics::kJobRuns, i);
-    fmt::format_to(std::back_inserter(out), ",outcome=\"success\"}} {}\n",
-                   role.run_counts.succeeded);
+    out += ",outcome=\"success\"} ";
+    AppendValue(out, std::uint64_t{role.run_counts.succeeded});
+    out += '\n';
     writer.EndOfLine();
   }
   gauges_before("~");  // the rest
