@@ -14,6 +14,7 @@ for the roles it does not watch shows as its CPU and peak beside 1/S of the unsh
   bench/shard_bench.py --exporter build/exporter/schedwatch_exporter [--roles 1000000]
                        [--shards 1 --shards 10] [--together] [--refreshes 3]
                        [--interval 10s] [--source-timeout 300s] [--type crontab]
+                       [--only K ...] [--workdir DIR]
 
 Shards run one after another unless --together (then their ready and refresh times include
 waiting for each other's CPU).
@@ -118,7 +119,7 @@ def run(binary, spec, args, shards):
                 exporter.wait_ready(deadline)
             rows = [exporter.measure(args, deadline) for exporter in exporters]
         else:
-            for k in range(shards):
+            for k in [k for k in args.only if k < shards] if args.only else range(shards):
                 exporter = Exporter(binary, spec, args, k, shards)
                 exporters.append(exporter)
                 exporter.wait_ready(deadline)
@@ -159,6 +160,9 @@ def main():
                         help="--refresh.source-timeout: a whole 1,000,000-role read takes long")
     parser.add_argument("--deadline", type=float, default=3600,
                         help="seconds a run of S shards may take")
+    parser.add_argument("--only", type=int, action="append",
+                        help="run only this shard of each S (repeat; without --together): a "
+                             "sample of the shards when all of them take too long")
     parser.add_argument("--workdir", help="reuse (or make) the generated roles here")
     args = parser.parse_args()
     whole = True
