@@ -2,13 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 #include "schedwatch/spec.h"
 
 namespace schedwatch {
 
-std::string RenderCheckText(const Spec& spec, std::int64_t from, int count);
-std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count);
+// Both write as they go: the listing of 1,000,000 jobs is never held whole.
+void RenderCheckText(const Spec& spec, std::int64_t from, int count, std::ostream& out);
+void RenderCheckJson(const Spec& spec, std::int64_t from, int count, std::ostream& out);
 
 }  // namespace schedwatch

@@ -147,8 +147,11 @@ int Check(const std::string& config_file, std::size_t max_spec_bytes, const std:
     }
     from = *parsed;
   }
-  std::cout << (output == "json" ? RenderCheckJson(*spec, from, count)
-                                 : RenderCheckText(*spec, from, count));
+  if (output == "json") {
+    RenderCheckJson(*spec, from, count, std::cout);
+  } else {
+    RenderCheckText(*spec, from, count, std::cout);
+  }
   return 0;
 }
 
