@@ -36,18 +36,21 @@ std::string Lines(const std::string& text) {
 
 }  // namespace
 
-std::string RenderCheckText(const Spec& spec, std::int64_t from, int count,
-                            std::uint32_t total_shards) {
-  std::string out = fmt::format("{}: valid, {} sources, {} jobs\n", spec.file, spec.sources.size(),
-                                spec.jobs.size());
+void RenderCheckText(const Spec& spec, std::int64_t from, int count, std::uint32_t total_shards,
+                     std::ostream& stream) {
+  stream << fmt::format("{}: valid, {} sources, {} jobs\n", spec.file, spec.sources.size(),
+                        spec.jobs.size());
   if (total_shards > 0) {
     std::vector<std::size_t> roles(total_shards);
     for (const auto& job : spec.jobs) ++roles[ShardAssignment::Of(job.role, total_shards)];
     for (std::uint32_t k = 0; k < total_shards; ++k) {
-      out += fmt::format("shard {} of {}: {} roles\n", k, total_shards, roles[k]);
+      stream << fmt::format("shard {} of {}: {} roles\n", k, total_shards, roles[k]);
     }
   }
+  // Written a job at a time: the text of 1,000,000 jobs is 250 MB.
+  std::string out;
   for (const auto& job : spec.jobs) {
+    out.clear();
     out += fmt::format(
         "\n{} (source {}, {})\n  schedule     {} in {}\n  period       {}\n"
         "  stale_after  {}{}\n  max_runtime  {}\n",
@@ -72,30 +75,46 @@ std::string RenderCheckText(const Spec& spec, std::int64_t from, int count,
     for (std::size_t i = 0; i < fires.size(); ++i) {
       out += fmt::format("  {}{}\n", i == 0 ? "next         " : "             ", fires[i]);
     }
+    stream << out;
   }
-  return out;
 }
 
-std::string RenderCheckJson(const Spec& spec, std::int64_t from, int count,
-                            std::uint32_t total_shards) {
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const auto& job : spec.jobs) {
+void RenderCheckJson(const Spec& spec, std::int64_t from, int count, std::uint32_t total_shards,
+                     std::ostream& stream) {
+  // {"jobs": [...]} as json::dump(2) writes it, a job at a time: the whole document of 1,000,000
+  // jobs as one json value took 3.6 GB.
+  if (spec.jobs.empty()) {
+    nlohmann::json out{{"jobs", nlohmann::json::array()}};
+    if (total_shards > 0) out["total_shards"] = total_shards;
+    stream << out.dump(2) << "\n";
+    return;
+  }
+  stream << "{\n  \"jobs\": [\n";
+  for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
+    const JobSpec& job = spec.jobs[i];
     auto seconds = [](const std::optional<std::int64_t>& v) {
       return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
     };
-    jobs.push_back({{"role", job.role},
-                    {"source", job.source},
-                    {"schedule", job.schedule.text()},
-                    {"timezone", job.timezone},
-                    {"period_seconds", seconds(job.period)},
-                    {"stale_after_seconds", seconds(job.stale_after)},
-                    {"max_runtime_seconds", job.max_runtime},
-                    {"next", NextFires(job, from, count)}});
-    if (total_shards > 0) jobs.back()["shard"] = ShardAssignment::Of(job.role, total_shards);
+    nlohmann::json item = {{"role", job.role},
+                           {"source", job.source},
+                           {"schedule", job.schedule.text()},
+                           {"timezone", job.timezone},
+                           {"period_seconds", seconds(job.period)},
+                           {"stale_after_seconds", seconds(job.stale_after)},
+                           {"max_runtime_seconds", job.max_runtime},
+                           {"next", NextFires(job, from, count)}};
+    if (total_shards > 0) item["shard"] = ShardAssignment::Of(job.role, total_shards);
+    std::string text = item.dump(2);
+    std::string indented = "    ";
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "    ";
+    }
+    stream << indented << (i + 1 < spec.jobs.size() ? ",\n" : "\n");
   }
-  nlohmann::json out{{"jobs", jobs}};
-  if (total_shards > 0) out["total_shards"] = total_shards;
-  return out.dump(2) + "\n";
+  stream << "  ]";
+  if (total_shards > 0) stream << ",\n  \"total_shards\": " << total_shards;
+  stream << "\n}\n";
 }
 
 }  // namespace schedwatch

@@ -49,7 +49,7 @@ int RunDiscoverCommand(const std::string& config_file, const DiscoverFlags& flag
                    "spec's sources are read as they are\n");
       return kExitBadInput;
     }
-    auto text = platform::ReadRegularFile(config_file, kMaxSpecBytes);
+    auto text = platform::ReadRegularFile(config_file, flags.max_spec_bytes);
     if (!text) {
       std::fprintf(stderr, "%s\n", text.error().c_str());
       return kExitBadInput;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "schedwatch/spec.h"
+
 namespace schedwatch {
 
 struct DiscoverFlags {
@@ -14,6 +16,7 @@ struct DiscoverFlags {
   std::map<std::string, std::vector<std::string>> settings;  // by key, from --<key>
   bool write_markers = false;
   std::string output;
+  std::size_t max_spec_bytes = kDefaultMaxSpecBytes;  // --config.max-size
 };
 
 // Exit code: 0 fine, 1 a source or a marker failed, 2 bad arguments or spec.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -114,6 +115,23 @@ std::optional<std::size_t> LabelChars(std::string_view text) {
   return chars;
 }
 
+// `value` as fmt's "{}" writes it; whole numbers (timestamps, seconds, counts: nearly every
+// sample) without fmt's format parsing and float printing.
+void AppendValue(std::string& out, double value) {
+  if (value == std::trunc(value) && std::fabs(value) < 1e15 &&
+      !(value == 0 && std::signbit(value))) {
+    fmt::format_int digits(static_cast<long long>(value));
+    out.append(digits.data(), digits.size());
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", value);
+  }
+}
+
+void AppendValue(std::string& out, std::uint64_t value) {
+  fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
+}
+
 }  // namespace
 
 void AppendExemplar(std::string& out, const RunExemplar& exemplar, double value) {
@@ -149,16 +167,13 @@ std::string CreatedName(const metrics::Metric& metric) {
 }
 
 void AppendEscapedLabelValue(std::string& out, std::string_view value) {
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
+  // Runs without a character to escape are appended whole (most values have none).
+  for (;;) {
+    std::size_t at = value.find_first_of("\\\"\n");
+    out.append(value.substr(0, at));
+    if (at == std::string_view::npos) return;
+    out += value[at] == '\n' ? "\\n" : value[at] == '"' ? "\\\"" : "\\\\";
+    value.remove_prefix(at + 1);
   }
 }
 
@@ -193,7 +208,9 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
       if (!header) AppendHeader(out, *gauge.metric, form);
       header = true;
       series(*gauge.metric, i);
-      fmt::format_to(std::back_inserter(out), "}} {}\n", *value);
+      out += "} ";
+      AppendValue(out, *value);
+      out += '\n';
       writer.EndOfLine();
     }
   };
@@ -227,10 +244,12 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
   if (!result.roles.empty()) {
     AppendHeader(out, metrics::kJobCondition, form);
     for (std::size_t i = 0; i < result.roles.size(); ++i) {
+      const auto& conditions = result.roles[i].status.conditions;
       for (int c = 0; c < kConditionCount; ++c) {
         series(metrics::kJobCondition, i);
-        fmt::format_to(std::back_inserter(out), ",condition=\"{}\"}} {}\n", ConditionNames()[c],
-                       result.roles[i].status.conditions.test(c) ? 1 : 0);
+        out += ",condition=\"";
+        out += ConditionNames()[c];
+        out += conditions.test(c) ? "\"} 1\n" : "\"} 0\n";
         writer.EndOfLine();
       }
     }
@@ -315,7 +334,10 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
     for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
                                   std::pair{"success", role.run_counts.succeeded}}) {
       series(metrics::kJobRuns, i);
-      fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}", outcome, count);
+      out += ",outcome=\"";
+      out += outcome;
+      out += "\"} ";
+      AppendValue(out, std::uint64_t{count});
       if (named) {
         const auto& newest = outcome[0] == 's' ? named->succeeded : named->failed;
         if (newest) AppendExemplar(out, *newest, 1);  // one run

@@ -45,7 +45,7 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
 int Serve(const std::string& config_file, const std::string& web_config_file,
           WebOptions web_options, RefresherOptions options,
           const std::shared_ptr<BackgroundReconciler>& background) {
-  auto spec = LoadSpecFile(config_file);
+  auto spec = LoadSpecFile(config_file, options.max_spec_bytes);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -133,9 +133,9 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
   return 0;
 }
 
-int Check(const std::string& config_file, const std::string& from_text, int count,
-          const std::string& output, std::uint32_t total_shards) {
-  auto spec = LoadSpecFile(config_file);
+int Check(const std::string& config_file, std::size_t max_spec_bytes, const std::string& from_text,
+          int count, const std::string& output, std::uint32_t total_shards) {
+  auto spec = LoadSpecFile(config_file, max_spec_bytes);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -151,13 +151,17 @@ int Check(const std::string& config_file, const std::string& from_text, int coun
     }
     from = *parsed;
   }
-  std::cout << (output == "json" ? RenderCheckJson(*spec, from, count, total_shards)
-                                 : RenderCheckText(*spec, from, count, total_shards));
+  if (output == "json") {
+    RenderCheckJson(*spec, from, count, total_shards, std::cout);
+  } else {
+    RenderCheckText(*spec, from, count, total_shards, std::cout);
+  }
   return 0;
 }
 
-int RunReconcile(const std::string& config_file, const ReconcileOptions& options) {
-  auto spec = LoadSpecFile(config_file);
+int RunReconcile(const std::string& config_file, std::size_t max_spec_bytes,
+                 const ReconcileOptions& options) {
+  auto spec = LoadSpecFile(config_file, max_spec_bytes);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;
@@ -198,7 +202,7 @@ int Explain(const std::string& role, const std::string& web_url, const std::stri
       return 1;
     }
   } else {
-    auto spec = LoadSpecFile(config_file);
+    auto spec = LoadSpecFile(config_file, options.max_spec_bytes);
     if (!spec) {
       std::fprintf(stderr, "%s\n", spec.error().c_str());
       return kExitBadInput;
@@ -244,6 +248,11 @@ int main(int argc, char** argv) {
   std::string log_level = "info", log_format = "logfmt", ledger_file;
   // Required by every mode but `explain --web.url` (checked after parsing).
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)");
+  std::size_t max_spec_bytes = kDefaultMaxSpecBytes;
+  app.add_option("--config.max-size", max_spec_bytes,
+                 "Largest spec file read (B, KiB, MiB, GiB); 1,000,000 roles are about 100 MB")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("256MiB");
   app.add_option("--web.listen-address", web_options.listen_addresses,
                  "Address to listen on; repeat for more (\":9762\" is every IPv4 and IPv6 "
                  "address)")
@@ -400,6 +409,7 @@ int main(int argc, char** argv) {
   ConfigureLog(level, log_format == "json");
   options.ledger_file = ledger_file;
 
+  options.max_spec_bytes = max_spec_bytes;
   if (check->parsed()) {
     if (!shard_flags.shard.empty() || (shard_flags.total && *shard_flags.total < 1)) {
       ShardFlags total_only{"", shard_flags.total, ""};
@@ -409,7 +419,7 @@ int main(int argc, char** argv) {
                          : shard.error().c_str());
       return kExitBadInput;
     }
-    return Check(config_file, from, count, output,
+    return Check(config_file, max_spec_bytes, from, count, output,
                  shard_flags.total ? static_cast<std::uint32_t>(*shard_flags.total) : 0);
   }
   if (shard_flags.pod_name.empty()) {
@@ -437,6 +447,7 @@ int main(int argc, char** argv) {
     for (auto& [key, values] : setting_values) {
       if (!values.empty()) discover_flags.settings[key] = values;
     }
+    discover_flags.max_spec_bytes = max_spec_bytes;
     return RunDiscoverCommand(config_file, discover_flags);
   }
   if (explain->parsed()) {
@@ -444,7 +455,7 @@ int main(int argc, char** argv) {
   }
   reconcile_options.ledger_file = ledger_file;
   reconcile_options.confirm_delay = options.confirm_delay;
-  if (reconcile->parsed()) return RunReconcile(config_file, reconcile_options);
+  if (reconcile->parsed()) return RunReconcile(config_file, max_spec_bytes, reconcile_options);
   std::shared_ptr<BackgroundReconciler> background;
   if (reconcile_on_start) {
     reconcile_options.apply = true;

@@ -40,7 +40,8 @@ inline constexpr std::chrono::seconds kClockStepHold{3600};
 
 struct RefresherOptions {
   std::string config_file;
-  std::string ledger_file;  // empty: no ledger
+  std::string ledger_file;                            // empty: no ledger
+  std::size_t max_spec_bytes = kDefaultMaxSpecBytes;  // --config.max-size, for reloads
   std::chrono::milliseconds interval{std::chrono::seconds(30)};
   std::chrono::milliseconds confirm_delay{std::chrono::seconds(2)};
   std::chrono::milliseconds source_timeout{std::chrono::seconds(10)};  // unless the source sets one

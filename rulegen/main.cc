@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   std::string exporter_alert_for = "5m", output_format = "rules", success_ratio_window = "1d";
   rulegen::Options options;
   app.add_option("--config.file", config_file, "The desired-state spec (YAML)")->required();
+  std::size_t max_spec_bytes = kDefaultMaxSpecBytes;
+  app.add_option("--config.max-size", max_spec_bytes,
+                 "Largest spec file read (B, KiB, MiB, GiB); 1,000,000 roles are about 100 MB")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("256MiB");
   app.add_option("--out", out_dir, "Directory to write the files into (created if needed)")
       ->required();
   app.add_option("--mode", mode,
@@ -154,7 +159,7 @@ int main(int argc, char** argv) {
   }
   options.mode = mode == "joined" ? rulegen::Mode::kJoined : rulegen::Mode::kPerRole;
 
-  auto spec = LoadSpecFile(config_file);
+  auto spec = LoadSpecFile(config_file, max_spec_bytes);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;

@@ -1,5 +1,7 @@
 #include "sources/catalog.h"
 
+#include <optional>
+
 #include "schedwatch/platform/file.h"
 
 namespace schedwatch {
@@ -22,10 +24,27 @@ const SourceCatalog& BuiltInCatalog() {
   return *catalog;
 }
 
-Result<Spec> LoadSpecFile(const std::string& path) {
-  auto text = platform::ReadRegularFile(path, kMaxSpecBytes);
-  if (!text) return Error{text.error()};
-  return ParseSpec(*text, path, BuiltInCatalog());
+Result<Spec> LoadSpecFile(const std::string& path, std::size_t max_bytes) {
+  std::size_t size = 0;
+  platform::ReadFailure failure = platform::ReadFailure::kNone;
+  auto fd = platform::OpenRegularFile(path, max_bytes, &size, &failure);
+  std::optional<std::string> read_error;
+  Result<Spec> spec = Error{""};
+  if (fd) {
+    std::size_t total = 0;
+    spec = ParseSpec(
+        [&](char* buffer, std::size_t want) {
+          auto n = platform::ReadPiece(fd->get(), path, buffer, want, max_bytes, &total, &failure);
+          if (!n) read_error = n.error();
+          return n;
+        },
+        size, path, BuiltInCatalog());
+  } else {
+    read_error = fd.error();
+  }
+  if (!read_error) return spec;
+  if (failure == platform::ReadFailure::kTooLarge) *read_error += " (--config.max-size)";
+  return Error{*read_error};
 }
 
 }  // namespace schedwatch

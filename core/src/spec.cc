@@ -1074,9 +1074,10 @@ const JobSpec* Spec::FindJob(std::string_view role) const {
   return nullptr;
 }
 
-Result<Spec> ParseSpec(std::string_view text, const std::string& file,
-                       const SourceCatalog& catalog) {
-  auto document = YamlDocument::Parse(text);
+namespace {
+
+Result<Spec> DecodeSpec(Result<YamlDocument> document, const std::string& file,
+                        const SourceCatalog& catalog) {
   if (!document) return Error{fmt::format("{}:{}", file, document.error())};
   // What follows a second "---" would be dropped without a word: refused instead.
   if (const auto& second = document->second_document()) {
@@ -1088,6 +1089,18 @@ Result<Spec> ParseSpec(std::string_view text, const std::string& file,
   std::string problems = decoder.Problems();
   if (!problems.empty()) return Error{std::move(problems)};
   return spec;
+}
+
+}  // namespace
+
+Result<Spec> ParseSpec(std::string_view text, const std::string& file,
+                       const SourceCatalog& catalog) {
+  return DecodeSpec(YamlDocument::Parse(text), file, catalog);
+}
+
+Result<Spec> ParseSpec(const YamlDocument::Reader& read, std::size_t size_hint,
+                       const std::string& file, const SourceCatalog& catalog) {
+  return DecodeSpec(YamlDocument::Parse(read, size_hint), file, catalog);
 }
 
 }  // namespace schedwatch

@@ -26,20 +26,57 @@ struct Event {
   ~Event() { yaml_event_delete(&event); }
 };
 
-// Reader errors (bad UTF-8, control characters) carry only a byte offset.
-yaml_mark_t MarkAt(std::string_view text, std::size_t offset) {
-  yaml_mark_t mark{};
-  offset = std::min(offset, text.size());
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++mark.line;
-      mark.column = 0;
-    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-      ++mark.column;  // count characters, not UTF-8 continuation bytes
-    }
+// Moves `mark` past `text`: lines, and characters (not UTF-8 continuation bytes) in the last.
+void Advance(yaml_mark_t& mark, std::string_view text) {
+  std::size_t last_newline = text.rfind('\n');
+  std::string_view tail = text;
+  if (last_newline != std::string_view::npos) {
+    mark.line += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    mark.column = 0;
+    tail = text.substr(last_newline + 1);
   }
-  return mark;
+  mark.column += static_cast<std::size_t>(std::count_if(tail.begin(), tail.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
+
+// libyaml's input, read in pieces. Reader errors (bad UTF-8, control characters) carry only a
+// byte offset, which lies in libyaml's raw buffer (16 KiB): the last bytes read are kept, with
+// the position where they start.
+struct Input {
+  static constexpr std::size_t kKeep = 64u << 10;
+  const YamlDocument::Reader* read = nullptr;
+  std::optional<std::string> error;  // the reader's
+  std::string recent;
+  std::size_t recent_offset = 0;
+  yaml_mark_t recent_mark{};
+
+  static int Handler(void* data, unsigned char* buffer, size_t size, size_t* size_read) {
+    auto* input = static_cast<Input*>(data);
+    auto n = (*input->read)(reinterpret_cast<char*>(buffer), size);
+    if (!n) {
+      input->error = n.error();
+      return 0;
+    }
+    *size_read = std::min(*n, size);
+    input->recent.append(reinterpret_cast<const char*>(buffer), *size_read);
+    if (input->recent.size() > 2 * kKeep) {
+      std::size_t drop = input->recent.size() - kKeep;
+      Advance(input->recent_mark, std::string_view(input->recent).substr(0, drop));
+      input->recent.erase(0, drop);
+      input->recent_offset += drop;
+    }
+    return 1;
+  }
+
+  yaml_mark_t MarkAt(std::size_t offset) const {
+    yaml_mark_t mark = recent_mark;
+    if (offset > recent_offset) {
+      Advance(mark, std::string_view(recent).substr(0, offset - recent_offset));
+    }
+    return mark;
+  }
+};
 
 }  // namespace
 
@@ -73,16 +110,29 @@ bool YamlDocument::LineInsideScalar(int line) const {
 }
 
 Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
+  std::size_t at = 0;
+  return Parse(
+      [&](char* buffer, std::size_t size) -> Result<std::size_t> {
+        std::size_t n = std::min(size, text.size() - at);
+        std::copy_n(text.data() + at, n, buffer);
+        at += n;
+        return n;
+      },
+      text.size());
+}
+
+Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hint) {
   std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
   if (!yaml_parser_initialize(parser.get())) return Error{"cannot initialise the YAML parser"};
-  yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
-                               text.size());
+  Input input;
+  input.read = &read;
+  yaml_parser_set_input(parser.get(), &Input::Handler, &input);
 
   YamlDocument doc;
   // Rough sizes for typical documents, so that growing never copies large arrays repeatedly.
-  doc.nodes_.reserve(text.size() / 16 + 16);
-  doc.children_.reserve(text.size() / 16 + 16);
-  doc.scalars_.reserve(text.size() / 2 + 16);
+  doc.nodes_.reserve(size_hint / 16 + 16);
+  doc.children_.reserve(size_hint / 16 + 16);
+  doc.scalars_.reserve(size_hint / 2 + 16);
   doc.nodes_.push_back({YamlNode::Kind::kNull, true, 1, 1, 0, 0});  // the empty document
   std::vector<std::vector<std::uint32_t>> open;                     // children of open collections
   std::vector<std::uint32_t> open_nodes;
@@ -108,10 +158,11 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
   for (;;) {
     Event ev;
     if (!yaml_parser_parse(parser.get(), &ev.event)) {
+      if (input.error) return Error{*input.error};
       yaml_mark_t mark = parser->problem_mark.line || parser->problem_mark.column
                              ? parser->problem_mark
                              : parser->context_mark;
-      if (parser->error == YAML_READER_ERROR) mark = MarkAt(text, parser->problem_offset);
+      if (parser->error == YAML_READER_ERROR) mark = input.MarkAt(parser->problem_offset);
       return Error{fmt::format("{}:{}: {}{}{}", mark.line + 1, mark.column + 1,
                                parser->problem ? parser->problem : "YAML syntax error",
                                parser->context ? " " : "", parser->context ? parser->context : "")};
@@ -123,8 +174,9 @@ Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
       case YAML_DOCUMENT_END_EVENT: {
         // Only the first document is read; whether another follows is the caller's to judge.
         Event next;
-        if (yaml_parser_parse(parser.get(), &next.event) &&
-            next.event.type == YAML_DOCUMENT_START_EVENT) {
+        bool parsed = yaml_parser_parse(parser.get(), &next.event);
+        if (input.error) return Error{*input.error};
+        if (parsed && next.event.type == YAML_DOCUMENT_START_EVENT) {
           doc.second_document_ = Position{static_cast<int>(next.event.start_mark.line + 1),
                                           static_cast<int>(next.event.start_mark.column + 1)};
         } else if (parser->error != YAML_NO_ERROR) {

@@ -32,8 +32,8 @@ std::string Limit(std::size_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
-Result<std::string> Fail(ReadFailure* failure, ReadFailure kind, const std::string& path,
-                         const std::string& why) {
+Error Fail(ReadFailure* failure, ReadFailure kind, const std::string& path,
+           const std::string& why) {
   if (failure != nullptr) *failure = kind;
   return Error{fmt::format("cannot read {}: {}", path, why)};
 }
@@ -61,11 +61,15 @@ std::string DescribeFileType(unsigned int st_mode) {
   }
 }
 
-Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t max_bytes,
-                                  const std::atomic<bool>* cancelled, ReadFailure* failure) {
-  if (failure != nullptr) *failure = ReadFailure::kNone;
+namespace {
+
+// The size of the regular file `fd`, when it is one of at most max_bytes.
+Result<std::size_t> RegularSize(int fd, const std::string& path, std::size_t max_bytes,
+                                ReadFailure* failure) {
   struct stat info {};
-  if (fstat(fd, &info) != 0) return Fail(failure, ReadFailure::kOpen, path, std::strerror(errno));
+  if (fstat(fd, &info) != 0) {
+    return Fail(failure, ReadFailure::kOpen, path, std::strerror(errno));
+  }
   if (!S_ISREG(info.st_mode)) {
     return Fail(failure, ReadFailure::kNotRegular, path,
                 fmt::format("it is {}, not a regular file", DescribeFileType(info.st_mode)));
@@ -75,8 +79,27 @@ Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t m
         failure, ReadFailure::kTooLarge, path,
         fmt::format("it is {} bytes, more than the limit of {}", info.st_size, Limit(max_bytes)));
   }
+  return static_cast<std::size_t>(info.st_size);
+}
+
+int OpenNonBlocking(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  return open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+std::string GrewPast(std::size_t max_bytes) {
+  return fmt::format("it grew past the limit of {} while it was read", Limit(max_bytes));
+}
+
+}  // namespace
+
+Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t max_bytes,
+                                  const std::atomic<bool>* cancelled, ReadFailure* failure) {
+  if (failure != nullptr) *failure = ReadFailure::kNone;
+  auto size = RegularSize(fd, path, max_bytes, failure);
+  if (!size) return Error{size.error()};
   std::string text;
-  text.reserve(static_cast<std::size_t>(info.st_size));
+  text.reserve(*size);
   // Up to max_bytes + 1, so that a file that grew since fstat is still refused, not cut.
   while (text.size() <= max_bytes) {
     if (cancelled != nullptr && cancelled->load()) {
@@ -85,7 +108,7 @@ Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t m
     // The size fstat gave and one byte more (to see the end, or that the file grew), not a
     // whole chunk: a chunk's room is zeroed as it is made (100 crontabs of 90 KB each made
     // 1 MiB of it each).
-    std::size_t expected = static_cast<std::size_t>(info.st_size) + 1;
+    std::size_t expected = *size + 1;
     std::size_t want = std::min(kChunkBytes, max_bytes + 1 - text.size());
     if (text.size() < expected) want = std::min(want, expected - text.size());
     std::size_t old_size = text.size();
@@ -99,8 +122,36 @@ Result<std::string> ReadRegularFd(int fd, const std::string& path, std::size_t m
     text.resize(old_size + static_cast<std::size_t>(n));
     if (n == 0) return text;
   }
-  return Fail(failure, ReadFailure::kTooLarge, path,
-              fmt::format("it grew past the limit of {} while it was read", Limit(max_bytes)));
+  return Fail(failure, ReadFailure::kTooLarge, path, GrewPast(max_bytes));
+}
+
+Result<UniqueFd> OpenRegularFile(const std::string& path, std::size_t max_bytes, std::size_t* size,
+                                 ReadFailure* failure) {
+  if (failure != nullptr) *failure = ReadFailure::kNone;
+  UniqueFd fd(OpenNonBlocking(path));
+  if (fd.get() < 0) {
+    int error = errno;
+    return Fail(failure, error == ENOENT ? ReadFailure::kNotFound : ReadFailure::kOpen, path,
+                std::strerror(error));
+  }
+  auto bytes = RegularSize(fd.get(), path, max_bytes, failure);
+  if (!bytes) return Error{bytes.error()};
+  *size = *bytes;
+  return fd;
+}
+
+Result<std::size_t> ReadPiece(int fd, const std::string& path, char* buffer, std::size_t size,
+                              std::size_t max_bytes, std::size_t* total, ReadFailure* failure) {
+  for (;;) {
+    ssize_t n = read(fd, buffer, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Fail(failure, ReadFailure::kRead, path, std::strerror(errno));
+    *total += static_cast<std::size_t>(n);
+    if (*total > max_bytes) {
+      return Fail(failure, ReadFailure::kTooLarge, path, GrewPast(max_bytes));
+    }
+    return static_cast<std::size_t>(n);
+  }
 }
 
 Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_bytes,
@@ -109,8 +160,7 @@ Result<std::string> ReadRegularFile(const std::string& path, std::size_t max_byt
   if (cancelled != nullptr && cancelled->load()) {
     return Fail(failure, ReadFailure::kCancelled, path, "cancelled");
   }
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  int fd = OpenNonBlocking(path);
   if (fd < 0) {
     int error = errno;
     return Fail(failure, error == ENOENT ? ReadFailure::kNotFound : ReadFailure::kOpen, path,

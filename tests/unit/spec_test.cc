@@ -169,13 +169,32 @@ TEST(SpecTest, BinaryFileIsRejected) {
   EXPECT_EQ(spec.error().rfind(path + ":1:1: ", 0), 0u) << spec.error();
 }
 
-TEST(SpecTest, FiftyMegabyteFileIsRefusedBeforeParsing) {
-  std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
-  auto spec = LoadSpecFile(path);
+TEST(SpecTest, FileOverTheLimitIsRefusedBeforeParsingNamingTheFlag) {
+  std::string path = WriteTemp("huge.yml", std::string(3u << 20, '#'));
+  auto spec = LoadSpecFile(path, 2u << 20);
   ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.error(),
-            "cannot read " + path + ": it is 52428800 bytes, more than the limit of 32 MiB");
+  EXPECT_EQ(spec.error(), "cannot read " + path +
+                              ": it is 3145728 bytes, more than the limit of 2 MiB "
+                              "(--config.max-size)");
   fs::remove(path);
+}
+
+// 1,000,000 roles are about 100 MB: the default limit reads them (it was 32 MiB).
+TEST(SpecTest, FiftyMegabyteFileIsReadUnderTheDefaultLimit) {
+  std::string path = WriteTemp("huge.yml", std::string(50u << 20, '#'));
+  EXPECT_EQ(LoadSpecFile(path).error(),
+            path + ":1:1: the file is empty; expected a mapping with version, sources and jobs");
+  fs::remove(path);
+}
+
+// The file is parsed as it is read: a reader error far past the first pieces still has its
+// line and column.
+TEST(SpecTest, BadByteDeepInALargeFileHasItsPosition) {
+  std::string text = "version: 1\n";
+  for (int i = 0; i < 100000; ++i) text += "# a comment line, \xc3\xa9 and more\n";
+  text += "sources:\n  caf\xe9: {type: file}\n";
+  std::string path = WriteTemp("deep-latin1.yml", text);
+  EXPECT_EQ(LoadSpecFile(path).error(), path + ":100003:7: invalid trailing UTF-8 octet");
 }
 
 TEST(SpecTest, MissingFileAndDirectoryAreClearErrors) {

@@ -17,6 +17,7 @@
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
 #include "schedwatch/source_type.h"
+#include "schedwatch/yaml_tree.h"
 
 namespace schedwatch {
 
@@ -24,8 +25,9 @@ namespace schedwatch {
 // generated thresholds and rules do not change with the day they are generated.
 inline constexpr std::int64_t kPeriodReference = 1767225600;
 
-// Specs larger than this are refused before parsing (a 100,000-job spec is about 13 MiB).
-inline constexpr std::size_t kMaxSpecBytes = 32u << 20;
+// Specs larger than this are refused before parsing unless --config.max-size says otherwise
+// (1,000,000 roles are 81 to 105 MB, one line each).
+inline constexpr std::size_t kDefaultMaxSpecBytes = 256u << 20;
 
 struct SourceSpec {
   std::string name;
@@ -143,6 +145,10 @@ struct Spec {
 // kMaxSpecProblems), each reading "FILE:LINE:COLUMN: FIELD.PATH: what is wrong".
 Result<Spec> ParseSpec(std::string_view text, const std::string& file,
                        const SourceCatalog& catalog);
+// The same, the text read in pieces (YamlDocument's Reader): a large spec's text is never held
+// whole beside its tree.
+Result<Spec> ParseSpec(const YamlDocument::Reader& read, std::size_t size_hint,
+                       const std::string& file, const SourceCatalog& catalog);
 
 // Past this many problems the rest of a bad spec is summed up in one line.
 inline constexpr std::size_t kMaxSpecProblems = 50;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,11 @@ class YamlDocument {
   // The tree is acyclic and at most 256 levels deep: an alias to a node still open is an error.
   // Aliases share nodes, so a walker that expands them (into JSON, say) still needs a budget.
   static Result<YamlDocument> Parse(std::string_view text);
+  // The same, reading the text in pieces: `read` fills up to `size` bytes of `buffer` and says
+  // how many (0 at the end), or fails with the message the parse then fails with. So a large
+  // file is never held whole beside its tree. `size_hint` (the expected bytes) sizes the tree.
+  using Reader = std::function<Result<std::size_t>(char* buffer, std::size_t size)>;
+  static Result<YamlDocument> Parse(const Reader& read, std::size_t size_hint);
 
   YamlNode root() const { return YamlNode(this, root_); }
 

@@ -65,6 +65,16 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// For reading a large file in pieces: the regular file at `path`, opened as ReadRegularFile
+// opens it, with its size (at most max_bytes) in `*size`. The same errors.
+Result<UniqueFd> OpenRegularFile(const std::string& path, std::size_t max_bytes, std::size_t* size,
+                                 ReadFailure* failure = nullptr);
+// Reads up to `size` bytes of `fd` into `buffer` (retrying EINTR); `*total` counts every byte
+// read so far, and more than max_bytes is the error ReadRegularFile gives for a file that grew.
+Result<std::size_t> ReadPiece(int fd, const std::string& path, char* buffer, std::size_t size,
+                              std::size_t max_bytes, std::size_t* total,
+                              ReadFailure* failure = nullptr);
+
 // Files in directories a job's user may write (a progress checkpoint, a `file` snapshot, run
 // records, schedwatch_run's record and lock directories) are opened with OpenGuarded, so that
 // a planted link cannot make the reader (often root) show or touch a file that user may not
