@@ -567,6 +567,46 @@
           "title": "$source: roles per condition",
           "type": "timeseries",
         },
+        {
+          "datasource": {
+            "type": "prometheus",
+            "uid": "${datasource}",
+          },
+          "fieldConfig": {
+            "defaults": {
+              "links": [
+                {
+                  "targetBlank": true,
+                  "title": "Run ${__data.fields.run_id}",
+                  "url": "${__data.fields.run_url}",
+                },
+              ],
+            },
+            "overrides": [],
+          },
+          "gridPos": {
+            "h": 6,
+            "w": 24,
+            "x": 0,
+            "y": 23,
+          },
+          "id": 7,
+          "targets": [
+            {
+              "datasource": {
+                "type": "prometheus",
+                "uid": "${datasource}",
+              },
+              "exemplar": true,
+              "expr": "sum by (role, outcome) (increase(schedwatch_job_runs_total{job=~\"$job\",instance=~\"$instance\",source=~\"$source\"}[$__rate_interval]))",
+              "legendFormat": "{{role}} {{outcome}}",
+              "range": true,
+              "refId": "A",
+            },
+          ],
+          "title": "$source: runs by outcome",
+          "type": "timeseries",
+        },
       ],
       "refresh": c.dashboard.refresh,
       "schemaVersion": 38,
