@@ -9,13 +9,16 @@ stopped (unknown, never missing) and started again (ok); a wrong password (unkno
 nowhere in logs, pages or metrics); a unix socket to database 1 with a namespace; reconcile
 re-creating the removed job (and one under the namespace) from its template, which Sidekiq-cron
 loads and the running Sidekiq enqueues, leaving a disabled, a drifted and an unmarked job
-alone. Waits with deadlines. Prints 'N passed, N failed'.
+alone, and a job written between its WATCH and EXEC. Waits with deadlines. Prints 'N passed, N failed'.
 """
 import argparse
+import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -233,6 +236,82 @@ def check_reconcile(args, workdir, redis):
     check("reconcile shows no password", PASSWORD not in outputs)
 
 
+class RacingProxy:
+    """A loopback TCP proxy to Redis that, when the client sends MULTI, first has another
+    client write `write` (a list of redis-cli commands): a job appearing between reconcile's
+    WATCH/EXISTS and its EXEC."""
+
+    def __init__(self, redis, write):
+        self.redis, self.write, self.fired = redis, write, False
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.redis.port))
+            threading.Thread(target=self.pipe, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, False), daemon=True).start()
+
+    def pipe(self, source, target, upstream):
+        try:
+            while data := source.recv(65536):
+                if upstream and b"MULTI" in data and not self.fired:
+                    self.fired = True
+                    for command in self.write:
+                        self.redis.cli(*command)
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self):
+        self.listener.close()
+
+
+RACE_SPEC = """\
+version: 1
+sources:
+  app: {{type: sidekiq_cron, url: "redis://127.0.0.1:{port}/0", password_file: {workdir}/password,
+         local_timezone: UTC}}
+jobs:
+  - {{role: raced, source: app, schedule: "0 5 * * *", template: raced.yml, spec_version: "1"}}
+"""
+
+
+def check_reconcile_race(args, workdir, redis):
+    """A job written between WATCH and EXEC (Sidekiq saving it) drops the transaction."""
+    theirs = ["name", "raced", "cron", "0 5 * * *", "klass", "TheirJob", "status", "enabled",
+              "description", "Theirs " + marker("raced")]
+    proxy = RacingProxy(redis, [["HSET", "cron_job:raced"] + theirs,
+                                ["SADD", "cron_jobs", "cron_job:raced"]])
+    try:
+        write_text(os.path.join(workdir, "race.yaml"),
+                   RACE_SPEC.format(workdir=workdir, port=proxy.port))
+        write_text(os.path.join(workdir, "raced.yml"), job_template("raced", "0 5 * * *", "raced"))
+        state = os.path.join(workdir, "state")
+        raced = subprocess.run(
+            [args.exporter, "reconcile", "--config.file", os.path.join(workdir, "race.yaml"),
+             "--lock-file", os.path.join(state, "reconcile.lock"), "--apply"],
+            capture_output=True, text=True, timeout=60)
+        fields = redis.cli("HGETALL", "cron_job:raced").split("\n")
+        check("a job written between WATCH and EXEC is kept, not overwritten",
+              proxy.fired and
+              re.search(r"raced\s+app\s+missing\s+skipped: appeared before it was created",
+                        raced.stdout) and fields == theirs, (raced.stdout + raced.stderr, fields))
+    finally:
+        proxy.close()
+        redis.cli("DEL", "cron_job:raced")
+        redis.cli("SREM", "cron_jobs", "cron_job:raced")
+
+
 def check_discover(args, workdir, port):
     draft_path = os.path.join(workdir, "draft.yaml")
     result = subprocess.run(
@@ -327,6 +406,7 @@ def run(args, workdir):
               wait_for(lambda: "missing" in conditions(exporter, "removed"), 60, "removed"),
               status(exporter)[0].get("removed"))
         check_reconcile(args, workdir, redis)
+        check_reconcile_race(args, workdir, redis)
         check("re-created by reconcile: removed is ok again",
               wait_for(lambda: conditions(exporter, "removed") == ["ok"], 60, "removed ok"),
               status(exporter)[0].get("removed"))
