@@ -1,12 +1,13 @@
 // Sidekiq-cron in Redis: RESP replies within bounds, each read as a job hash with its jid
 // history, as retry/dead set members and work set values, and the text as a cron with a zone
-// suffix, an enqueue time and a Redis URL.
+// suffix, an enqueue time and a Redis URL, and as a reconcile template.
 #include <cstdlib>
 
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/spec.h"
 #include "sources/catalog.h"
 #include "sources/sidekiq_cron/sidekiq_cron_mapping.h"
+#include "sources/sidekiq_cron/sidekiq_cron_repairer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedwatch;
@@ -42,5 +43,9 @@ jobs:
   ParseEnqueueTime(text);
   JobMarker(text, text);
   ParseRedisUrl(text);
+  // A template that passes writes Job#to_hash's 13 fields, the job's name first.
+  if (auto read = ReadJobTemplate(text, job, "UTC")) {
+    if (read->fields.size() != 13 || read->fields[0].second != read->name) std::abort();
+  }
   return 0;
 }

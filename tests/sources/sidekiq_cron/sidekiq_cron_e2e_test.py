@@ -6,14 +6,19 @@ app/app.rb and a schedule.yml written here, and the real schedwatch_exporter.
 Covers jobs that succeed, raise (retry set, then dead) and hang; a disabled one; a drifted one;
 two with one role; discover drafting the spec and the descriptions to set; a job removed from the schedule and Sidekiq restarted (missing); Redis
 stopped (unknown, never missing) and started again (ok); a wrong password (unknown, the password
-nowhere in logs, pages or metrics); a unix socket to database 1 with a namespace. Waits with
-deadlines. Prints 'N passed, N failed'.
+nowhere in logs, pages or metrics); a unix socket to database 1 with a namespace; reconcile
+re-creating the removed job (and one under the namespace) from its template, which Sidekiq-cron
+loads and the running Sidekiq enqueues, leaving a disabled, a drifted and an unmarked job
+alone, and a job written between its WATCH and EXEC. Waits with deadlines. Prints 'N passed, N failed'.
 """
 import argparse
+import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -54,7 +59,8 @@ def schedule(removed=True):
     return "\n".join(lines) + "\n"
 
 
-SPEC = """\
+# The sources the exporter's and reconcile's specs share.
+SOURCES = """\
 version: 1
 sources:
   app:
@@ -68,6 +74,9 @@ sources:
     url: unix:{workdir}/redis.sock?db=1
     password_env: SCHEDWATCH_TEST_REDIS_PASSWORD
     namespace: other
+"""
+
+SPEC = SOURCES + """\
   wrong:
     type: sidekiq_cron
     url: redis://127.0.0.1:{port}/0
@@ -118,6 +127,189 @@ def sidekiq(workdir, port):
                    os.path.join(workdir, "sidekiq.log"), cwd=workdir,
                    env=dict(os.environ, REDIS_URL=f"redis://:{PASSWORD}@127.0.0.1:{port}/0",
                             SCHEDULE=os.path.join(workdir, "schedule.yml"), TZ="UTC"))
+
+
+RECONCILE_SPEC = SOURCES + """\
+jobs:
+  - {{role: removed, source: app, schedule: "*/2 * * * * *", template: removed.yml,
+      spec_version: "1"}}
+  - {{role: off, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin, template: off.yml,
+      spec_version: "1"}}
+  - {{role: drifted, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin,
+      template: drifted.yml, spec_version: "1"}}
+  - {{role: taken, source: app, schedule: "15 6 * * 1-5", timezone: America/New_York,
+      template: taken.yml, spec_version: "1"}}
+  - {{role: sock-gone, source: socket, schedule: "0 2 * * *", template: sock-gone.yml,
+      spec_version: "1"}}
+"""
+
+
+def job_template(name, cron, role, klass="OkJob"):
+    return (f"name: {name}\ncron: \"{cron}\"\nclass: {klass}\nargs: [1, two]\n"
+            f"description: \"Re-created {marker(role)}\"\n")
+
+
+def check_reconcile(args, workdir, redis):
+    """reconcile re-creates the removed job as Job#save writes it; Sidekiq-cron runs it."""
+    for name, text in {
+            "reconcile.yaml": RECONCILE_SPEC.format(workdir=workdir, port=redis.port),
+            "removed.yml": job_template("removed", "*/2 * * * * *", "removed"),
+            "off.yml": job_template("switched-off", "0 3 * * * Europe/Berlin", "off"),
+            "drifted.yml": job_template("drifted", "0 3 * * * Europe/Berlin", "drifted"),
+            "taken.yml": job_template("plain", "15 6 * * 1-5 America/New_York", "taken"),
+            "sock-gone.yml": job_template("gone", "0 2 * * *", "sock-gone")}.items():
+        write_text(os.path.join(workdir, name), text)
+    state = os.path.join(workdir, "state")
+    os.makedirs(state, mode=0o700, exist_ok=True)
+    command = [args.exporter, "reconcile", "--config.file", os.path.join(workdir, "reconcile.yaml"),
+               "--lock-file", os.path.join(state, "reconcile.lock"),
+               "--ledger", os.path.join(state, "ledger.json")]
+    env = dict(os.environ, SCHEDWATCH_TEST_REDIS_PASSWORD=PASSWORD)
+    reconcile = lambda *more: subprocess.run(command + list(more), capture_output=True,
+                                             text=True, timeout=60, env=env)
+    others = {k: redis.cli("HGETALL", k) for k in ("cron_job:plain", "cron_job:switched-off",
+                                                   "cron_job:drifted")}
+    dry = reconcile()
+    check("reconcile dry run: would create removed and gone, writes nothing",
+          re.search(r"removed\s+app\s+missing\s+would create", dry.stdout) and
+          re.search(r"sock-gone\s+socket\s+missing\s+would create", dry.stdout) and
+          redis.cli("EXISTS", "cron_job:removed") == "0" and
+          redis.cli("-n", "1", "EXISTS", "other:cron_job:gone") == "0" and
+          redis.cli("SISMEMBER", "cron_jobs", "cron_job:removed") == "0",
+          dry.stdout + dry.stderr)
+    applied = reconcile("--apply")
+    out = applied.stdout
+    check("reconcile --apply: removed created and verified",
+          re.search(r"removed\s+app\s+missing\s+created", out), out + applied.stderr)
+    check("reconcile --apply: the job under the namespace created",
+          re.search(r"sock-gone\s+socket\s+missing\s+created", out) and
+          redis.cli("-n", "1", "SISMEMBER", "other:cron_jobs", "cron_job:gone") == "1" and
+          redis.cli("-n", "1", "HGET", "other:cron_job:gone", "cron") == "0 2 * * *", out)
+    check("disabled, drifted and an unmarked job of the template's name are left alone",
+          re.search(r"off\s+app\s+inactive\s+skipped: inactive", out) and
+          re.search(r"drifted\s+app\s+drift\s+skipped: drift", out) and
+          re.search(r"taken\s+app\s+missing\s+skipped: .*exists but is not this role", out) and
+          {k: redis.cli("HGETALL", k) for k in others} == others, out)
+    fields = redis.cli("HGETALL", "cron_job:removed").split("\n")
+    fields = dict(zip(fields[0::2], fields[1::2]))
+    check("the hash holds Job#save's fields, the template's cron and marker",
+          fields.get("cron") == "*/2 * * * * *" and
+          fields.get("description") == "Re-created " + marker("removed") and
+          fields.get("klass") == "OkJob" and fields.get("status") == "enabled" and
+          fields.get("args") == '[1,"two"]' and
+          fields.get("message") == '{"queue":"default","class":"OkJob","args":[1,"two"]}' and
+          set(fields) == {"name", "klass", "cron", "description", "args", "date_as_argument",
+                          "message", "status", "active_job", "queue_name_prefix",
+                          "queue_name_delimiter", "last_enqueue_time", "symbolize_args"} and
+          redis.cli("SISMEMBER", "cron_jobs", "cron_job:removed") == "1", fields)
+    ledger = os.path.join(state, "ledger.json")
+    ledger = open(ledger).read() if os.path.exists(ledger) else ""
+    check("the ledger records removed", '"removed"' in ledger, ledger)
+    loaded = subprocess.run(
+        ["ruby", "-e", 'require "sidekiq"; require "sidekiq-cron"; '
+         'Sidekiq.configure_client { |c| c.redis = {url: ENV["REDIS_URL"]} }; '
+         'j = Sidekiq::Cron::Job.find("removed"); '
+         'puts [j.valid?, j.status, j.cron, j.description, j.message, '
+         'Sidekiq::Cron::Job.all.any? { |a| a.name == "removed" && a.valid? }].inspect'],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, REDIS_URL=f"redis://:{PASSWORD}@127.0.0.1:{redis.port}/0"))
+    check("Sidekiq-cron's Job.find loads it valid, enabled, and Job.all lists it",
+          loaded.stdout.strip() == '[true, "enabled", "*/2 * * * * *", "Re-created '
+          + marker("removed") + '", "{\\"queue\\":\\"default\\",\\"class\\":\\"OkJob\\",'
+          '\\"args\\":[1,\\"two\\"]}", true]', loaded.stdout + loaded.stderr)
+    check("the running Sidekiq enqueues it at its next fire time",
+          wait_for(lambda: redis.cli("HGET", "cron_job:removed", "last_enqueue_time") and
+                   int(redis.cli("LLEN", "cron_job:removed:jid_history") or 0) > 0, 30,
+                   "enqueued"), redis.cli("HGETALL", "cron_job:removed"))
+    again = reconcile("--apply")
+    check("a second --apply creates nothing: removed is ok, verified",
+          "created" not in again.stdout and
+          re.search(r"removed\s+app\s+ok\s+verified", again.stdout) and
+          re.search(r"sock-gone\s+socket\s+ok\s+verified", again.stdout),
+          again.stdout + again.stderr)
+    before = {k: redis.cli("-n", "1", "HGETALL", k) for k in ("other:cron_job:gone",)}
+    dry = reconcile()
+    check("a dry run afterwards would create nothing (taken stays refused) and changes nothing",
+          re.findall(r"(\S+)\s+\S+\s+\S+\s+would create", dry.stdout) == ["taken"] and
+          {k: redis.cli("-n", "1", "HGETALL", k) for k in before} == before, dry.stdout)
+    outputs = "".join(r.stdout + r.stderr for r in (dry, applied, again))
+    check("reconcile shows no password", PASSWORD not in outputs)
+
+
+class RacingProxy:
+    """A loopback TCP proxy to Redis that, when the client sends MULTI, first has another
+    client write `write` (a list of redis-cli commands): a job appearing between reconcile's
+    WATCH/EXISTS and its EXEC."""
+
+    def __init__(self, redis, write):
+        self.redis, self.write, self.fired = redis, write, False
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.redis.port))
+            threading.Thread(target=self.pipe, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, False), daemon=True).start()
+
+    def pipe(self, source, target, upstream):
+        try:
+            while data := source.recv(65536):
+                if upstream and b"MULTI" in data and not self.fired:
+                    self.fired = True
+                    for command in self.write:
+                        self.redis.cli(*command)
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self):
+        self.listener.close()
+
+
+RACE_SPEC = """\
+version: 1
+sources:
+  app: {{type: sidekiq_cron, url: "redis://127.0.0.1:{port}/0", password_file: {workdir}/password,
+         local_timezone: UTC}}
+jobs:
+  - {{role: raced, source: app, schedule: "0 5 * * *", template: raced.yml, spec_version: "1"}}
+"""
+
+
+def check_reconcile_race(args, workdir, redis):
+    """A job written between WATCH and EXEC (Sidekiq saving it) drops the transaction."""
+    theirs = ["name", "raced", "cron", "0 5 * * *", "klass", "TheirJob", "status", "enabled",
+              "description", "Theirs " + marker("raced")]
+    proxy = RacingProxy(redis, [["HSET", "cron_job:raced"] + theirs,
+                                ["SADD", "cron_jobs", "cron_job:raced"]])
+    try:
+        write_text(os.path.join(workdir, "race.yaml"),
+                   RACE_SPEC.format(workdir=workdir, port=proxy.port))
+        write_text(os.path.join(workdir, "raced.yml"), job_template("raced", "0 5 * * *", "raced"))
+        state = os.path.join(workdir, "state")
+        raced = subprocess.run(
+            [args.exporter, "reconcile", "--config.file", os.path.join(workdir, "race.yaml"),
+             "--lock-file", os.path.join(state, "reconcile.lock"), "--apply"],
+            capture_output=True, text=True, timeout=60)
+        fields = redis.cli("HGETALL", "cron_job:raced").split("\n")
+        check("a job written between WATCH and EXEC is kept, not overwritten",
+              proxy.fired and
+              re.search(r"raced\s+app\s+missing\s+skipped: appeared before it was created",
+                        raced.stdout) and fields == theirs, (raced.stdout + raced.stderr, fields))
+    finally:
+        proxy.close()
+        redis.cli("DEL", "cron_job:raced")
+        redis.cli("SREM", "cron_jobs", "cron_job:raced")
 
 
 def check_discover(args, workdir, port):
@@ -212,6 +404,11 @@ def run(args, workdir):
         worker = sidekiq(workdir, port)
         check("removed from the schedule and reloaded: missing",
               wait_for(lambda: "missing" in conditions(exporter, "removed"), 60, "removed"),
+              status(exporter)[0].get("removed"))
+        check_reconcile(args, workdir, redis)
+        check_reconcile_race(args, workdir, redis)
+        check("re-created by reconcile: removed is ok again",
+              wait_for(lambda: conditions(exporter, "removed") == ["ok"], 60, "removed ok"),
               status(exporter)[0].get("removed"))
 
         # Redis down: unknown, never missing; back up with its jobs: ok again.

@@ -12,6 +12,8 @@
 
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
+#include "sources/repairer.h"
+#include "sources/sidekiq_cron/sidekiq_cron_repairer.h"
 #include "sources/sidekiq_cron/sidekiq_cron_source.h"
 #include "tests/test_util.h"
 
@@ -304,6 +306,113 @@ TEST(SidekiqCronSource, NothingListeningIsAnError) {
   auto snapshot = ListFrom(port);
   ASSERT_FALSE(snapshot.ok());
   EXPECT_NE(snapshot.error().find("connect to 127.0.0.1:"), std::string::npos) << snapshot.error();
+}
+
+JobSpec NightlyJob() {
+  auto spec = ParseSpec(R"(version: 1
+sources: {app: {type: sidekiq_cron}}
+jobs:
+  - {role: nightly, source: app, schedule: "0 3 * * *", timezone: Europe/Berlin, spec_version: "2"}
+)",
+                        "/spec.yaml", BuiltInCatalog());
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  return spec->jobs.at(0);
+}
+
+constexpr const char* kTemplate = R"(name: nightly_export
+cron: "0 3 * * * Europe/Berlin"
+class: ExportWorker
+queue: exports
+args: [s3://exports, 3, {full: true}]
+description: "Nightly export [schedwatch: role=nightly spec_version=2]"
+)";
+
+TEST(SidekiqCronRepair, TheHashIsJobSavesFields) {
+  auto read = sidekiq_cron::ReadJobTemplate(kTemplate, NightlyJob(), "");
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read->name, "nightly_export");
+  // As Sidekiq-cron 1.8's Job#save wrote them for the same job (captured with redis-cli).
+  std::vector<std::pair<std::string, std::string>> expected = {
+      {"name", "nightly_export"},
+      {"klass", "ExportWorker"},
+      {"cron", "0 3 * * * Europe/Berlin"},
+      {"description", "Nightly export [schedwatch: role=nightly spec_version=2]"},
+      {"args", R"(["s3://exports",3,{"full":true}])"},
+      {"date_as_argument", "false"},
+      {"message",
+       R"({"queue":"exports","class":"ExportWorker","args":["s3://exports",3,{"full":true}]})"},
+      {"status", "enabled"},
+      {"active_job", "false"},
+      {"queue_name_prefix", ""},
+      {"queue_name_delimiter", ""},
+      {"last_enqueue_time", ""},
+      {"symbolize_args", "false"}};
+  EXPECT_EQ(read->fields, expected);
+  // A mapping is one argument, no args an empty list, no queue the default one.
+  std::string text = kTemplate;
+  auto one = sidekiq_cron::ReadJobTemplate(
+      std::string(text).replace(text.find("[s3"), text.find("]\n") - text.find("[s3") + 1,
+                                "{a: 1}"),
+      NightlyJob(), "");
+  ASSERT_TRUE(one.ok()) << one.error();
+  EXPECT_EQ(one->fields[4].second, R"([{"a":1}])");
+  auto bare = sidekiq_cron::ReadJobTemplate(
+      "name: n\ncron: 0 3 * * *\nklass: K\ndescription: '[schedwatch: role=nightly "
+      "spec_version=2]'\n",
+      NightlyJob(), "Europe/Berlin");
+  ASSERT_TRUE(bare.ok()) << bare.error();
+  EXPECT_EQ(bare->fields[4].second, "[]");
+  EXPECT_EQ(bare->fields[6].second, R"({"queue":"default","class":"K","args":[]})");
+}
+
+TEST(SidekiqCronRepair, TemplatesOfAnotherJobAreRefused) {
+  auto refused = [](std::string_view from, std::string_view to) {
+    std::string text = kTemplate;
+    text.replace(text.find(from), from.size(), to);
+    auto read = sidekiq_cron::ReadJobTemplate(text, NightlyJob(), "");
+    return read.ok() ? std::string("accepted") : read.error();
+  };
+  EXPECT_EQ(refused("role=nightly", "role=other"),
+            "description: the marker's role is other, not nightly");
+  EXPECT_NE(refused("0 3 * * * Europe", "0 4 * * * Europe").find("not the job's schedule"),
+            std::string::npos);
+  EXPECT_NE(refused("Europe/Berlin", "UTC").find("not the job's schedule"), std::string::npos);
+  EXPECT_NE(refused("spec_version=2", "spec_version=1").find("spec_version 1"), std::string::npos);
+  EXPECT_EQ(refused("queue: exports", "status: disabled"),
+            "status: disabled would create a disabled job");
+  EXPECT_EQ(refused("queue: exports", "retry: 3"),
+            "unknown key the value \"retry\" (name, cron, class or klass, queue, args, "
+            "description, status)");
+  EXPECT_EQ(refused("queue: exports", "klass: Other"), "class and klass: give one");
+  EXPECT_NE(refused("[schedwatch: role=nightly spec_version=2]", "").find("must carry"),
+            std::string::npos);
+  EXPECT_EQ(refused("name: nightly_export", "name: \"a\\nb\""), "name: a control character");
+  EXPECT_EQ(refused("class: ExportWorker", "class: [A]"), "class: must be a string");
+  // Aliases expanding into 100,000 arguments are refused at the budget.
+  std::string bomb =
+      "name: n\ncron: 0 3 * * * Europe/Berlin\nclass: K\n"
+      "description: '[schedwatch: role=nightly spec_version=2]'\nargs: [&a [1, 2, 3, 4, 5, 6, 7, "
+      "8, 9, 10]";
+  for (char level = 'b'; level <= 'e'; ++level) {
+    bomb += fmt::format(", &{} [", level);
+    for (int i = 0; i < 10; ++i) bomb += fmt::format("{}*{}", i ? ", " : "", char(level - 1));
+    bomb += "]";
+  }
+  bomb += "]\n";
+  auto read = sidekiq_cron::ReadJobTemplate(bomb, NightlyJob(), "");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error(), "args: more than 10000 values");
+}
+
+TEST(SidekiqCronRepair, ReconcileCanRepairSidekiqCron) {
+  auto spec = ParseSpec(R"(version: 1
+sources: {app: {type: sidekiq_cron}}
+jobs: []
+)",
+                        "/spec.yaml", BuiltInCatalog());
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  auto repairer = MakeRepairer(spec->sources.at("app"));
+  EXPECT_TRUE(repairer.ok()) << repairer.error();
 }
 
 TEST(SidekiqCronSpec, UrlsAndSettings) {
