@@ -62,9 +62,12 @@ std::string PasswordOf(const std::string& dsn) {
   return password;
 }
 
-Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout,
-                            const std::atomic<bool>* cancelled) {
-  const std::string password = PasswordOf(dsn);
+using PgConnection = std::unique_ptr<PGconn, decltype(&PQfinish)>;
+
+// A session whose statements stop at `timeout`, read-only unless `write` (later keywords
+// override the DSN's).
+Result<PgConnection> ConnectPostgres(const std::string& dsn, const std::string& password,
+                                     std::chrono::seconds timeout, bool write) {
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(dsn.c_str(), &parse_error);
   if (parsed == nullptr) {
@@ -73,17 +76,43 @@ Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout
     return Error{fmt::format("the connection string does not parse: {}", message)};
   }
   PQconninfoFree(parsed);
-  // Later keywords override the DSN's: a read-only session whose statements stop at the timeout.
   const std::string seconds = std::to_string(timeout.count());
   const std::string options =
-      fmt::format("-c default_transaction_read_only=on -c statement_timeout={}s", timeout.count());
+      fmt::format("{}-c statement_timeout={}s", write ? "" : "-c default_transaction_read_only=on ",
+                  timeout.count());
   const char* keys[] = {"dbname", "connect_timeout", "options", "application_name", nullptr};
-  const char* values[] = {dsn.c_str(), seconds.c_str(), options.c_str(), "schedwatch", nullptr};
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdbParams(keys, values, 1), PQfinish);
+  const char* values[] = {dsn.c_str(), seconds.c_str(), options.c_str(),
+                          write ? "schedwatch-reconcile" : "schedwatch", nullptr};
+  PgConnection conn(PQconnectdbParams(keys, values, 1), PQfinish);
   if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
     return Error{fmt::format("cannot connect to PostgreSQL: {}",
                              Redacted(PQerrorMessage(conn.get()), password))};
   }
+  return conn;
+}
+
+using SqliteDb = std::unique_ptr<sqlite3, decltype(&sqlite3_close)>;
+
+// Never created: a missing file is an error, not an empty database.
+Result<SqliteDb> OpenSqlite(const std::string& path, int flags, std::chrono::seconds timeout) {
+  sqlite3* raw = nullptr;
+  const int opened = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  SqliteDb db(raw, sqlite3_close);
+  if (opened != SQLITE_OK) {
+    return Error{fmt::format("cannot open SQLite database {}{}: {}", path,
+                             flags & SQLITE_OPEN_READWRITE ? " to write" : "",
+                             raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(opened))};
+  }
+  sqlite3_busy_timeout(raw, static_cast<int>(timeout.count() * 1000));
+  return db;
+}
+
+Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout,
+                            const std::atomic<bool>* cancelled) {
+  const std::string password = PasswordOf(dsn);
+  auto connected = ConnectPostgres(dsn, password, timeout, false);
+  if (!connected) return Error{connected.error()};
+  PgConnection conn = std::move(*connected);
   if (cancelled != nullptr && cancelled->load()) return Error{"cancelled"};
   const char* epoch = "EXTRACT(EPOCH FROM {})::bigint";
   Tables tables;
@@ -146,15 +175,10 @@ Result<Tables> ReadPostgres(const std::string& dsn, std::chrono::seconds timeout
 
 Result<Tables> ReadSqlite(const std::string& path, std::chrono::seconds timeout,
                           const std::atomic<bool>* cancelled) {
-  sqlite3* raw = nullptr;
-  // Read-only, never created: a missing file is an error, not an empty database.
-  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, sqlite3_close);
-  if (opened != SQLITE_OK) {
-    return Error{fmt::format("cannot open SQLite database {}: {}", path,
-                             raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(opened))};
-  }
-  sqlite3_busy_timeout(raw, static_cast<int>(timeout.count() * 1000));
+  auto opened = OpenSqlite(path, SQLITE_OPEN_READONLY, timeout);
+  if (!opened) return Error{opened.error()};
+  SqliteDb db = std::move(*opened);
+  sqlite3* raw = db.get();
   // Stop a long read at the timeout or when the refresh gives up.
   struct Stop {
     std::chrono::steady_clock::time_point deadline;
@@ -286,16 +310,9 @@ Result<bool> InsertWith(const Statement& run, const std::string& now, const NewT
 Result<bool> InsertPostgres(const std::string& dsn, const NewTask& task,
                             std::chrono::seconds timeout) {
   const std::string password = PasswordOf(dsn);
-  const std::string seconds = std::to_string(timeout.count());
-  const std::string options = fmt::format("-c statement_timeout={}s", timeout.count());
-  const char* keys[] = {"dbname", "connect_timeout", "options", "application_name", nullptr};
-  const char* values[] = {dsn.c_str(), seconds.c_str(), options.c_str(), "schedwatch-reconcile",
-                          nullptr};
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdbParams(keys, values, 1), PQfinish);
-  if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
-    return Error{fmt::format("cannot connect to PostgreSQL: {}",
-                             Redacted(PQerrorMessage(conn.get()), password))};
-  }
+  auto connected = ConnectPostgres(dsn, password, timeout, true);
+  if (!connected) return Error{connected.error()};
+  PgConnection conn = std::move(*connected);
   Statement run = [&](const std::string& sql, const Params& params,
                       bool* taken) -> Result<std::optional<std::string>> {
     std::vector<const char*> raw;
@@ -333,15 +350,10 @@ Result<bool> InsertPostgres(const std::string& dsn, const NewTask& task,
 
 Result<bool> InsertSqlite(const std::string& path, const NewTask& task,
                           std::chrono::seconds timeout) {
-  sqlite3* raw = nullptr;
-  // Read-write, never created: a missing file is an error.
-  const int opened = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, sqlite3_close);
-  if (opened != SQLITE_OK) {
-    return Error{fmt::format("cannot open SQLite database {} to write: {}", path,
-                             raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(opened))};
-  }
-  sqlite3_busy_timeout(raw, static_cast<int>(timeout.count() * 1000));
+  auto opened = OpenSqlite(path, SQLITE_OPEN_READWRITE, timeout);
+  if (!opened) return Error{opened.error()};
+  SqliteDb db = std::move(*opened);
+  sqlite3* raw = db.get();
   Statement run = [&](const std::string& sql, const Params& params,
                       bool* taken) -> Result<std::optional<std::string>> {
     std::string numbered = sql;  // SQLite numbers its parameters ?1, ?2

@@ -166,7 +166,8 @@ def psql(sock, port, sql, db="postgres"):
                    check=True, capture_output=True)
 
 
-def scenario(args, workdir, db):
+def make_project(workdir, db):
+    """The Django project in workdir/proj; the environment its commands run with."""
     env = {"DB": db, "REDIS_SOCKET": os.path.join(workdir, "redis.sock"),
            "PYTHONPATH": workdir, "DJANGO_SETTINGS_MODULE": "proj.settings",
            "PYTHONDONTWRITEBYTECODE": "1"}
@@ -174,6 +175,11 @@ def scenario(args, workdir, db):
     for name, text in (("__init__.py", ""), ("settings.py", SETTINGS), ("celery.py", TASKS)):
         with open(os.path.join(workdir, "proj", name), "w") as f:
             f.write(text)
+    return env
+
+
+def scenario(args, workdir, db):
+    env = make_project(workdir, db)
     servers = []
     try:
         servers.append(Process(["redis-server", "--port", "0", "--unixsocket", env["REDIS_SOCKET"],

@@ -8,6 +8,7 @@ it; a dry run changes nothing, a second run creates nothing, and disabled or dri
 never touched. Prints 'N passed, N failed'.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -18,8 +19,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from celery_beat_e2e_test import (PYTHON, SETTINGS, TASKS, django, psql,  # noqa: E402
-                                  start_postgres)
+from celery_beat_e2e_test import django, make_project, psql, start_postgres  # noqa: E402
 from schedwatch_test import check, fail_setup, summary, temporary_directory  # noqa: E402
 
 MAKE_TASKS = textwrap.dedent("""\
@@ -112,14 +112,7 @@ def row(output, role):
 
 
 def scenario(args, workdir, db):
-    import json
-    env = {"DB": db, "REDIS_SOCKET": os.path.join(workdir, "redis.sock"),
-           "PYTHONPATH": workdir, "DJANGO_SETTINGS_MODULE": "proj.settings",
-           "PYTHONDONTWRITEBYTECODE": "1"}
-    os.makedirs(os.path.join(workdir, "proj"))
-    for name, text in (("__init__.py", ""), ("settings.py", SETTINGS), ("celery.py", TASKS)):
-        with open(os.path.join(workdir, "proj", name), "w") as f:
-            f.write(text)
+    env = make_project(workdir, db)
     for role, text in TEMPLATES.items():
         with open(os.path.join(workdir, f"{role}.yaml"), "w") as f:
             f.write(text)
