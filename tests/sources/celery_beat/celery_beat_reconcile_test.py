@@ -37,6 +37,8 @@ MAKE_TASKS = textwrap.dedent("""\
                                 description=mark("disabled"), enabled=False)
     PeriodicTask.objects.create(name="reshaped", task="proj.ok", description=mark("drifted"),
         crontab=CrontabSchedule.objects.create(minute="7", timezone="Europe/Berlin"))
+    PeriodicTask.objects.create(name="taken", task="proj.ok", crontab=every5,
+                                description="someone else's, no marker")
     """)
 
 TEMPLATES = {
@@ -57,8 +59,13 @@ TEMPLATES = {
         period: seconds
         """),
 }
-for role in ("disabled", "drifted"):
+for role in ("disabled", "drifted", "stranger"):
     TEMPLATES[role] = TEMPLATES["export"].replace("export", role)
+# A name taken by a task that is not the role's; a name that would be SQL if pasted into it.
+TEMPLATES["stranger"] = TEMPLATES["stranger"].replace("name: stranger", "name: taken")
+HOSTILE = "it's'); DROP TABLE django_celery_beat_periodictask; --"
+TEMPLATES["hostile"] = TEMPLATES["export"].replace("export", "hostile").replace(
+    "name: hostile", f"name: \"{HOSTILE}\"")
 
 SPEC = textwrap.dedent("""\
     version: 1
@@ -76,6 +83,10 @@ SPEC = textwrap.dedent("""\
           spec_version: "1", template: {dir}/disabled.yaml}}
       - {{role: drifted, source: beat, schedule: "*/5 * * * *", timezone: Europe/Berlin,
           spec_version: "1", template: {dir}/drifted.yaml}}
+      - {{role: stranger, source: beat, schedule: "*/5 * * * *", timezone: Europe/Berlin,
+          spec_version: "1", template: {dir}/stranger.yaml}}
+      - {{role: hostile, source: beat, schedule: "*/5 * * * *", timezone: Europe/Berlin,
+          spec_version: "1", template: {dir}/hostile.yaml}}
     """)
 
 # The rows as Django reads them back, and whether DatabaseScheduler loads them.
@@ -179,6 +190,14 @@ def scenario(args, workdir, db):
               "created" not in " ".join(row(out, "disabled") + row(out, "drifted"))
               and {k: rows.get(k) for k in ("switched-off", "reshaped")}
               == {k: before["rows"][k] for k in ("switched-off", "reshaped")}, out)
+        check(f"{db}: a name taken by another task is left alone",
+              "exists but is not this role's job" in " ".join(row(out, "stranger"))
+              and rows.get("taken") == before["rows"]["taken"], (row(out, "stranger"),
+                                                                 rows.get("taken")))
+        check(f"{db}: a name with quotes and SQL in it is stored as written",
+              row(out, "hostile")[-1:] == ["created"]
+              and rows.get(HOSTILE, {}).get("description", "").endswith("role=hostile "
+                                                                       "spec_version=1]"), out)
         export = rows.get("export", {})
         check(f"{db}: the crontab task is back with its template's schedule and marker",
               export.get("description") == "Export [schedwatch: role=export spec_version=1]"

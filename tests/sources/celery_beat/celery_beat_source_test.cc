@@ -343,5 +343,25 @@ period: seconds
   sqlite3_close(db);
 }
 
+TEST_F(CeleryBeatSourceTest, RepairersPasswordIsInNoMessage) {
+  const std::string password = "Repair-S3cret-77";
+  WriteFile(dir_.path() / "repair-dsn",
+            fmt::format("host=127.0.0.1 port=1 dbname=app user=repair password={}\n", password));
+  Make(fmt::format("    dsn: sqlite://{}\n    repair_dsn_file: {}", db_,
+                   (dir_.path() / "repair-dsn").string()));
+  auto repairer = MakeRepairer(spec_->sources.at("beat"));
+  ASSERT_TRUE(repairer.ok()) << repairer.error();
+  auto created = (*repairer)->Create(*spec_->FindJob("heartbeat"), R"(name: heartbeat
+task: app.tasks.ping
+description: "[schedwatch: role=heartbeat spec_version=1]"
+every: "30"
+period: seconds
+)");
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error().find("cannot connect to PostgreSQL"), std::string::npos)
+      << created.error();
+  EXPECT_EQ(created.error().find(password), std::string::npos) << created.error();
+}
+
 }  // namespace
 }  // namespace schedwatch
