@@ -4,8 +4,8 @@ of celery_beat_e2e_test.py, then SQLite): a deleted periodic task is inserted ag
 template by `schedwatch_exporter reconcile --apply` through a role with only the GRANTs of
 docs/sources/celery_beat.md, with its crontab (an equal schedule row reused) or interval, its
 marker, and a newer PeriodicTasks.last_update; django-celery-beat's own DatabaseScheduler loads
-it; a dry run changes nothing, a second run creates nothing, and disabled or drifted tasks are
-never touched. Prints 'N passed, N failed'.
+it, and a running `celery beat` sends it; a dry run changes nothing, a second run creates
+nothing, and disabled or drifted tasks and a name taken by another task are never touched. Prints 'N passed, N failed'.
 """
 import argparse
 import json
@@ -19,8 +19,9 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from celery_beat_e2e_test import django, make_project, psql, start_postgres  # noqa: E402
-from schedwatch_test import check, fail_setup, summary, temporary_directory  # noqa: E402
+from celery_beat_e2e_test import PYTHON, django, make_project, psql, start_postgres  # noqa: E402
+from schedwatch_test import (Process, check, fail_setup, summary,  # noqa: E402
+                             temporary_directory, wait_for)
 
 MAKE_TASKS = textwrap.dedent("""\
     import django
@@ -128,10 +129,11 @@ def scenario(args, workdir, db):
         with open(os.path.join(workdir, f"{role}.yaml"), "w") as f:
             f.write(text)
     secret = "s3cret-Repairer-9"
-    server = None
+    servers = []
     try:
         if db == "postgres":
             server, sock, port = start_postgres(workdir)
+            servers.append(server)
             env.update(PGSOCK=sock, PGPORT=port)
             psql(sock, port, "CREATE DATABASE app")
             dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
@@ -220,6 +222,25 @@ def scenario(args, workdir, db):
               row(out, "export")[2:] == ["ok", "verified"]
               and row(out, "heartbeat")[2:] == ["ok", "verified"]
               and json.loads(django(workdir, env, "-c", INSPECT))["rows"] == rows, out)
+        # A running beat notices a task reconcile inserts (last_update) and sends it.
+        django(workdir, env, "-c", "import django; django.setup(); "
+               "from django_celery_beat.models import PeriodicTask; "
+               "PeriodicTask.objects.filter(name='heartbeat').delete()")
+        servers.append(Process(["redis-server", "--port", "0", "--unixsocket",
+                                env["REDIS_SOCKET"], "--save", "", "--appendonly", "no"],
+                               os.path.join(workdir, "redis.log")))
+        beat = Process([PYTHON, "-m", "celery", "-A", "proj", "beat", "-S",
+                        "django_celery_beat.schedulers:DatabaseScheduler", "-l", "debug", "-s",
+                        os.path.join(workdir, "beat-schedule")],
+                       os.path.join(workdir, "beat.log"), env=env, cwd=workdir)
+        servers.append(beat)
+        check(f"{db}: beat runs", wait_for(lambda: "beat: Starting" in beat.logs(), 60,
+                                           "beat to start"), beat.logs()[-2000:])
+        code, out = reconcile(args, spec, workdir, "--apply")
+        check(f"{db}: a running beat sends the re-created task without a restart",
+              row(out, "heartbeat")[-1:] == ["created"] and wait_for(
+                  lambda: "Sending due task heartbeat" in beat.logs(), 60, "beat to send it"),
+              out + beat.logs()[-2000:])
         if db == "postgres":
             # The source's own role cannot write: reconcile without repair_dsn_file fails.
             with open(spec, "w") as f:
@@ -231,7 +252,7 @@ def scenario(args, workdir, db):
             check(f"{db}: the SELECT-only role cannot insert",
                   code == 1 and "permission denied" in " ".join(row(out, "export")), out)
     finally:
-        if server is not None:
+        for server in reversed(servers):
             server.stop()
 
 
@@ -240,7 +261,7 @@ def main():
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--db", choices=("postgres", "sqlite"), action="append")
     args = parser.parse_args()
-    for tool in ("psql", "runuser"):
+    for tool in ("redis-server", "psql", "runuser"):
         if shutil.which(tool) is None:
             fail_setup(f"{tool} is not installed")
     for db in args.db or ("postgres", "sqlite"):
