@@ -307,6 +307,22 @@ Result<bool> InsertWith(const Statement& run, const std::string& now, const NewT
   return true;
 }
 
+// InsertWith between `begin` and COMMIT; rolled back when it writes nothing or fails.
+Result<bool> InTransaction(const Statement& run, const char* begin, const std::string& now,
+                           const NewTask& task) {
+  bool taken = false;
+  auto begun = run(begin, {}, &taken);
+  if (!begun) return Error{begun.error()};
+  auto inserted = InsertWith(run, now, task);
+  if (inserted && *inserted) {
+    auto committed = run("COMMIT", {}, &taken);
+    if (!committed) return Error{committed.error()};
+    return true;
+  }
+  run("ROLLBACK", {}, &taken);
+  return inserted;
+}
+
 Result<bool> InsertPostgres(const std::string& dsn, const NewTask& task,
                             std::chrono::seconds timeout) {
   const std::string password = PasswordOf(dsn);
@@ -333,19 +349,7 @@ Result<bool> InsertPostgres(const std::string& dsn, const NewTask& task,
     }
     return std::optional<std::string>(PQgetvalue(result.get(), 0, 0));
   };
-  auto begun = run("BEGIN", {}, nullptr);
-  bool taken = false;
-  if (begun) {
-    auto inserted = InsertWith(run, "now()", task);
-    if (inserted && *inserted) {
-      auto committed = run("COMMIT", {}, &taken);
-      if (!committed) return Error{committed.error()};
-      return true;
-    }
-    run("ROLLBACK", {}, &taken);
-    return inserted;
-  }
-  return Error{begun.error()};
+  return InTransaction(run, "BEGIN", "now()", task);
 }
 
 Result<bool> InsertSqlite(const std::string& path, const NewTask& task,
@@ -386,18 +390,8 @@ Result<bool> InsertSqlite(const std::string& path, const NewTask& task,
     }
     return first;
   };
-  bool taken = false;
   // IMMEDIATE: the write lock from the start, so the read of the name cannot go stale.
-  auto begun = run("BEGIN IMMEDIATE", {}, &taken);
-  if (!begun) return Error{begun.error()};
-  auto inserted = InsertWith(run, "strftime('%Y-%m-%d %H:%M:%f', 'now')", task);
-  if (inserted && *inserted) {
-    auto committed = run("COMMIT", {}, &taken);
-    if (!committed) return Error{committed.error()};
-    return true;
-  }
-  run("ROLLBACK", {}, &taken);
-  return inserted;
+  return InTransaction(run, "BEGIN IMMEDIATE", "strftime('%Y-%m-%d %H:%M:%f', 'now')", task);
 }
 
 }  // namespace

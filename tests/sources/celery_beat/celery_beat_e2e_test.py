@@ -270,7 +270,8 @@ def scenario(args, workdir, db):
             server.stop()
 
 
-def main():
+def run_scenarios(scenario, prefix):
+    """scenario(args, workdir, db) on PostgreSQL and SQLite (or the --db given)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--db", choices=("postgres", "sqlite"), action="append")
@@ -279,9 +280,13 @@ def main():
         if shutil.which(tool) is None:
             fail_setup(f"{tool} is not installed")
     for db in args.db or ("postgres", "sqlite"):
-        with temporary_directory(f"schedwatch-celery-{db}-") as workdir:
+        with temporary_directory(f"{prefix}{db}-") as workdir:
             scenario(args, workdir, db)
     return summary()
+
+
+def main():
+    return run_scenarios(scenario, "schedwatch-celery-")
 
 
 if __name__ == "__main__":

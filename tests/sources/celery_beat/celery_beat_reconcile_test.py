@@ -7,10 +7,8 @@ marker, and a newer PeriodicTasks.last_update; django-celery-beat's own Database
 it, and a running `celery beat` sends it; a dry run changes nothing, a second run creates
 nothing, and disabled or drifted tasks and a name taken by another task are never touched. Prints 'N passed, N failed'.
 """
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,9 +17,9 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from celery_beat_e2e_test import PYTHON, django, make_project, psql, start_postgres  # noqa: E402
-from schedwatch_test import (Process, check, fail_setup, summary,  # noqa: E402
-                             temporary_directory, wait_for)
+from celery_beat_e2e_test import (PYTHON, django, make_project, psql,  # noqa: E402
+                                  run_scenarios, start_postgres)
+from schedwatch_test import Process, check, wait_for  # noqa: E402
 
 MAKE_TASKS = textwrap.dedent("""\
     import django
@@ -257,17 +255,7 @@ def scenario(args, workdir, db):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    parser.add_argument("--db", choices=("postgres", "sqlite"), action="append")
-    args = parser.parse_args()
-    for tool in ("redis-server", "psql", "runuser"):
-        if shutil.which(tool) is None:
-            fail_setup(f"{tool} is not installed")
-    for db in args.db or ("postgres", "sqlite"):
-        with temporary_directory(f"schedwatch-celery-reconcile-{db}-") as workdir:
-            scenario(args, workdir, db)
-    return summary()
+    return run_scenarios(scenario, "schedwatch-celery-reconcile-")
 
 
 if __name__ == "__main__":
