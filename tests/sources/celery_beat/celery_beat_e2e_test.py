@@ -178,6 +178,22 @@ def make_project(workdir, db):
     return env
 
 
+def migrated_database(workdir, db, env, servers):
+    """The project's database, migrated (PostgreSQL: its server appended to servers, its
+    socket in env); the spec's dsn line for the monitoring role."""
+    if db == "postgres":
+        server, sock, port = start_postgres(workdir)
+        servers.append(server)
+        env.update(PGSOCK=sock, PGPORT=port)
+        psql(sock, port, "CREATE DATABASE app")
+        dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
+    else:
+        env["SQLITE"] = os.path.join(workdir, "db.sqlite3")
+        dsn = f"dsn: \"sqlite://{env['SQLITE']}\""
+    django(workdir, env, "-m", "django", "migrate", "-v0")
+    return dsn
+
+
 def scenario(args, workdir, db):
     env = make_project(workdir, db)
     servers = []
@@ -185,16 +201,8 @@ def scenario(args, workdir, db):
         servers.append(Process(["redis-server", "--port", "0", "--unixsocket", env["REDIS_SOCKET"],
                                 "--save", "", "--appendonly", "no"],
                                os.path.join(workdir, "redis.log")))
-        if db == "postgres":
-            server, sock, port = start_postgres(workdir)
-            servers.append(server)
-            env.update(PGSOCK=sock, PGPORT=port)
-            psql(sock, port, "CREATE DATABASE app")
-            dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
-        else:
-            env["SQLITE"] = os.path.join(workdir, "db.sqlite3")
-            dsn = f"dsn: \"sqlite://{env['SQLITE']}\""
-        django(workdir, env, "-m", "django", "migrate", "-v0")
+        dsn = migrated_database(workdir, db, env, servers)
+        sock, port = env.get("PGSOCK"), env.get("PGPORT")
         if db == "postgres":
             # The monitoring role of docs/sources/celery_beat.md: SELECT and nothing more.
             psql(sock, port, "CREATE ROLE monitor LOGIN; GRANT SELECT ON "

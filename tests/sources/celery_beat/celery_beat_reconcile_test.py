@@ -17,8 +17,8 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from celery_beat_e2e_test import (PYTHON, django, make_project, psql,  # noqa: E402
-                                  run_scenarios, start_postgres)
+from celery_beat_e2e_test import (PYTHON, django, make_project,  # noqa: E402
+                                  migrated_database, psql, run_scenarios)
 from schedwatch_test import Process, check, wait_for  # noqa: E402
 
 MAKE_TASKS = textwrap.dedent("""\
@@ -129,16 +129,8 @@ def scenario(args, workdir, db):
     secret = "s3cret-Repairer-9"
     servers = []
     try:
-        if db == "postgres":
-            server, sock, port = start_postgres(workdir)
-            servers.append(server)
-            env.update(PGSOCK=sock, PGPORT=port)
-            psql(sock, port, "CREATE DATABASE app")
-            dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
-        else:
-            env["SQLITE"] = os.path.join(workdir, "db.sqlite3")
-            dsn = f"dsn: \"sqlite://{env['SQLITE']}\""
-        django(workdir, env, "-m", "django", "migrate", "-v0")
+        dsn = migrated_database(workdir, db, env, servers)
+        sock, port = env.get("PGSOCK"), env.get("PGPORT")
         spec = os.path.join(workdir, "spec.yaml")
         if db == "postgres":
             # The two roles of docs/sources/celery_beat.md: the source's SELECT, reconcile's
