@@ -67,4 +67,19 @@ inline constexpr std::size_t kMaxTasks = 1'000'000;
 Result<Tables> ReadTables(const std::string& dsn, std::chrono::seconds timeout,
                           const std::atomic<bool>* cancelled);
 
+// A periodic task to insert (reconcile): a crontab (the five fields and its zone) or an
+// interval (every, period) schedule.
+struct NewTask {
+  std::string name, task, description, args = "[]", kwargs = "{}", queue;
+  std::optional<std::vector<std::string>> crontab;  // minute hour day_of_month month_of_year
+                                                    // day_of_week, then the zone
+  std::string every, period;                        // an interval, when no crontab
+};
+
+// Inserts `task` and, unless an equal one exists, its schedule row, then bumps
+// django_celery_beat_periodictasks.last_update as Django's PeriodicTasks.changed does (a
+// running DatabaseScheduler re-reads its tasks), all in one read-write transaction. false,
+// with nothing written, when a task of that name exists. Errors never hold the password.
+Result<bool> InsertTask(const std::string& dsn, const NewTask& task, std::chrono::seconds timeout);
+
 }  // namespace schedwatch::celery_beat

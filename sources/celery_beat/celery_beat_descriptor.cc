@@ -18,7 +18,8 @@ class CeleryBeatDescriptor : public SourceDescriptor {
   std::string_view type() const override { return "celery_beat"; }
 
   const std::vector<SettingKey>& settings_keys() const override {
-    static const std::vector<SettingKey> keys{{"dsn"}, {"dsn_file"}, {"timeout"}, {"beat_lag"}};
+    static const std::vector<SettingKey> keys{
+        {"dsn"}, {"dsn_file"}, {"timeout"}, {"beat_lag"}, {"repair_dsn_file"}};
     return keys;
   }
 
@@ -27,6 +28,7 @@ class CeleryBeatDescriptor : public SourceDescriptor {
     ReadCommonSettings(reader, *settings);
     settings->dsn = reader.String("dsn").value_or("");
     settings->dsn_file = reader.Path("dsn_file").value_or("");
+    settings->repair_dsn_file = reader.Path("repair_dsn_file").value_or("");
     if (auto lag = reader.Wait("beat_lag")) settings->beat_lag = *lag;
     if (reader.Has("dsn") == reader.Has("dsn_file")) {
       reader.Problem(reader.Has("dsn") ? "dsn_file" : "dsn", "set exactly one of dsn and dsn_file");

@@ -15,6 +15,9 @@ struct CeleryBeatSettings : SourceSettings {
   // file, which is re-read at each read (rotated credentials).
   std::string dsn;
   std::string dsn_file;
+  // reconcile's own connection string (a role that may insert, docs/sources/celery_beat.md);
+  // empty: the source's.
+  std::string repair_dsn_file;
   // How long after a due time beat may take to write last_run_at back: DatabaseScheduler
   // writes it every beat_sync_every tasks or 3 minutes (its sync_every).
   std::chrono::seconds beat_lag{300};

@@ -4,9 +4,7 @@
 namespace schedwatch::celery_beat {
 
 SourceModule Module() {
-  return {MakeCeleryBeatSource, nullptr,
-          "schedwatch reads django-celery-beat's tables read-only and does not write them",
-          MakeCeleryBeatDiscoverer};
+  return {MakeCeleryBeatSource, MakeCeleryBeatRepairer, "", MakeCeleryBeatDiscoverer};
 }
 
 }  // namespace schedwatch::celery_beat

@@ -33,14 +33,18 @@ Result<std::unique_ptr<Source>> MakeCeleryBeatSource(const SourceOptions& option
 }
 
 Result<std::string> CeleryBeatSource::Dsn() const {
-  if (settings_.dsn_file.empty()) return settings_.dsn;
-  auto text = platform::ReadRegularFile(settings_.dsn_file, kMaxDsnBytes);
+  return LoadCeleryBeatDsn(settings_.dsn, settings_.dsn_file);
+}
+
+Result<std::string> LoadCeleryBeatDsn(const std::string& dsn_text, const std::string& dsn_file) {
+  if (dsn_file.empty()) return dsn_text;
+  auto text = platform::ReadRegularFile(dsn_file, kMaxDsnBytes);
   if (!text) return Error{text.error()};  // names the file, never its content
   std::string dsn = std::move(*text);
   while (!dsn.empty() && (dsn.back() == '\n' || dsn.back() == '\r' || dsn.back() == ' ')) {
     dsn.pop_back();
   }
-  if (dsn.empty()) return Error{fmt::format("{} is empty", settings_.dsn_file)};
+  if (dsn.empty()) return Error{fmt::format("{} is empty", dsn_file)};
   return dsn;
 }
 

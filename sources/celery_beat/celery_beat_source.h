@@ -22,6 +22,7 @@
 #include "sources/celery_beat/celery_beat_db.h"
 #include "sources/celery_beat/celery_beat_descriptor.h"
 #include "sources/discoverer.h"
+#include "sources/repairer.h"
 #include "sources/source.h"
 
 namespace schedwatch {
@@ -44,7 +45,12 @@ class CeleryBeatSource : public Source {
   std::vector<std::string> roles_;  // sorted
 };
 
+// `dsn`, or the connection string in `dsn_file` (re-read each time: credentials rotate).
+Result<std::string> LoadCeleryBeatDsn(const std::string& dsn, const std::string& dsn_file);
+
 Result<std::unique_ptr<Source>> MakeCeleryBeatSource(const SourceOptions& options);
 Result<std::unique_ptr<Discoverer>> MakeCeleryBeatDiscoverer(const SourceOptions& options);
+// reconcile: inserts a missing task from its template (celery_beat_repairer.cc).
+Result<std::unique_ptr<Repairer>> MakeCeleryBeatRepairer(const SourceSpec& source);
 
 }  // namespace schedwatch

@@ -166,7 +166,8 @@ def psql(sock, port, sql, db="postgres"):
                    check=True, capture_output=True)
 
 
-def scenario(args, workdir, db):
+def make_project(workdir, db):
+    """The Django project in workdir/proj; the environment its commands run with."""
     env = {"DB": db, "REDIS_SOCKET": os.path.join(workdir, "redis.sock"),
            "PYTHONPATH": workdir, "DJANGO_SETTINGS_MODULE": "proj.settings",
            "PYTHONDONTWRITEBYTECODE": "1"}
@@ -174,21 +175,34 @@ def scenario(args, workdir, db):
     for name, text in (("__init__.py", ""), ("settings.py", SETTINGS), ("celery.py", TASKS)):
         with open(os.path.join(workdir, "proj", name), "w") as f:
             f.write(text)
+    return env
+
+
+def migrated_database(workdir, db, env, servers):
+    """The project's database, migrated (PostgreSQL: its server appended to servers, its
+    socket in env); the spec's dsn line for the monitoring role."""
+    if db == "postgres":
+        server, sock, port = start_postgres(workdir)
+        servers.append(server)
+        env.update(PGSOCK=sock, PGPORT=port)
+        psql(sock, port, "CREATE DATABASE app")
+        dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
+    else:
+        env["SQLITE"] = os.path.join(workdir, "db.sqlite3")
+        dsn = f"dsn: \"sqlite://{env['SQLITE']}\""
+    django(workdir, env, "-m", "django", "migrate", "-v0")
+    return dsn
+
+
+def scenario(args, workdir, db):
+    env = make_project(workdir, db)
     servers = []
     try:
         servers.append(Process(["redis-server", "--port", "0", "--unixsocket", env["REDIS_SOCKET"],
                                 "--save", "", "--appendonly", "no"],
                                os.path.join(workdir, "redis.log")))
-        if db == "postgres":
-            server, sock, port = start_postgres(workdir)
-            servers.append(server)
-            env.update(PGSOCK=sock, PGPORT=port)
-            psql(sock, port, "CREATE DATABASE app")
-            dsn = f"dsn: \"host={sock} port={port} dbname=app user=monitor\""
-        else:
-            env["SQLITE"] = os.path.join(workdir, "db.sqlite3")
-            dsn = f"dsn: \"sqlite://{env['SQLITE']}\""
-        django(workdir, env, "-m", "django", "migrate", "-v0")
+        dsn = migrated_database(workdir, db, env, servers)
+        sock, port = env.get("PGSOCK"), env.get("PGPORT")
         if db == "postgres":
             # The monitoring role of docs/sources/celery_beat.md: SELECT and nothing more.
             psql(sock, port, "CREATE ROLE monitor LOGIN; GRANT SELECT ON "
@@ -264,7 +278,8 @@ def scenario(args, workdir, db):
             server.stop()
 
 
-def main():
+def run_scenarios(scenario, prefix):
+    """scenario(args, workdir, db) on PostgreSQL and SQLite (or the --db given)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--exporter", required=True)
     parser.add_argument("--db", choices=("postgres", "sqlite"), action="append")
@@ -273,9 +288,13 @@ def main():
         if shutil.which(tool) is None:
             fail_setup(f"{tool} is not installed")
     for db in args.db or ("postgres", "sqlite"):
-        with temporary_directory(f"schedwatch-celery-{db}-") as workdir:
+        with temporary_directory(f"{prefix}{db}-") as workdir:
             scenario(args, workdir, db)
     return summary()
+
+
+def main():
+    return run_scenarios(scenario, "schedwatch-celery-")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #include "sources/catalog.h"
 #include "sources/celery_beat/celery_beat_mapping.h"
+#include "sources/repairer.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -253,6 +254,113 @@ TEST_F(CeleryBeatSourceTest, DiscoverDraftsEveryTaskAndPrintsTheUpdateThatMarksI
             "Description) to\n  Weekly report [schedwatch: role=weekly spec_version=1]\n  UPDATE "
             "django_celery_beat_periodictask SET description = 'Weekly report [schedwatch: "
             "role=weekly spec_version=1]' WHERE name = 'it''s weekly';\n");
+}
+
+TEST_F(CeleryBeatSourceTest, RepairerInsertsAMissingTaskFromItsTemplateNeverOverAnother) {
+  AddCrontabTask(1, "other", "", "", "0 3 * * *", "Europe/Berlin");  // an equal crontab row
+  MakeSqlite();
+  auto repairer = MakeRepairer(spec_->sources.at("beat"));
+  ASSERT_TRUE(repairer.ok()) << repairer.error();
+  const JobSpec& nightly = *spec_->FindJob("nightly");
+  const JobSpec& heartbeat = *spec_->FindJob("heartbeat");
+  const std::string nightly_template = R"(name: nightly
+task: app.tasks.export
+description: "Export [schedwatch: role=nightly spec_version=1]"
+crontab: "0 3 * * *"
+timezone: Europe/Berlin
+kwargs: '{"to": "s3"}'
+)";
+  // Templates that would not create exactly this job are refused before anything is written.
+  for (auto [text, message] : {
+           std::pair{std::string("name: x\n"), "task: missing"},
+           std::pair{nightly_template + "owner: me\n", "unknown key"},
+           std::pair{nightly_template + "every: '30'\nperiod: seconds\n", "either crontab"},
+           std::pair{std::string(R"(name: nightly
+task: t
+description: "[schedwatch: role=heartbeat spec_version=1]"
+crontab: "0 3 * * *"
+timezone: Europe/Berlin
+)"),
+                     "the marker's role is heartbeat"},
+           std::pair{std::string(R"(name: nightly
+task: t
+description: "[schedwatch: role=nightly spec_version=1]"
+crontab: "0 4 * * *"
+timezone: Europe/Berlin
+)"),
+                     "not the job's"},
+           std::pair{nightly_template + "args: '{}'\n", "args: must be a JSON list"},
+       }) {
+    auto validated = (*repairer)->Validate(nightly, text);
+    ASSERT_FALSE(validated.ok()) << text;
+    EXPECT_NE(validated.error().find(message), std::string::npos) << validated.error();
+  }
+  ASSERT_TRUE((*repairer)->Validate(nightly, nightly_template).ok());
+  auto created = (*repairer)->Create(nightly, nightly_template);
+  ASSERT_TRUE(created.ok()) << created.error();
+  EXPECT_FALSE(created->already_exists);
+  EXPECT_EQ(created->what, "periodic task \"nightly\"");
+  auto interval = (*repairer)->Create(heartbeat, R"(name: heartbeat
+task: app.tasks.ping
+description: "[schedwatch: role=heartbeat spec_version=1]"
+every: "30"
+period: seconds
+)");
+  ASSERT_TRUE(interval.ok()) << interval.error();
+  // A task of that name is never written over.
+  auto again = (*repairer)->Create(nightly, nightly_template);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again->already_exists);
+
+  auto snapshot = MakeSqlite()->List(ListContext{kNow, nullptr});
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+  EXPECT_EQ(snapshot->objects.size(), 2u);
+  const LiveObject* task = Object(*snapshot, "nightly");
+  ASSERT_NE(task, nullptr);
+  EXPECT_FALSE(Drifted(nightly, *task));
+  ASSERT_NE(Object(*snapshot, "heartbeat"), nullptr);
+  EXPECT_FALSE(Drifted(heartbeat, *Object(*snapshot, "heartbeat")));
+  // The equal crontab row is reused; PeriodicTasks.last_update is set as Django's changed() does.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  auto scalar = [db](const char* sql) {
+    sqlite3_stmt* statement = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &statement, nullptr), SQLITE_OK) << sql;
+    std::string value;
+    if (sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_text(statement, 0) != nullptr) {
+      value = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+    }
+    sqlite3_finalize(statement);
+    return value;
+  };
+  EXPECT_EQ(scalar("SELECT COUNT(*) FROM django_celery_beat_crontabschedule"), "1");
+  EXPECT_EQ(scalar("SELECT crontab_id || ' ' || kwargs || ' ' || enabled || ' ' || one_off || ' ' "
+                   "|| headers FROM django_celery_beat_periodictask WHERE name = 'nightly'"),
+            "1 {\"to\": \"s3\"} 1 0 {}");
+  EXPECT_EQ(scalar("SELECT COUNT(*) FROM django_celery_beat_periodictasks WHERE ident = 1 AND "
+                   "last_update IS NOT NULL"),
+            "1");
+  sqlite3_close(db);
+}
+
+TEST_F(CeleryBeatSourceTest, RepairersPasswordIsInNoMessage) {
+  const std::string password = "Repair-S3cret-77";
+  WriteFile(dir_.path() / "repair-dsn",
+            fmt::format("host=127.0.0.1 port=1 dbname=app user=repair password={}\n", password));
+  Make(fmt::format("    dsn: sqlite://{}\n    repair_dsn_file: {}", db_,
+                   (dir_.path() / "repair-dsn").string()));
+  auto repairer = MakeRepairer(spec_->sources.at("beat"));
+  ASSERT_TRUE(repairer.ok()) << repairer.error();
+  auto created = (*repairer)->Create(*spec_->FindJob("heartbeat"), R"(name: heartbeat
+task: app.tasks.ping
+description: "[schedwatch: role=heartbeat spec_version=1]"
+every: "30"
+period: seconds
+)");
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error().find("cannot connect to PostgreSQL"), std::string::npos)
+      << created.error();
+  EXPECT_EQ(created.error().find(password), std::string::npos) << created.error();
 }
 
 }  // namespace

@@ -9,3 +9,7 @@ target_link_libraries(celery_beat_source_test PRIVATE PkgConfig::TEST_SQLITE3)
 # read by the exporter; then the same on SQLite. Runs as root (postgres runs as its own user).
 schedwatch_script_test(NAME celery_beat_e2e LABELS integration needs-root TIMEOUT 900
   COMMAND ${TESTS}/sources/celery_beat/celery_beat_e2e_test.py --exporter ${EXPORTER})
+# reconcile inserts deleted tasks from their templates, on PostgreSQL 15 and SQLite; Django's
+# DatabaseScheduler loads them.
+schedwatch_script_test(NAME celery_beat_reconcile LABELS integration needs-root TIMEOUT 300
+  COMMAND ${TESTS}/sources/celery_beat/celery_beat_reconcile_test.py --exporter ${EXPORTER})
