@@ -52,7 +52,10 @@ def main():
         check("the tour serves in the background and stops what it served",
               any(line.split("#")[0].rstrip().endswith("&") for line in lines) and
               lines[-1].startswith("kill $!"), lines)
+        # Then `wait`: the script's sh is the namespace's PID 1, and its exit would SIGKILL an
+        # exporter still logging its shutdown after `kill $!`.
         script = "".join(f'{line}\necho "tour-exit {n} $?"\n' for n, line in enumerate(lines))
+        script += "wait\n"
         result = subprocess.run(
             ["unshare", "--net", "--pid", "--fork", "sh", "-c",
              "ip link set lo up && exec sh -c \"$0\"", script],
