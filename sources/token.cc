@@ -31,9 +31,23 @@ char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned 
 }  // namespace
 
 std::string RedactToken(std::string_view text, std::string_view token) {
-  if (token.size() < kMinRedactedRun || text.size() < kMinRedactedRun) return std::string(text);
+  if (token.empty()) return std::string(text);
   std::string lower_token(token.size(), ' ');
   std::transform(token.begin(), token.end(), lower_token.begin(), Lower);
+  if (token.size() < kMinRedactedRun) {
+    // A short secret (a database or Redis password) has no pieces worth hiding: it is hidden
+    // where it stands whole.
+    std::string lower_text(text.size(), ' ');
+    std::transform(text.begin(), text.end(), lower_text.begin(), Lower);
+    std::string redacted;
+    std::size_t from = 0;
+    for (std::size_t at; (at = lower_text.find(lower_token, from)) != std::string::npos;) {
+      redacted.append(text.substr(from, at - from)).append("[redacted]");
+      from = at + token.size();
+    }
+    return redacted.append(text.substr(from));
+  }
+  if (text.size() < kMinRedactedRun) return std::string(text);
   // Marks the bytes of every kMinRedactedRun-long window that is a piece of the token; a
   // longer run is windows that overlap. Quadratic, on a message of a few hundred bytes.
   std::vector<bool> secret(text.size(), false);

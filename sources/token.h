@@ -18,7 +18,8 @@ inline constexpr std::size_t kMaxTokenBytes = 4096;
 // `text` (a message worded from an answer, a few hundred bytes) with every run of
 // kMinRedactedRun or more characters of `token` replaced by "[redacted]", whatever their case:
 // a server that echoes the token split ("glpat-SECRET...SECRETSECRET123"), cut or upper-cased
-// shows no part of it that would help guess it.
+// shows no part of it that would help guess it. A secret shorter than that is replaced where it
+// stands whole. For the passwords of celery_beat's and sidekiq_cron's servers too.
 inline constexpr std::size_t kMinRedactedRun = 8;
 std::string RedactToken(std::string_view text, std::string_view token);
 

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string_view>
 
+#include "sources/token.h"
+
 namespace schedwatch::celery_beat {
 namespace {
 
@@ -43,11 +45,7 @@ std::string ResultQuery(const char* epoch) {
 // A libpq message without the password, should a server or libpq ever echo it.
 std::string Redacted(std::string message, const std::string& password) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  if (password.empty()) return message;
-  for (std::size_t at; (at = message.find(password)) != std::string::npos;) {
-    message.replace(at, password.size(), "<redacted>");
-  }
-  return message;
+  return RedactToken(message, password);
 }
 
 std::string PasswordOf(const std::string& dsn) {

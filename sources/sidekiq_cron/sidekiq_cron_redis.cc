@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include "sources/token.h"
+
 namespace schedwatch::sidekiq_cron {
 namespace {
 
@@ -173,12 +175,7 @@ Result<std::unique_ptr<RedisConnection>> RedisConnection::Open(const RedisAddres
     const RedisValue& reply = (*replies)[i];
     if (reply.is_error()) {
       // Redis's own words ("WRONGPASS invalid username-password pair"), never the password.
-      std::string text = reply.text.substr(0, 200);
-      if (!password.empty()) {
-        for (std::size_t at; (at = text.find(password)) != std::string::npos;) {
-          text.replace(at, password.size(), "[redacted]");
-        }
-      }
+      std::string text = RedactToken(reply.text.substr(0, 200), password);
       return Error{fmt::format("{} on {}: {}", hello[i][0], connection->where_, text)};
     }
   }

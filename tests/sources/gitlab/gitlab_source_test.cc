@@ -492,6 +492,8 @@ TEST(RedactTokenTest, RunsOfEightOrMoreInAnyCase) {
   // Seven characters are no piece: ordinary words stay.
   EXPECT_EQ(RedactToken("use a glpat- token: TOKEN01", token), "use a glpat- token: TOKEN01");
   EXPECT_EQ(RedactToken("anything", "short"), "anything");
+  // A short secret (a database or Redis password) is hidden where it stands whole.
+  EXPECT_EQ(RedactToken("pw Hunter2 or hunter2?", "hunter2"), "pw [redacted] or [redacted]?");
   EXPECT_EQ(RedactToken("", token), "");
 }
 
