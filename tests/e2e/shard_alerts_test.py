@@ -170,10 +170,13 @@ def run(args, workdir, receiver, peers):
         "SchedwatchShardDown at the receiver")
     check(f"shard {dead} killed ({roles_of[dead]} roles): SchedwatchShardDown reaches the "
           "receiver", shard_down, (am.labels(False), firing(prometheus)))
-    # Every rule's for: is 2s: give anything else time to fire and be delivered.
+    # Every rule's for: is 2s: give anything else time to fire and be delivered. The Watchdog
+    # is left out: per-role mode writes ~500 groups, which on 2 cores take 2-4 s each at this
+    # 1 s evaluation interval, so its 4 s validity lapses between sends and it comes and goes.
     settled = wait_for_peer(lambda: unchanged(
-        lambda: sorted(json.dumps(a, sort_keys=True) for a in am.labels(False)), 5),
-        90, "5s without a change at Alertmanager")  # 1,000 roles' rules: slow under load
+        lambda: sorted(json.dumps(a, sort_keys=True) for a in am.labels(False)
+                       if a["alertname"] != "Watchdog"), 5),
+        90, "5s without a change at Alertmanager")
     pages = delivered()
     distinct = {json.dumps(a, sort_keys=True) for a in pages}
     check("exactly one alert reached the receiver: SchedwatchShardDown for the dead shard",
