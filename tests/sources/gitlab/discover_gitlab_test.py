@@ -27,8 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from fake_gitlab import FakeGitLab, Project, make_server, owner, pipeline  # noqa: E402
-from schedwatch_test import (check, finish, make_ca, make_leaf, read_text,  # noqa: E402
-                             run_tool, temporary_directory)
+from fake_http import make_pki  # noqa: E402
+from schedwatch_test import check, finish, read_text, run_tool, temporary_directory  # noqa: E402
 
 TOKEN = "glpat-discoverSECRET0123456789"
 
@@ -58,10 +58,7 @@ def main():
     exporter = parser.parse_args().exporter
     now = int(time.time())
     with temporary_directory("schedwatch-discover-gitlab-") as work:
-        ca = make_ca(work, "ca")
-        cert, key = make_leaf(work, "server", "ca",
-                              "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-                              subject="/CN=127.0.0.1")
+        ca, cert, key = make_pki(work)
         state = build_state(now)
         server = make_server(state, cert, key)
         try:
