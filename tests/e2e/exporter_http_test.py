@@ -5,7 +5,6 @@ Checks /metrics (plain and gzip), the Prometheus endpoints, reload by POST and b
 good and a bad spec, the status page and the JSON API, and `promtool check metrics` when
 promtool is installed. Prints 'N passed, N failed'.
 """
-import argparse
 import json
 import os
 import re
@@ -18,8 +17,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from schedwatch_test import (Exporter, check, summary, temporary_directory,  # noqa: E402
-                             wait_for)
+from schedwatch_test import Exporter, check, run_in_temporary_directory, wait_for  # noqa: E402
 
 
 def serve(binary, spec, workdir, *extra, interval="1s"):
@@ -53,13 +51,7 @@ def scrape_time_phase(binary, spec, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    parser.add_argument("--source-dir", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-http-") as workdir:
-        run(args, workdir)
-    return summary()
+    return run_in_temporary_directory("schedwatch-http-", run, "--exporter", "--source-dir")
 
 
 def run(args, workdir):

@@ -11,6 +11,7 @@ error answers instead of raising, temporary directories, child processes with th
 log file, the real schedwatch_exporter binary, the real peers (Prometheus, Alertmanager,
 Pushgateway, a webhook receiver, cron with its own rsyslogd) and a test PKI made with openssl.
 """
+import argparse
 import contextlib
 import glob
 import json
@@ -221,10 +222,31 @@ def temporary_directory(prefix, keep_on_failure=False):
             shutil.rmtree(path, ignore_errors=True)
 
 
+def run_in_temporary_directory(prefix, run, *options, keep_on_failure=False):
+    """A test script's main: parses its required options (e.g. "--exporter"), calls
+    run(args, workdir) in a temporary directory and returns summary()'s exit code."""
+    parser = argparse.ArgumentParser()
+    for option in options:
+        parser.add_argument(option, required=True)
+    args = parser.parse_args()
+    with temporary_directory(prefix, keep_on_failure) as workdir:
+        run(args, workdir)
+    return summary()
+
+
 def run_tool(*args, timeout=60):
     """Runs one of our binaries to its end: (exit code, stdout, stderr)."""
     result = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
     return result.returncode, result.stdout, result.stderr
+
+
+def check_draft_settles(exporter, draft_path, draft):
+    """The checks of a draft `discover` wrote: `check` accepts it, and discover on it adds
+    nothing."""
+    code, _, err = run_tool(exporter, "check", "--config.file", draft_path)
+    check("check accepts the draft", code == 0, err)
+    code, out, err = run_tool(exporter, "discover", "--config.file", draft_path)
+    check("discover on the draft adds nothing", code == 0 and out == draft, err)
 
 
 def read_text(path):
@@ -407,6 +429,18 @@ class Exporter(Process):
 
 
 # --- real peers -----------------------------------------------------------------------------
+
+def status_by_name(exporter):
+    """(roles by name, sources by name) from /api/v1/status; empty while it does not answer."""
+    document = exporter.status() or {"roles": [], "sources": []}
+    return ({r["role"]: r for r in document["roles"]},
+            {s["source"]: s for s in document["sources"]})
+
+
+def conditions(exporter, role):
+    """A role's conditions on /api/v1/status; [] while it does not show."""
+    return status_by_name(exporter)[0].get(role, {}).get("conditions", [])
+
 
 class Peer(Process):
     """A server on a port of its own, with its log at workdir/name.log."""

@@ -14,18 +14,17 @@ Cases: documented and quirky syntax, expressions Celery refuses, seeded random e
 zones with DST changes (30-minute ones included), base times in the 36 hours before a change.
 Prints the first disagreements and 'N passed, N failed'.
 """
-import argparse
-import calendar
 import datetime
 import os
-import random
-import subprocess
 import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django.conf.global_settings")
 from celery import Celery  # noqa: E402
 from django_celery_beat.tzcrontab import TzAwareCrontab  # noqa: E402
 from zoneinfo import ZoneInfo  # noqa: E402
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from oracle_common import oracle_arguments, run_batch, utc  # noqa: E402
 
 COUNT = 5
 UTC = datetime.timezone.utc
@@ -60,10 +59,6 @@ KNOWN = "Celery's midnight-UTC day skip"
 
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Europe/London",
          "Pacific/Chatham", "Asia/Kolkata"]
-
-
-def utc(*args):
-    return calendar.timegm(args + (0,) * (6 - len(args)))
 
 
 # The zones' changes of 2026 (UTC), each a base time's anchor; UTC and Kolkata take any.
@@ -159,21 +154,8 @@ def celery_fires(expr, zone, base, midnight_in_zone=False):
 APP = Celery("oracle", set_as_current=True)
 
 
-def run_batch(command, lines):
-    result = subprocess.run(command, input="".join(lines), capture_output=True, text=True,
-                            timeout=300)
-    if result.returncode != 0:
-        sys.exit(f"{command[0]} failed: {result.stderr}")
-    return result.stdout.splitlines()
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--seed", type=int, default=20261205)
-    parser.add_argument("--random", type=int, default=300)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+    args, rng = oracle_arguments(20261205, 300)
 
     def base_for(zone):
         anchor = rng.choice(CHANGES.get(zone, [utc(2026, 1, 1), utc(2026, 6, 30, 12)]))

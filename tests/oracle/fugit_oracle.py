@@ -12,12 +12,11 @@ With --dialect sidekiq_cron: CronDialect::kSidekiqCron against Fugit.do_parse as
 calls it, the zone as the cron's suffix; fugit's macros (no suffix: fugit reads none after a
 macro, so the process's zone, TZ=UTC here) besides, @reboot and @every refused.
 """
-import argparse
-import calendar
 import os
-import random
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from oracle_common import oracle_arguments, run_batch, utc  # noqa: E402
 
 COUNT = 3
 
@@ -79,10 +78,6 @@ SIDEKIQ_MACROS = ["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@mid
 SIDEKIQ_REFUSED = ["@reboot", "@every 5m", "@every 1h", "@DAILY", "@Hourly", "@daily UTC"]
 
 
-def utc(*args):
-    return calendar.timegm(args + (0,) * (6 - len(args)))
-
-
 # Base times: ordinary ones, and ones just before DST changes of the zones above (2026).
 BASES = [utc(2026, 1, 1), utc(2026, 2, 27, 12), utc(2028, 2, 28, 23, 30), utc(2026, 12, 31, 23, 59),
          utc(2026, 3, 8, 6), utc(2026, 3, 29, 0, 30), utc(2026, 10, 25, 0, 30),
@@ -125,22 +120,9 @@ def random_expression(rng):
     return " ".join(fields)
 
 
-def run_batch(command, lines, env=None):
-    result = subprocess.run(command, input="".join(lines), capture_output=True, text=True,
-                            timeout=300, env=env)
-    if result.returncode != 0:
-        sys.exit(f"{command[0]} failed: {result.stderr}")
-    return result.stdout.splitlines()
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--seed", type=int, default=20261202)
-    parser.add_argument("--random", type=int, default=200)
-    parser.add_argument("--dialect", choices=["gitlab", "sidekiq_cron"], default="gitlab")
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+    args, rng = oracle_arguments(20261202, 200, ("--dialect", {
+        "choices": ["gitlab", "sidekiq_cron"], "default": "gitlab"}))
 
     cases = []  # (cron, zone, base, must_refuse)
     # fugit steps through time: a sparse schedule (once a year) costs it a second. Hence few

@@ -16,13 +16,14 @@ them, while glibc does. Exits 1 on any difference, printing them.
 Run: /usr/bin/python3 tests/oracle/systemd_calendar_oracle.py --tool build/tests/oracle/calendar_tool
 """
 
-import argparse
 import os
-import random
 import re
 import subprocess
 import sys
 from datetime import datetime, timezone
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from oracle_common import oracle_arguments  # noqa: E402
 
 ITERATIONS = 5
 GAVE_UP = ("gave up", [])
@@ -188,12 +189,7 @@ def ours(tool, expressions, zone, base):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--random", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=20261202)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+    args, rng = oracle_arguments(20261202, 300)
 
     generated = list(dict.fromkeys(random_expression(rng) for _ in range(args.random)))
     cases = []  # (zone, base, expressions)

@@ -2,10 +2,7 @@
 // fake_apiserver.py) with a CA and certificates made by openssl for the test.
 #include "schedwatch/platform/http_client.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/fixtures/loopback.h"
 #include "tests/sources/kubernetes/fake_server.h"
 #include "tests/test_util.h"
 
@@ -179,43 +177,25 @@ TEST_F(HttpClientTest, TotalTimeout) {
 
 TEST_F(HttpClientTest, ConnectTimeoutCoversTheTlsHandshake) {
   // A socket that listens but never accepts: the kernel completes TCP, nobody answers TLS.
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(listener, 8), 0);
-  socklen_t length = sizeof address;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  testing::LoopbackListener listener;
 
   HttpClient client(TrustTestCa());
   HttpRequest request;
-  request.url = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/x";
+  request.url = "https://127.0.0.1:" + std::to_string(listener.port()) + "/x";
   request.connect_timeout = milliseconds(300);
   request.timeout = milliseconds(5000);
   HttpFailure failure = HttpFailure::kNone;
   auto start = Clock::now();
   auto response = client.Send(request, nullptr, &failure);
-  close(listener);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(failure, HttpFailure::kTimeout);
   EXPECT_LT(SecondsSince(start), 2.0);
 }
 
 TEST_F(HttpClientTest, RefusedConnectionIsAConnectFailure) {
-  int probe = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-  close(probe);  // a port nobody listens on
-
   HttpClient client(TrustTestCa());
   HttpRequest request;
-  request.url = "https://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/x";
+  request.url = "https://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort()) + "/x";
   HttpFailure failure = HttpFailure::kNone;
   auto response = client.Send(request, nullptr, &failure);
   ASSERT_FALSE(response.ok());

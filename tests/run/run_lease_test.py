@@ -11,7 +11,6 @@ the next copy runs. An API error is a guard error: the command runs by default
 (--on-guard-error=run, recorded), or not with skip (exit 201). The token never shows.
 Prints 'N passed, N failed'.
 """
-import argparse
 import json
 import os
 import shutil
@@ -25,8 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "harness"))
 sys.path.insert(0, os.path.join(HERE, "..", "sources", "kubernetes"))
 import fake_apiserver  # noqa: E402
 from fake_apiserver import ApiServer  # noqa: E402
-from schedwatch_test import (check, finish, run_records, temporary_directory,  # noqa: E402
-                             wait_for)
+from schedwatch_test import check, run_in_temporary_directory, run_records, wait_for  # noqa: E402
 
 TOKEN = "lease-secret-token-2b7e151628"
 NAMESPACE = "ops"
@@ -38,12 +36,7 @@ def stamp(seconds):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--run", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-lease-") as workdir:
-        run(args, workdir)
-    finish()
+    return run_in_temporary_directory("schedwatch-lease-", run, "--run")
 
 
 def run(args, workdir):
@@ -218,4 +211,4 @@ def run(args, workdir):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

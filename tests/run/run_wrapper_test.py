@@ -11,7 +11,6 @@ reports exact history, duration, exit code, guarded, the prevented-duplicates co
 `hung` for a run started and never finished past max_runtime, and counts a bad record
 (bad_run_record) without stopping. Prints 'N passed, N failed'.
 """
-import argparse
 import json
 import os
 import re
@@ -22,18 +21,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-from schedwatch_test import (Exporter, check, finish, run_records,  # noqa: E402
-                             temporary_directory, wait_for)
+from schedwatch_test import (Exporter, check, run_in_temporary_directory, run_records,  # noqa: E402
+                             wait_for)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--run", required=True)
-    parser.add_argument("--exporter", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-run-") as workdir:
-        run(args, workdir)
-    finish()
+    return run_in_temporary_directory("schedwatch-run-", run, "--run", "--exporter")
 
 
 def run(args, workdir):
@@ -221,4 +214,4 @@ def run(args, workdir):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -21,8 +21,8 @@ import textwrap
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from schedwatch_test import (Exporter, Process, check, fail_setup, summary,  # noqa: E402
-                             temporary_directory, wait_for)
+from schedwatch_test import (Exporter, Process, check, conditions, fail_setup,  # noqa: E402
+                             status_by_name, summary, temporary_directory, wait_for)
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PYTHON = "/usr/bin/python3"  # Debian's Celery and Django belong to it
@@ -120,16 +120,6 @@ SPEC = textwrap.dedent("""\
       - {{role: hung, source: beat, schedule: "* * * * *", timezone: UTC, spec_version: "1",
           max_runtime: 10s}}
     """)
-
-
-def status(exporter):
-    document = exporter.status() or {"roles": [], "sources": []}
-    return ({r["role"]: r for r in document["roles"]},
-            {s["source"]: s for s in document["sources"]})
-
-
-def conditions(exporter, role):
-    return status(exporter)[0].get(role, {}).get("conditions", [])
 
 
 def django(workdir, env, *args, timeout=120):
@@ -232,14 +222,14 @@ def scenario(args, workdir, db):
         with Exporter(args.exporter, spec, workdir, name=f"exporter-{db}") as exporter:
             check(f"{db}: ok is ok",
                   wait_for(lambda: conditions(exporter, "ok") == ["ok"], 30, "ok ok"),
-                  status(exporter)[0].get("ok"))
-            roles, sources = status(exporter)
+                  status_by_name(exporter)[0].get("ok"))
+            roles, sources = status_by_name(exporter)
             disabled = roles.get("disabled", {})
             check(f"{db}: a task disabled in the table is inactive",
                   "inactive" in disabled.get("conditions", []), disabled)
             check(f"{db}: a deleted task is missing",
                   wait_for(lambda: "missing" in conditions(exporter, "deleted"), 20,
-                           "deleted missing"), status(exporter)[0].get("deleted"))
+                           "deleted missing"), status_by_name(exporter)[0].get("deleted"))
             check(f"{db}: another crontab is drift", "drift" in conditions(exporter, "drifted"),
                   roles.get("drifted"))
             check(f"{db}: two tasks with one role are duplicate",
@@ -247,23 +237,23 @@ def scenario(args, workdir, db):
             if db == "postgres":
                 check(f"{db}: a task that raises is failing (django_celery_results)",
                       wait_for(lambda: "failing" in conditions(exporter, "failing"), 30,
-                               "failing failing"), status(exporter)[0].get("failing"))
+                               "failing failing"), status_by_name(exporter)[0].get("failing"))
                 check(f"{db}: a task that sleeps past max_runtime is hung",
                       wait_for(lambda: "hung" in conditions(exporter, "hung"), 30, "hung hung"),
-                      status(exporter)[0].get("hung"))
+                      status_by_name(exporter)[0].get("hung"))
             else:
                 check(f"{db}: without django_celery_results a raising task is not failing",
                       "failing" not in conditions(exporter, "failing"),
-                      status(exporter)[0].get("failing"))
-            roles, sources = status(exporter)
+                      status_by_name(exporter)[0].get("failing"))
+            roles, sources = status_by_name(exporter)
             check(f"{db}: the source is up, its history too",
                   sources.get("beat", {}).get("up") and sources["beat"].get("history_up"),
                   sources.get("beat"))
             # Beat stops; the every-minute tasks fall due and nothing moves last_run_at.
             beat.stop()
-            down = wait_for(lambda: not status(exporter)[1].get("beat", {}).get(
+            down = wait_for(lambda: not status_by_name(exporter)[1].get("beat", {}).get(
                 "history_up", True), 240, "beat down to show")  # beat_lag after a due time
-            roles, sources = status(exporter)
+            roles, sources = status_by_name(exporter)
             check(f"{db}: beat stopped is one problem of the source", down and
                   "beat is not running" in sources["beat"].get("history_error", ""),
                   sources.get("beat"))

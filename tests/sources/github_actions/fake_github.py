@@ -17,12 +17,13 @@ import datetime
 import hashlib
 import json
 import os
-import ssl
 import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+import fake_http  # noqa: E402
 
 
 def rfc3339(seconds):
@@ -112,7 +113,7 @@ class FakeGitHub:
         self.quota = quota
         self.repos = {}
         self.lock = threading.Lock()
-        self.log = []  # dicts: repo, path, query, status, conditional, headers
+        self.log = fake_http.RequestLog()  # dicts: repo, path, query, status, conditional, headers
         self.remaining = quota
 
     def add_repo(self, repo):
@@ -120,9 +121,7 @@ class FakeGitHub:
         return repo
 
     def requests(self, repo, path_suffix=None):
-        with self.lock:
-            return [e for e in self.log if e["repo"] == repo and
-                    (path_suffix is None or e["path"].endswith(path_suffix))]
+        return self.log.select(repo=repo, path=lambda p: p.endswith(path_suffix or ""))
 
     # ---- request handling ---------------------------------------------------------------------
 
@@ -151,8 +150,9 @@ class FakeGitHub:
             reply_headers["x-ratelimit-remaining"] = str(max(self.remaining, 0))
             reply_headers["x-ratelimit-used"] = str(self.quota - max(self.remaining, 0))
             reply_headers.update(extra)
-            self.log.append({"repo": name, "path": path, "query": query, "status": status,
-                             "conditional": "if-none-match" in headers, "headers": headers})
+            reply_headers.setdefault("content-type", "application/json; charset=utf-8")
+        self.log.add({"repo": name, "path": path, "query": query, "status": status,
+                      "conditional": "if-none-match" in headers, "headers": headers})
         return status, reply_headers, body
 
     def route(self, repo, rest, query, headers, base_url):
@@ -215,13 +215,11 @@ class FakeGitHub:
                        (repo.workflows_per_page or self.workflows_per_page)
                        if key == "workflows" else 100)
         page = int(query.get("page", 1))
-        chunk = items[(page - 1) * per_page:page * per_page]
-        last = max(1, -(-len(items) // per_page))
+        chunk, last = fake_http.page(items, page, per_page)
         links = []
 
         def link(number, rel):
-            params = dict(query, per_page=str(per_page), page=str(number))
-            return f'<{base_url}{link_path}?{urllib.parse.urlencode(params)}>; rel="{rel}"'
+            return fake_http.link(base_url, link_path, query, number, per_page, rel)
         if page < last:
             links += [link(page + 1, "next"), link(last, "last")]
         if page > 1:
@@ -257,40 +255,9 @@ def blob_sha(data):
 
 def make_server(state, tls_cert=None, tls_key=None):
     """A threading server on 127.0.0.1 and a free port, serving `state`."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as api.github.com
-        # One write per response: headers and body in separate small writes meet the client's
-        # delayed ACK (Nagle) and cost 40 ms each.
-        wbufsize = -1
-        disable_nagle_algorithm = True
-
-        def do_GET(self):
-            url = urllib.parse.urlsplit(self.path)
-            query = dict(urllib.parse.parse_qsl(url.query))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            scheme = "https" if tls_cert else "http"
-            base = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
-            status, reply_headers, body = state.handle(url.path, query, headers, base)
-            self.send_response(status)
-            reply_headers.setdefault("content-type", "application/json; charset=utf-8")
-            for name, value in reply_headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    if tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(tls_cert, tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return fake_http.serve(lambda request: state.handle(request.path, request.query,
+                                                        request.headers, request.base),
+                           tls_cert, tls_key)
 
 
 def bench_repo(workflows, runs, now):

@@ -9,7 +9,6 @@ run, a primary rate limit, 401 then a rotated token file, 404, token_env, an unt
 certificate, the min_interval floor, 304 answers on later refreshes, and that no token leaks.
 Prints 'N passed, N failed'.
 """
-import argparse
 import os
 import re
 import sys
@@ -22,8 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from fake_github import FakeGitHub, Repo, make_run, make_server  # noqa: E402
-from schedwatch_test import (Exporter, check, make_ca, make_leaf, summary,  # noqa: E402
-                             temporary_directory, wait_for)
+from fake_http import make_pki  # noqa: E402
+from schedwatch_test import (Exporter, check, run_in_temporary_directory,  # noqa: E402
+                             status_by_name, wait_for)
 
 TOKENS = {"widgets": "ghp_widgetsTOKEN0123456789", "wrong": "ghp_wrongSECRET0123456789",
           "right": "ghp_rightSECRET0123456789", "env": "ghp_envTOKEN0123456789"}
@@ -33,14 +33,6 @@ def previous_fires(cron, now, count):
     """The `count` most recent fire times at least 5 minutes before now, newest first."""
     it = croniter(cron, now - 300)
     return [int(it.get_prev()) for _ in range(count)]
-
-
-def make_tls(workdir):
-    ca = make_ca(workdir, "ca")
-    cert, key = make_leaf(workdir, "server", "ca",
-                          "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-                          subject="/CN=127.0.0.1")
-    return ca, cert, key
 
 
 def build_state(now):
@@ -199,13 +191,6 @@ jobs:
     f'spec_version: "1"}}}}\n' for i in range(FLEET))
 
 
-def status(exporter):
-    """(roles by name, sources by name) from /api/v1/status; empty while it does not answer."""
-    document = exporter.status() or {"roles": [], "sources": []}
-    return ({r["role"]: r for r in document["roles"]},
-            {s["source"]: s for s in document["sources"]})
-
-
 def fleet_reads(state):
     """The requests of acme/fleet, one list per read (a read starts with the repository's)."""
     reads = []
@@ -227,7 +212,7 @@ def check_fleet(exporter, state, now):
     check("acme/fleet read twice (the second past the read floor its first read set)",
           wait_for(lambda: len(fleet_reads(state)) >= 3, 90, "three reads of acme/fleet"),
           len(fleet_reads(state)))
-    roles, sources = status(exporter)
+    roles, sources = status_by_name(exporter)
     check("fleet source is up", sources["fleet"]["up"], sources["fleet"])
     cold, warm = fleet_reads(state)[0], fleet_reads(state)[1]
     paths = [e["path"] for e in cold]
@@ -273,17 +258,12 @@ def promtool_ok(metrics):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-gh-") as workdir:
-        run(args, workdir)
-    return summary()
+    return run_in_temporary_directory("schedwatch-gh-", run, "--exporter")
 
 
 def run(args, workdir):
     now = int(time.time())
-    ca, cert, key = make_tls(workdir)
+    ca, cert, key = make_pki(workdir)
     state = build_state(now)
     https_server = make_server(state, cert, key)
     http_server = make_server(state)
@@ -305,7 +285,7 @@ def run(args, workdir):
                        len(state.requests("acme/widgets", "/contents/.github/workflows")) >= 3,
                        90, "three reads of acme/widgets"),
               exporter.logs())
-        roles, sources = status(exporter)
+        roles, sources = status_by_name(exporter)
 
         check("ci source is up", sources["ci"]["up"], sources.get("ci"))
         check("nightly is ok", roles["nightly"]["conditions"] == ["ok"], roles["nightly"])
@@ -363,10 +343,10 @@ def run(args, workdir):
               sources["untrusted"]["error"] != "", sources["untrusted"])
 
         check("runs answering 500: the workflows still listed, norun-gone missing",
-              wait_for(lambda: "missing" in status(exporter)[0].get("norun-gone", {}).get(
+              wait_for(lambda: "missing" in status_by_name(exporter)[0].get("norun-gone", {}).get(
                   "conditions", []), 30, "norun-gone missing"),
-              status(exporter)[0].get("norun-gone"))
-        roles, sources = status(exporter)
+              status_by_name(exporter)[0].get("norun-gone"))
+        roles, sources = status_by_name(exporter)
         check("runs answering 500: the source lists, its history is down, and says why",
               sources["norun"]["up"] and not sources["norun"]["history_up"] and
               "HTTP 500" in sources["norun"]["history_error"], sources["norun"])
@@ -436,15 +416,16 @@ def run(args, workdir):
         repo.files[".github/workflows/nightly.yml"] = repo.files[
             ".github/workflows/nightly.yml"].replace("0 3 * * *", "15 3 * * *")
         check("edited file: drift on the next read",
-              wait_for(lambda: "drift" in status(exporter)[0]["nightly"]["conditions"], 30,
-                       "drift of nightly"), status(exporter)[0]["nightly"])
+              wait_for(lambda: "drift" in status_by_name(exporter)[0]["nightly"]["conditions"], 30,
+                       "drift of nightly"), status_by_name(exporter)[0]["nightly"])
 
         # Token rotation: the token file is re-read when it changes.
         with open(os.path.join(workdir, "secret-token"), "w") as out:
             out.write(TOKENS["right"] + "\n")
         check("rotated token file: source comes up",
-              wait_for(lambda: status(exporter)[1]["secret"]["up"], 30, "the secret source up"),
-              status(exporter)[1])
+              wait_for(lambda: status_by_name(exporter)[1]["secret"]["up"], 30,
+                       "the secret source up"),
+              status_by_name(exporter)[1])
 
         # A reload builds new sources; they inherit the cached answers and their ETags, so the
         # first read after it costs 304s, not quota.

@@ -9,6 +9,7 @@
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
 #include "sources/github_actions/github_actions_source.h"
+#include "tests/fixtures/canned_http.h"
 #include "tests/sources/source_block.h"
 #include "tests/test_util.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::ReadFile;
+using testing::RequestHeader;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -37,71 +39,12 @@ const std::string kRepoRunsPage2 =
 const std::string kRunningRuns =
     kRepo + "/actions/runs?event=schedule&status=in_progress&per_page=100";
 
-std::string Header(const HttpRequest& request, const std::string& name) {
-  for (const auto& [key, value] : request.headers) {
-    if (key == name) return value;
-  }
-  return {};
-}
-
 // Answers by URL, with ETags and If-None-Match like GitHub's; records every request.
-struct FakeGitHub {
-  struct Route {
-    long status = 200;
-    std::string body;
-    std::map<std::string, std::string> headers;
-  };
-  std::map<std::string, Route> routes;
-  // Answers given first, one per request, before `routes` answers; a status of 0 is a
-  // transport failure of kind `failure`.
-  std::map<std::string, std::vector<Route>> first;
-  HttpFailure failure = HttpFailure::kConnect;
-  std::vector<HttpRequest> requests;
-
-  github::HttpSend Send() {
-    return [this](const HttpRequest& request, const std::atomic<bool>*,
-                  HttpFailure* why) -> Result<HttpResponse> {
-      requests.push_back(request);
-      HttpResponse response;
-      if (auto queued = first.find(request.url); queued != first.end() && !queued->second.empty()) {
-        Route route = queued->second.front();
-        queued->second.erase(queued->second.begin());
-        if (route.status == 0) {
-          *why = failure;
-          return Error{"GET " + UrlPathForMessages(request.url) + ": connection refused"};
-        }
-        response.status = route.status;
-        response.body = route.body;
-        response.headers = route.headers;
-        return response;
-      }
-      auto it = routes.find(request.url);
-      if (it == routes.end()) {
-        response.status = 404;
-        response.body = R"({"message":"Not Found"})";
-        return response;
-      }
-      response.status = it->second.status;
-      response.body = it->second.body;
-      response.headers = it->second.headers;
-      if (response.status == 200) {
-        std::string etag = fmt::format("W/\"{}\"", std::hash<std::string>{}(response.body));
-        response.headers["etag"] = etag;
-        if (Header(request, "If-None-Match") == etag) {
-          response.status = 304;
-          response.body.clear();
-        }
-      }
-      return response;
-    };
-  }
-
-  std::vector<std::string> UrlsSince(std::size_t first) const {
-    std::vector<std::string> urls;
-    for (std::size_t i = first; i < requests.size(); ++i) urls.push_back(requests[i].url);
-    return urls;
-  }
-};
+testing::CannedHttp FakeGitHub() {
+  testing::CannedHttp fake({404, R"({"message":"Not Found"})", {}});
+  fake.etags = true;
+  return fake;
+}
 
 std::string WorkflowsJson(const std::string& items) {
   return R"({"total_count":9,"workflows":[)" + items + "]}";
@@ -177,7 +120,7 @@ sources:
   }
 
   TempDir dir_;
-  FakeGitHub fake_;
+  testing::CannedHttp fake_ = FakeGitHub();
   platform::FakeClock clock_;  // the retry backoffs take no time
   std::unique_ptr<Spec> spec_;
   std::atomic<bool> cancelled_{false};
@@ -209,12 +152,12 @@ TEST_F(GitHubSourceTest, ReadsEveryPageAndMapsWorkflows) {
             (std::vector<std::string>{kRepo, kWorkflows, kWorkflowsPage2, kRepoRuns, kListing,
                                       kNightlyFile, kCleanupFile}));
   const HttpRequest& first = fake_.requests.front();
-  EXPECT_EQ(Header(first, "Accept"), "application/vnd.github+json");
-  EXPECT_EQ(Header(first, "Authorization"), "Bearer ghp_secretTOKEN");
-  EXPECT_EQ(Header(first, "X-GitHub-Api-Version"), "2022-11-28");
-  EXPECT_EQ(Header(first, "User-Agent"), "schedwatch/" SCHEDWATCH_VERSION);
-  EXPECT_EQ(Header(first, "If-None-Match"), "");
-  EXPECT_EQ(Header(fake_.requests[5], "Accept"), "application/vnd.github.raw+json");
+  EXPECT_EQ(RequestHeader(first, "Accept"), "application/vnd.github+json");
+  EXPECT_EQ(RequestHeader(first, "Authorization"), "Bearer ghp_secretTOKEN");
+  EXPECT_EQ(RequestHeader(first, "X-GitHub-Api-Version"), "2022-11-28");
+  EXPECT_EQ(RequestHeader(first, "User-Agent"), "schedwatch/" SCHEDWATCH_VERSION);
+  EXPECT_EQ(RequestHeader(first, "If-None-Match"), "");
+  EXPECT_EQ(RequestHeader(fake_.requests[5], "Accept"), "application/vnd.github.raw+json");
   EXPECT_EQ(source->last_read_stats().requests, 7);
 }
 
@@ -228,7 +171,7 @@ TEST_F(GitHubSourceTest, LaterReadsAreConditionalAnd304ReusesTheAnswer) {
   // The unchanged files are not asked for again: the listing's blob shas vouch for them.
   ASSERT_EQ(fake_.requests.size() - before, 5u);
   for (std::size_t i = before; i < fake_.requests.size(); ++i) {
-    EXPECT_NE(Header(fake_.requests[i], "If-None-Match"), "") << fake_.requests[i].url;
+    EXPECT_NE(RequestHeader(fake_.requests[i], "If-None-Match"), "") << fake_.requests[i].url;
   }
   EXPECT_EQ(source->last_read_stats().requests, 5);
   EXPECT_EQ(source->last_read_stats().not_modified, 5);
@@ -249,7 +192,7 @@ TEST_F(GitHubSourceTest, WithoutConditionalRequestsEverythingIsRefetched) {
   ASSERT_TRUE(List(*source, kNow + 60).ok());
   EXPECT_EQ(fake_.requests.size() - before, 5u);
   for (std::size_t i = before; i < fake_.requests.size(); ++i) {
-    EXPECT_EQ(Header(fake_.requests[i], "If-None-Match"), "");
+    EXPECT_EQ(RequestHeader(fake_.requests[i], "If-None-Match"), "");
   }
   EXPECT_EQ(source->last_read_stats().not_modified, 0);
 }
@@ -633,9 +576,9 @@ TEST_F(GitHubSourceTest, TokenFileIsReReadWhenItChanges) {
   std::size_t before = fake_.requests.size();
   ASSERT_TRUE(List(*source, kNow + 60).ok());
   ASSERT_GT(fake_.requests.size(), before);
-  EXPECT_EQ(Header(fake_.requests[before], "Authorization"), "Bearer ghp_rotatedTOKEN2");
+  EXPECT_EQ(RequestHeader(fake_.requests[before], "Authorization"), "Bearer ghp_rotatedTOKEN2");
   // Answers cached under the old token are not revalidated with the new one.
-  EXPECT_EQ(Header(fake_.requests[before], "If-None-Match"), "");
+  EXPECT_EQ(RequestHeader(fake_.requests[before], "If-None-Match"), "");
   fs::remove(dir_.path() / "token");
   auto gone = List(*source, kNow + 120);
   ASSERT_FALSE(gone.ok());
@@ -661,7 +604,7 @@ TEST_F(GitHubSourceTest, TokenFromTheEnvironment) {
   EXPECT_EQ(unset.error(), "environment variable SCHEDWATCH_GH_TEST_TOKEN (token_env) is not set");
   setenv("SCHEDWATCH_GH_TEST_TOKEN", "ghp_fromENV", 1);
   ASSERT_TRUE((*source)->List({kNow + 1, nullptr}).ok());
-  EXPECT_EQ(Header(fake_.requests.back(), "Authorization"), "Bearer ghp_fromENV");
+  EXPECT_EQ(RequestHeader(fake_.requests.back(), "Authorization"), "Bearer ghp_fromENV");
   unsetenv("SCHEDWATCH_GH_TEST_TOKEN");
   // Both token keys, or an api_url that is not HTTP, are refused with the spec: see
   // source_descriptors_test.cc.

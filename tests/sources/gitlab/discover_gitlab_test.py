@@ -13,7 +13,6 @@
   on the draft adds nothing and every schedule has its marker.
 Prints 'N passed, N failed'.
 """
-import argparse
 import os
 import re
 import subprocess
@@ -27,8 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from fake_gitlab import FakeGitLab, Project, make_server, owner, pipeline  # noqa: E402
-from schedwatch_test import (check, finish, make_ca, make_leaf, read_text,  # noqa: E402
-                             run_tool, temporary_directory)
+from fake_http import make_pki  # noqa: E402
+from schedwatch_test import check, read_text, run_in_temporary_directory, run_tool  # noqa: E402
 
 TOKEN = "glpat-discoverSECRET0123456789"
 
@@ -53,22 +52,17 @@ def build_state(now):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    exporter = parser.parse_args().exporter
-    now = int(time.time())
-    with temporary_directory("schedwatch-discover-gitlab-") as work:
-        ca = make_ca(work, "ca")
-        cert, key = make_leaf(work, "server", "ca",
-                              "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-                              subject="/CN=127.0.0.1")
-        state = build_state(now)
-        server = make_server(state, cert, key)
-        try:
-            run(exporter, work, ca, state, server.server_address[1])
-        finally:
-            server.shutdown()
-    finish()
+    return run_in_temporary_directory("schedwatch-discover-gitlab-", in_workdir, "--exporter")
+
+
+def in_workdir(args, work):
+    ca, cert, key = make_pki(work)
+    state = build_state(int(time.time()))
+    server = make_server(state, cert, key)
+    try:
+        run(args.exporter, work, ca, state, server.server_address[1])
+    finally:
+        server.shutdown()
 
 
 def run(exporter, work, ca, state, port):
@@ -134,4 +128,4 @@ def run(exporter, work, ca, state, port):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

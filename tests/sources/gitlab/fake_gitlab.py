@@ -14,11 +14,13 @@ Per-project failure modes and a delay for slow answers. Every request is logged.
 """
 import datetime
 import json
-import ssl
-import threading
+import os
+import sys
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+import fake_http  # noqa: E402
 
 
 def rfc3339(seconds):
@@ -75,8 +77,7 @@ class Project:
 class FakeGitLab:
     def __init__(self):
         self.projects = {}
-        self.log = []
-        self.lock = threading.Lock()
+        self.log = fake_http.RequestLog()
 
     def add(self, project):
         self.projects[str(project.project_id)] = project
@@ -84,9 +85,7 @@ class FakeGitLab:
         return project
 
     def requests(self, project_path, suffix=""):
-        with self.lock:
-            return [e for e in self.log if e["project"] == project_path and
-                    e["path"].endswith(suffix)]
+        return self.log.select(project=project_path, path=lambda p: p.endswith(suffix))
 
     def handle(self, method, path, query, headers, body, base):
         prefix = "/api/v4/projects/"
@@ -96,8 +95,7 @@ class FakeGitLab:
         status, reply_headers, reply = self.route(method, path, query, headers, body, base,
                                                   prefix, entry)
         entry["status"] = status
-        with self.lock:
-            self.log.append(entry)
+        self.log.add(entry)
         return status, reply_headers, reply
 
     def route(self, method, path, query, headers, body, base, prefix, entry):
@@ -205,8 +203,7 @@ class FakeGitLab:
         if project.per_page:
             per_page = min(per_page, project.per_page)
         number = max(int(query.get("page", 1)), 1)
-        total_pages = max((len(items) + per_page - 1) // per_page, 1)
-        chunk = items[(number - 1) * per_page:number * per_page]
+        chunk, total_pages = fake_http.page(items, number, per_page)
         headers = dict(quota)
         headers.update({"x-page": str(number), "x-per-page": str(per_page),
                         "x-total": str(len(items)), "x-total-pages": str(total_pages),
@@ -216,8 +213,7 @@ class FakeGitLab:
             del headers["x-next-page"]
 
             def link(page, rel):
-                args = dict(query, page=str(page), per_page=str(per_page))
-                return f'<{base}{path}?{urllib.parse.urlencode(args)}>; rel="{rel}"'
+                return fake_http.link(base, path, query, page, per_page, rel)
             links = [link(1, "first"), link(total_pages, "last")]
             if number < total_pages:
                 links.insert(0, link(number + 1, "next"))
@@ -227,47 +223,5 @@ class FakeGitLab:
 
 def make_server(state, tls_cert=None, tls_key=None):
     """A threading server on 127.0.0.1 and a free port, serving `state`."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        wbufsize = -1
-        disable_nagle_algorithm = True
-
-        def answer(self, method):
-            url = urllib.parse.urlsplit(self.path)
-            query = dict(urllib.parse.parse_qsl(url.query))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            length = int(headers.get("content-length", 0) or 0)
-            body = self.rfile.read(length) if length else b""
-            scheme = "https" if tls_cert else "http"
-            base = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
-            status, reply_headers, reply = state.handle(method, url.path, query, headers, body,
-                                                        base)
-            self.send_response(status)
-            reply_headers.setdefault("content-type", "application/json")
-            for name, value in reply_headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def do_GET(self):
-            self.answer("GET")
-
-        def do_POST(self):
-            self.answer("POST")
-
-        def do_PUT(self):
-            self.answer("PUT")
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    if tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(tls_cert, tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return fake_http.serve(lambda r: state.handle(r.method, r.path, r.query, r.headers, r.body,
+                                                  r.base), tls_cert, tls_key)

@@ -8,7 +8,6 @@ past max_runtime and failed, a Rails time zone name, a numeric project ID with s
 401, 403 (insufficient scope), 404, a 429 with Retry-After, 500s, a CI job token refused,
 that the token reaches no log, page or metric, and reconcile re-creating a missing schedule. Prints 'N passed, N failed'.
 """
-import argparse
 import datetime
 import os
 import re
@@ -24,8 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from fake_gitlab import FakeGitLab, Project, owner, pipeline, make_server  # noqa: E402
-from schedwatch_test import (Exporter, check, make_ca, make_leaf, summary,  # noqa: E402
-                             temporary_directory, wait_for)
+from fake_http import make_pki  # noqa: E402
+from schedwatch_test import (Exporter, check, conditions, run_in_temporary_directory,  # noqa: E402
+                             status_by_name, wait_for)
 
 TOKEN = "glpat-widgetsSECRET0123456789"
 WRONG = "glpat-wrongSECRET0123456789"
@@ -140,27 +140,13 @@ jobs:
 """
 
 
-def status(exporter):
-    document = exporter.status() or {"roles": [], "sources": []}
-    return ({r["role"]: r for r in document["roles"]},
-            {s["source"]: s for s in document["sources"]})
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-gitlab-") as workdir:
-        run(args, workdir)
-    return summary()
+    return run_in_temporary_directory("schedwatch-gitlab-", run, "--exporter")
 
 
 def run(args, workdir):
     now = int(time.time())
-    ca = make_ca(workdir, "ca")
-    cert, key = make_leaf(workdir, "server", "ca",
-                          "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-                          subject="/CN=127.0.0.1")
+    ca, cert, key = make_pki(workdir)
     state = build_state(now)
     server = make_server(state, cert, key)
     for name, text in (("token", TOKEN), ("wrong-token", WRONG),
@@ -179,9 +165,9 @@ def run(args, workdir):
                        and len(state.requests("acme/numeric", "/pipeline_schedules")) >= 6,
                        60, "reads"), exporter.logs()[-2000:])
         check("the ghost role is confirmed missing",
-              wait_for(lambda: "missing" in status(exporter)[0].get("ghost", {}).get(
-                  "conditions", []), 30, "ghost missing"), status(exporter)[0].get("ghost"))
-        roles, sources = status(exporter)
+              wait_for(lambda: "missing" in status_by_name(exporter)[0].get("ghost", {}).get(
+                  "conditions", []), 30, "ghost missing"), status_by_name(exporter)[0].get("ghost"))
+        roles, sources = status_by_name(exporter)
         check("ci source is up", sources["ci"]["up"], sources.get("ci"))
         check("nightly is ok (refs/heads/main is main, Europe/Berlin)",
               roles["nightly"]["conditions"] == ["ok"], roles["nightly"])
@@ -220,9 +206,9 @@ def run(args, workdir):
               not sources["slow"]["up"] and roles["slow-job"]["conditions"] == ["unknown"],
               (sources["slow"], roles["slow-job"]))
         check("nohistory: pipelines answering 500 leave the schedules listed, history down",
-              wait_for(lambda: "missing" in status(exporter)[0]["nohistory-gone"]["conditions"],
-                       30, "nohistory-gone missing"), status(exporter)[0]["nohistory-gone"])
-        roles, sources = status(exporter)
+              wait_for(lambda: "missing" in conditions(exporter, "nohistory-gone"), 30,
+                       "nohistory-gone missing"), status_by_name(exporter)[0]["nohistory-gone"])
+        roles, sources = status_by_name(exporter)
         check("nohistory: the source lists, its history is down, and says why",
               sources["nohistory"]["up"] and not sources["nohistory"]["history_up"] and
               "HTTP 500" in sources["nohistory"]["history_error"], sources["nohistory"])
@@ -231,8 +217,8 @@ def run(args, workdir):
               roles["nohistory-gone"]["conditions"] == ["unknown", "missing"],
               (roles["nohistory-job"], roles["nohistory-gone"]))
         check("limited: up after waiting out a 429's Retry-After",
-              wait_for(lambda: status(exporter)[1]["limited"]["up"], 30, "limited up"),
-              status(exporter)[1]["limited"])
+              wait_for(lambda: status_by_name(exporter)[1]["limited"]["up"], 30, "limited up"),
+              status_by_name(exporter)[1]["limited"])
         check("the 429 counted", any(e["status"] == 429 for e in
                                      state.requests("acme/limited")))
         check("the job token was never sent", not any(

@@ -12,6 +12,7 @@
 #include "sources/gitlab/gitlab_mapping.h"
 #include "sources/problems.h"
 #include "sources/token.h"
+#include "tests/fixtures/canned_http.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -33,37 +34,6 @@ const std::string kToken = "glpat-secretTOKEN0123456789";
 std::string Pipelines(int id) {
   return fmt::format("{}/pipeline_schedules/{}/pipelines?per_page=20&sort=desc", kProject, id);
 }
-
-// Answers by URL, as GitLab; records every request.
-struct FakeGitLab {
-  struct Route {
-    long status = 200;
-    std::string body;
-    std::map<std::string, std::string> headers;
-  };
-  std::map<std::string, Route> routes;
-  std::map<std::string, std::vector<Route>> first;  // answered once each, before `routes`
-  std::vector<HttpRequest> requests;
-
-  platform::HttpTransport Send() {
-    return [this](const HttpRequest& request, const std::atomic<bool>*,
-                  HttpFailure*) -> Result<HttpResponse> {
-      requests.push_back(request);
-      HttpResponse response;
-      Route route{404, R"({"message":"404 Not found"})", {}};
-      if (auto queued = first.find(request.url); queued != first.end() && !queued->second.empty()) {
-        route = queued->second.front();
-        queued->second.erase(queued->second.begin());
-      } else if (auto it = routes.find(request.url); it != routes.end()) {
-        route = it->second;
-      }
-      response.status = route.status;
-      response.body = route.body;
-      response.headers = route.headers;
-      return response;
-    };
-  }
-};
 
 class GitLabSourceTest : public ::testing::Test {
  protected:
@@ -127,7 +97,7 @@ sources:
   }
 
   TempDir dir_;
-  FakeGitLab fake_;
+  testing::CannedHttp fake_{{404, R"({"message":"404 Not found"})", {}}};  // as GitLab
   platform::FakeClock clock_;
   std::atomic<bool> cancelled_{false};
   std::unique_ptr<Spec> spec_;
@@ -338,7 +308,7 @@ TEST_F(GitLabSourceTest, ADeletedScheduleIsAbsentAndItsPipelines404Tolerated) {
 // (a 500 that stays, garbage, an error page echoing the token) leave the schedules standing,
 // without any history, and no further pipelines are asked for.
 TEST_F(GitLabSourceTest, PipelinesThatCannotBeReadLeaveTheSchedulesWithoutHistory) {
-  const std::vector<FakeGitLab::Route> answers = {
+  const std::vector<testing::CannedAnswer> answers = {
       {500, R"({"message":"500 Internal Server Error"})", {}},
       {200, "[{\"id\": 1, \"status\": ", {}},
       {502, "upstream said Bearer " + kToken, {}},

@@ -2,6 +2,7 @@
 # binary against a loopback fake GitLab API over HTTPS.
 schedwatch_gtests(LIBRARY schedwatch::sources LABELS unit SOURCES
   sources/gitlab/gitlab_source_test.cc)
+target_link_libraries(gitlab_source_test PRIVATE schedwatch::test_fixtures)
 schedwatch_script_test(NAME gitlab_e2e LABELS integration TIMEOUT 120
   COMMAND ${TESTS}/sources/gitlab/gitlab_e2e_test.py --exporter ${EXPORTER})
 # discover: every pipeline schedule over TLS; the draft, the descriptions to set, merging.

@@ -9,7 +9,6 @@ plugin in the kubeconfig): the roles must become unknown, never missing, and the
 never show. Finally an in-cluster exporter over IPv6 follows a rotated service-account token.
 Prints 'N passed, N failed'.
 """
-import argparse
 import os
 import re
 import shutil
@@ -22,8 +21,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 import fake_apiserver  # noqa: E402
 from fake_apiserver import ApiServer  # noqa: E402
-from schedwatch_test import (Exporter, check, summary, temporary_directory,  # noqa: E402
-                             wait_for)
+from schedwatch_test import Exporter, check, run_in_temporary_directory, wait_for  # noqa: E402
 
 TOKEN = "e2e-secret-token-5f1d2c3b4a"
 ROTATED_TOKEN = "e2e-rotated-token-9a8b7c6d"
@@ -203,13 +201,8 @@ def hostile_phase(exporter, server, name, config, error_pattern, good):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    parser.add_argument("--source-dir", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-k8s-e2e-", keep_on_failure=True) as workdir:
-        run(args, workdir)
-    return summary()
+    return run_in_temporary_directory("schedwatch-k8s-e2e-", run, "--exporter", "--source-dir",
+                                      keep_on_failure=True)
 
 
 def run(args, workdir):

@@ -62,7 +62,6 @@ import base64
 import http.server
 import json
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -71,21 +70,12 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
-from schedwatch_test import make_ca, make_leaf, replace_file, wait_for  # noqa: E402
+import fake_http  # noqa: E402
+from fake_http import make_pki  # noqa: E402,F401 -- the PKI command's, and tests' by this name
+from schedwatch_test import replace_file, wait_for  # noqa: E402
 
 API_PREFIX = "/apis/batch/v1/"
 LEASE_PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
-
-
-def make_pki(directory):
-    if os.path.exists(os.path.join(directory, "client.crt")):
-        return
-    for name in ("ca", "other-ca"):
-        make_ca(directory, name, days=3650)
-    make_leaf(directory, "server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n"
-              "extendedKeyUsage=serverAuth\n", subject="/CN=localhost", days=3650)
-    make_leaf(directory, "client", "ca", "extendedKeyUsage=clientAuth\n",
-              subject="/CN=schedwatch-client", days=3650)
 
 
 class ApiServer:
@@ -760,38 +750,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.send_json(404, status_body(404, "NotFound", "no such test route"))
 
 
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def get_request(self):
-        connection, address = self.socket.accept()
-        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self.ssl_context is not None:
-            # The handshake happens in the request's own thread, so a stalled client stalls
-            # only itself.
-            connection = self.ssl_context.wrap_socket(connection, server_side=True,
-                                                      do_handshake_on_connect=False)
-        return connection, address
-
-    def handle_error(self, request, client_address):
-        pass  # aborted handshakes and dropped connections are part of the tests
-
-
 def serve(args):
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    Server.address_family = family
-    server = Server((args.host, 0), Handler)
+    context = None
+    if not args.plain:
+        context = fake_http.tls_context(*(os.path.join(args.tls_dir, name) for name in
+                                          ("server.crt", "server.key", "ca.crt")))
+    server = fake_http.LoopbackServer(Handler, args.host, context)
     server.world = World(args.config)
     server.request_log = args.request_log or os.devnull
     server.log_lock = threading.Lock()
-    server.ssl_context = None
-    if not args.plain:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(os.path.join(args.tls_dir, "server.crt"),
-                                os.path.join(args.tls_dir, "server.key"))
-        context.load_verify_locations(os.path.join(args.tls_dir, "ca.crt"))
-        context.verify_mode = ssl.CERT_OPTIONAL
-        server.ssl_context = context
     port = server.server_address[1]
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as out:

@@ -12,7 +12,6 @@ against the ledger, and --reconcile.on-start creates missing roles at start-up a
 reload, and two reconcilers without a shared lock create one CronJob. Prints 'N passed,
 N failed'.
 """
-import argparse
 import collections
 import json
 import os
@@ -28,7 +27,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 import fake_apiserver  # noqa: E402
 from exporter_kubernetes_test import TOKEN, cronjob, roles, serve, write_kubeconfig  # noqa: E402
 from fake_apiserver import ApiServer  # noqa: E402
-from schedwatch_test import (check, get, read_text, summary, temporary_directory,  # noqa: E402
+from schedwatch_test import (check, get, read_text, run_in_temporary_directory,  # noqa: E402
                              wait_for)
 
 import yaml  # noqa: E402  (python3-yaml: an independent reading of the templates)
@@ -340,18 +339,21 @@ def on_start_phase(args, workdir, server):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-k8s-reconcile-") as workdir:
+    return run_in_temporary_directory(
+        "schedwatch-k8s-reconcile-",
+        with_cluster(reconcile_phases, two_hosts_phase, on_start_phase), "--exporter")
+
+
+def with_cluster(*phases):
+    """A test's run(args, workdir): start_cluster(), then each phase(args, workdir, server)."""
+    def run(args, workdir):
         server = start_cluster(workdir)
         try:
-            reconcile_phases(args, workdir, server)
-            two_hosts_phase(args, workdir, server)
-            on_start_phase(args, workdir, server)
+            for phase in phases:
+                phase(args, workdir, server)
         finally:
             server.stop()
-    return summary()
+    return run
 
 
 def start_cluster(workdir):

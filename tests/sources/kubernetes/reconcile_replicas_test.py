@@ -6,7 +6,6 @@ CronJob is created once. The fixed object name and the API server's 409 AlreadyE
 second replica's create a no-op; both replicas then report the role ok. Prints 'N passed,
 N failed'.
 """
-import argparse
 import os
 import re
 import sys
@@ -16,22 +15,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
 from exporter_kubernetes_test import roles, serve  # noqa: E402
-from reconcile_kubernetes_test import (listed, posted_names, start_cluster,  # noqa: E402
-                                       subdirectory, write_spec, write_templates)
-from schedwatch_test import check, summary, temporary_directory, wait_for  # noqa: E402
+from reconcile_kubernetes_test import (listed, posted_names, subdirectory,  # noqa: E402
+                                       with_cluster, write_spec, write_templates)
+from schedwatch_test import check, run_in_temporary_directory, wait_for  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--exporter", required=True)
-    args = parser.parse_args()
-    with temporary_directory("schedwatch-k8s-replicas-") as workdir:
-        server = start_cluster(workdir)
-        try:
-            run(args, workdir, server)
-        finally:
-            server.stop()
-    return summary()
+    return run_in_temporary_directory("schedwatch-k8s-replicas-", with_cluster(run), "--exporter")
 
 
 def run(args, workdir, server):

@@ -25,8 +25,9 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "harness"))
-from schedwatch_test import (Exporter, Process, check, free_port, require_tools,  # noqa: E402
-                             summary, temporary_directory, wait_for, write_text)
+from schedwatch_test import (Exporter, Process, check, conditions, free_port,  # noqa: E402
+                             require_tools, status_by_name, summary,
+                             temporary_directory, wait_for, write_text)
 
 PASSWORD = "redis-SECRET-pw-0123456789"
 WRONG = "wrong-SECRET-pw-9876543210"
@@ -92,16 +93,6 @@ jobs:
   - {{role: ok-socket, source: socket, schedule: "0 2 * * *", spec_version: "1"}}
   - {{role: wrong-job, source: wrong, schedule: "0 2 * * *", spec_version: "1"}}
 """
-
-
-def status(exporter):
-    document = exporter.status() or {"roles": [], "sources": []}
-    return ({r["role"]: r for r in document["roles"]},
-            {s["source"]: s for s in document["sources"]})
-
-
-def conditions(exporter, role):
-    return status(exporter)[0].get(role, {}).get("conditions", [])
 
 
 class Redis(Process):
@@ -368,19 +359,19 @@ def run(args, workdir):
                             env=dict(os.environ, SCHEDWATCH_TEST_REDIS_PASSWORD=PASSWORD))
         check("ok: runs that left no trace are successes",
               wait_for(lambda: conditions(exporter, "ok") == ["ok"] and
-                       status(exporter)[0]["ok"].get("last_success"), 60, "ok"),
-              status(exporter)[0].get("ok"))
+                       status_by_name(exporter)[0]["ok"].get("last_success"), 60, "ok"),
+              status_by_name(exporter)[0].get("ok"))
         check("a failing job went to the retry set",
               wait_for(lambda: int(redis.cli("ZCARD", "retry") or 0) > 0, 30, "retry"))
         check("and then to the dead set",
               wait_for(lambda: int(redis.cli("ZCARD", "dead") or 0) > 0, 30, "dead"))
         check("failing is failing",
               wait_for(lambda: "failing" in conditions(exporter, "failing"), 30, "failing"),
-              status(exporter)[0].get("failing"))
+              status_by_name(exporter)[0].get("failing"))
         check("hung (in a process's work set past max_runtime) is hung",
               wait_for(lambda: "hung" in conditions(exporter, "hung"), 40, "hung"),
-              status(exporter)[0].get("hung"))
-        roles, sources = status(exporter)
+              status_by_name(exporter)[0].get("hung"))
+        roles, sources = status_by_name(exporter)
         check("off (status disabled) is inactive", "inactive" in roles["off"]["conditions"],
               roles["off"])
         check("drifted (0 4 for 0 3) is drift", "drift" in roles["drifted"]["conditions"],
@@ -404,26 +395,26 @@ def run(args, workdir):
         worker = sidekiq(workdir, port)
         check("removed from the schedule and reloaded: missing",
               wait_for(lambda: "missing" in conditions(exporter, "removed"), 60, "removed"),
-              status(exporter)[0].get("removed"))
+              status_by_name(exporter)[0].get("removed"))
         check_reconcile(args, workdir, redis)
         check_reconcile_race(args, workdir, redis)
         check("re-created by reconcile: removed is ok again",
               wait_for(lambda: conditions(exporter, "removed") == ["ok"], 60, "removed ok"),
-              status(exporter)[0].get("removed"))
+              status_by_name(exporter)[0].get("removed"))
 
         # Redis down: unknown, never missing; back up with its jobs: ok again.
         seen = set()
         redis.stop()
         check("Redis stopped: the source is down",
-              wait_for(lambda: not status(exporter)[1]["app"]["up"], 20, "app down"))
+              wait_for(lambda: not status_by_name(exporter)[1]["app"]["up"], 20, "app down"))
 
         def unknown_only():
-            roles = status(exporter)[0]
+            roles = status_by_name(exporter)[0]
             for role in ("ok", "off", "twice"):
                 seen.update(roles[role]["conditions"])
             return all(roles[r]["conditions"] == ["unknown"] for r in ("ok", "off", "twice"))
         check("Redis stopped: its roles are unknown", wait_for(unknown_only, 20, "unknown"),
-              status(exporter)[0].get("ok"))
+              status_by_name(exporter)[0].get("ok"))
         # Through several refreshes and their confirming reads.
         errors = lambda: int(sum(float(v) for v in re.findall(
             r'schedwatch_source_errors_total\{[^}]*source="app"[^}]*\} (\S+)',
@@ -435,7 +426,7 @@ def run(args, workdir):
         redis = Redis(workdir, port)
         check("Redis back: ok is ok again",
               wait_for(lambda: conditions(exporter, "ok") == ["ok"], 60, "ok again"),
-              status(exporter)[0].get("ok"))
+              status_by_name(exporter)[0].get("ok"))
 
         pages = (exporter.get("/").text + exporter.get("/api/v1/status").text +
                  exporter.metrics() + exporter.logs())

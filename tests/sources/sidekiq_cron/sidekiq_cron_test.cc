@@ -4,17 +4,13 @@
 // covered by sidekiq_cron_e2e_test.py.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <thread>
 
 #include "schedwatch/timefmt.h"
 #include "sources/catalog.h"
 #include "sources/repairer.h"
 #include "sources/sidekiq_cron/sidekiq_cron_repairer.h"
 #include "sources/sidekiq_cron/sidekiq_cron_source.h"
+#include "tests/fixtures/loopback.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -202,48 +198,8 @@ TEST(SidekiqCronMapping, RunsFromJidsAgainstRetryDeadAndWorkSets) {
   EXPECT_EQ(sidekiq_cron::PayloadJid(R"({"class":"A","jid":"q9","args":[]})"), "q9");
 }
 
-// A loopback server answering every connection with `answer` (and, with `endless`, then bytes
-// for ever), until destroyed.
-class FakeRedis {
- public:
-  FakeRedis(std::string answer, bool endless) : answer_(std::move(answer)), endless_(endless) {
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    listen(listener_, 4);
-    thread_ = std::thread([this] {
-      int client = accept(listener_, nullptr, nullptr);
-      if (client < 0) return;
-      char buffer[4096];
-      (void)!read(client, buffer, sizeof buffer);
-      (void)!write(client, answer_.data(), answer_.size());
-      std::string filler(64 * 1024, 'x');
-      while (endless_ && write(client, filler.data(), filler.size()) > 0) {
-      }
-      // Silent: holds the connection until the client closes it.
-      while (answer_.empty() && read(client, buffer, sizeof buffer) > 0) {
-      }
-      close(client);
-    });
-  }
-  ~FakeRedis() {
-    shutdown(listener_, SHUT_RDWR);
-    close(listener_);
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  std::string answer_;
-  bool endless_;
-  int listener_ = -1, port_ = 0;
-  std::thread thread_;
-};
+// A loopback peer that answers what a hostile Redis would.
+using FakeRedis = testing::HostilePeer;
 
 Result<SourceSnapshot> ListFrom(int port, const std::string& extra = "") {
   auto spec = ParseSpec(fmt::format(R"(version: 1
@@ -298,12 +254,7 @@ TEST(SidekiqCronSource, TheWrongPasswordIsNowhereInTheError) {
 }
 
 TEST(SidekiqCronSource, NothingListeningIsAnError) {
-  int port = 0;
-  {
-    FakeRedis closed("", false);
-    port = closed.port();
-  }
-  auto snapshot = ListFrom(port);
+  auto snapshot = ListFrom(testing::UnusedLoopbackPort());
   ASSERT_FALSE(snapshot.ok());
   EXPECT_NE(snapshot.error().find("connect to 127.0.0.1:"), std::string::npos) << snapshot.error();
 }
