@@ -36,7 +36,7 @@ struct WebOptions {
   std::chrono::milliseconds read_header_timeout{10000};
   // Bytes of status pages held by the page cache, by answers not yet sent and by the page being
   // rendered, charged before they are made; a page that would pass it is refused with 503
-  // (exporter/web_pages.h).
+  // (exporter/pages/web_pages.h).
   std::size_t max_page_bytes = 96u << 20;
   std::optional<WebConfig> web_config;           // TLS, basic auth, headers
   std::string runbook_url = kDefaultRunbookUrl;  // the status page's runbook links

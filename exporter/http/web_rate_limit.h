@@ -1,6 +1,6 @@
 // rate_limit of the web configuration: exporter-toolkit's token bucket (one bucket for the
 // server, `burst` tokens at first and at most, one more every `interval`). What it is charged
-// with is decided by the server (exporter/web.cc): never a scrape that passed authentication.
+// with is decided by the server (exporter/http/web.cc): never a scrape that passed authentication.
 #pragma once
 
 #include <chrono>

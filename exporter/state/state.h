@@ -37,7 +37,7 @@ struct SourceStatus {
 // run record of the job's own wrapper.
 enum class RunOrigin : std::uint8_t { kSource, kRunner };
 
-// One run as the exporter keeps it across refreshes (exporter/run_history.h): 16 bytes.
+// One run as the exporter keeps it across refreshes (exporter/refresh/run_history.h): 16 bytes.
 struct RecordedRun {
   std::int64_t started = 0;
   std::int32_t duration = -1;  // seconds; -1 while running
@@ -54,7 +54,7 @@ struct RecordedRun {
 };
 using RoleRuns = std::vector<RecordedRun>;  // oldest first, at most kRunHistoryKept
 
-// Finished runs counted since the exporter started, each once (exporter/run_history.h):
+// Finished runs counted since the exporter started, each once (exporter/refresh/run_history.h):
 // schedwatch_job_runs_total.
 struct RunCounts {
   std::uint32_t succeeded = 0;
