@@ -1,13 +1,11 @@
 #include "exporter/http/web.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -23,17 +21,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
 
-#include "exporter/exposition/process_metrics.h"
-#include "exporter/http/metrics_response.h"
 #include "exporter/http/web_auth.h"
 #include "exporter/http/web_connections.h"
 #include "exporter/http/web_listen.h"
 #include "exporter/http/web_rate_limit.h"
+#include "exporter/http/web_server.h"
 #include "exporter/http/web_text.h"
 #include "exporter/http/web_tls.h"
 #include "exporter/pages/status_page.h"
@@ -43,36 +39,6 @@
 
 namespace schedwatch {
 namespace {
-
-constexpr const char* kTextType = "text/plain; charset=utf-8";
-constexpr std::size_t kConnectionMemory = 32 * 1024;  // request headers and I/O buffer
-constexpr std::size_t kMaxBodyBytes = 64 * 1024;      // no endpoint reads a body
-constexpr unsigned kThreadsPerListener = 2;
-constexpr std::size_t kMaxPagesWaiting = 256;       // page requests suspended for the pages thread
-constexpr std::size_t kPageBlockBytes = 32 * 1024;  // copied into the connection's buffer at once
-
-struct Reply {
-  unsigned status = 200;
-  std::string content_type = kTextType;
-  std::string body;
-  PageCache::Body shared_body;  // when set, sent after `body`, without a copy
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
-Reply Text(unsigned status, std::string body) {
-  Reply reply;
-  reply.status = status;
-  reply.body = std::move(body);
-  return reply;
-}
-
-// No room for a page now: the bytes of pages held (answers being sent, the cache) are at the
-// budget, or too many page requests wait.
-Reply PagesBusy() {
-  Reply reply = Text(503, "too many pages are being rendered or sent; retry later\n");
-  reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, "5"});
-  return reply;
-}
 
 // A reply's own bytes, then its shared page, read into the server's buffer a block at a time
 // (the page is in pieces; one iovec part each would meet libmicrohttpd's IOV_MAX stall).
@@ -105,126 +71,6 @@ struct PageAnswer {
   }
 };
 
-// One request (MHD's per-request closure), freed when MHD reports it completed. The fields a
-// worker sets are read only after the worker resumed the connection.
-struct Request {
-  MHD_Connection* connection = nullptr;
-  bool headers_read = false;
-  bool nul_in_target = false;  // "%00" in the raw request target: refused, never cut
-  std::size_t body_bytes = 0;
-  // Written by the password checker's thread before it resumes the connection.
-  PasswordChecker::Verdict auth = PasswordChecker::Verdict::kPending;
-  // A page rendered on the pages thread: status pages of 10,000 roles take a second, which an
-  // event thread must never spend.
-  std::function<Reply()> render;
-  std::optional<Reply> deferred_reply;
-};
-
-const char* Header(MHD_Connection* connection, const char* name) {
-  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
-}
-
-// Host of a "host[:port]" or "[v6][:port]" authority.
-std::string HostOf(const std::string& authority) {
-  if (!authority.empty() && authority[0] == '[') {
-    auto close = authority.find(']');
-    return close == std::string::npos ? authority : authority.substr(1, close - 1);
-  }
-  auto colon = authority.find(':');
-  return colon == std::string::npos ? authority : authority.substr(0, colon);
-}
-
-bool IsIpLiteralOrLocalhost(const std::string& host) {
-  unsigned char buffer[sizeof(in6_addr)];
-  return Lower(host) == "localhost" || inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
-         inet_pton(AF_INET6, host.c_str(), buffer) == 1;
-}
-
-// A thread that does slow work (a reload, a bcrypt check) for suspended connections and
-// resumes them; requests that queue up while it works are handed over together, so a storm of
-// reloads costs one reload per round.
-class Deferrer {
- public:
-  using Work = std::function<void(std::vector<Request*>&)>;
-  explicit Deferrer(Work work) : work_(std::move(work)), thread_([this] { Loop(); }) {}
-  ~Deferrer() { Stop(); }
-
-  // Suspends the request's connection until the work is done. False once stopping.
-  bool Submit(Request* request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return false;
-    MHD_suspend_connection(request->connection);
-    waiting_.push_back(request);
-    wake_.notify_one();
-    return true;
-  }
-
-  void Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_one();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      std::vector<Request*> batch;
-      bool stopping = false;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
-        batch.swap(waiting_);
-        stopping = stopping_;
-      }
-      if (stopping) {
-        // Every suspended connection must be resumed before the daemon stops.
-        for (Request* request : batch) request->deferred_reply = Text(503, "shutting down\n");
-      } else {
-        try {
-          work_(batch);
-        } catch (const std::exception& e) {
-          for (Request* request : batch) {
-            if (!request->deferred_reply) request->deferred_reply = Text(500, "internal error\n");
-          }
-        }
-      }
-      for (Request* request : batch) MHD_resume_connection(request->connection);
-      if (stopping) return;
-    }
-  }
-
-  Work work_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::vector<Request*> waiting_;
-  std::thread thread_;
-};
-
-// The overview's filters from the query string: ?condition=stale&source=prod&q=bill&limit=all
-OverviewFilter OverviewFilterOf(MHD_Connection* connection) {
-  OverviewFilter filter;
-  auto argument = [connection](const char* name) {
-    const char* value = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, name);
-    return std::string(value != nullptr ? value : "");
-  };
-  filter.condition = argument("condition");
-  filter.source = argument("source");
-  filter.query = argument("q").substr(0, 200);
-  filter.label = argument("label").substr(0, 300);
-  std::string limit = argument("limit");
-  if (limit == "all") {
-    filter.limit = 0;
-  } else if (!limit.empty() && limit.size() < 7 &&
-             limit.find_first_not_of("0123456789") == std::string::npos && std::stoul(limit) > 0) {
-    filter.limit = std::stoul(limit);
-  }
-  return filter;
-}
-
 void LogFromMhd(void*, const char* format, va_list arguments) {
   char message[512];
   std::vsnprintf(message, sizeof(message), format, arguments);
@@ -235,137 +81,16 @@ void LogFromMhd(void*, const char* format, va_list arguments) {
 
 }  // namespace
 
-namespace {
-
-// An element's quality, 1 unless a `q=` parameter says otherwise; 0 when that is not a number
-// from 0 to 1.
-double Quality(const std::vector<std::string>& parameters) {
-  double q = 1;
-  for (std::size_t i = 1; i < parameters.size(); ++i) {
-    std::string parameter = Lower(parameters[i]);
-    if (parameter.rfind("q=", 0) != 0) continue;
-    char* end = nullptr;
-    q = std::strtod(parameter.c_str() + 2, &end);
-    if (end == parameter.c_str() + 2 || *end != '\0' || !(q >= 0 && q <= 1)) q = 0;
-  }
-  return q;
+Reply Text(unsigned status, std::string body) {
+  Reply reply;
+  reply.status = status;
+  reply.body = std::move(body);
+  return reply;
 }
 
-}  // namespace
-
-// RFC 9110 section 12.5.3: "gzip;q=0" refuses gzip; "*" stands for every coding not named.
-bool AcceptsGzip(const char* accept_encoding) {
-  if (accept_encoding == nullptr) return false;
-  std::optional<double> gzip, any;
-  for (const auto& element : Split(accept_encoding, ',')) {
-    auto parameters = Split(element, ';');
-    if (parameters.empty()) continue;
-    std::string coding = Lower(parameters[0]);
-    double q = Quality(parameters);
-    if (coding == "gzip" || coding == "x-gzip") {
-      gzip = q;
-    } else if (coding == "*") {
-      any = q;
-    }
-  }
-  if (gzip) return *gzip > 0;
-  return any && *any > 0;
+const char* Header(MHD_Connection* connection, const char* name) {
+  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
-
-// As client_golang's expfmt.NegotiateIncludingOpenMetrics: the media ranges by quality, the
-// named before wildcards, and the first that is text 0.0.4 or OpenMetrics (1.0.0, 0.0.1 or no
-// version) wins; text when none is. Unlike goautoneg, q=0 refuses (RFC 9110) and equal ranges
-// keep their order.
-std::string_view NegotiateExposition(const char* accept) {
-  if (accept == nullptr) return kTextContentType;
-  struct Range {
-    double q;
-    int specificity;  // 2: type/subtype, 1: type/*, 0: */*
-    std::string_view content_type;
-  };
-  std::vector<Range> ranges;
-  for (const auto& element : Split(accept, ',')) {
-    auto parameters = Split(element, ';');
-    if (parameters.empty()) continue;
-    std::string media = Lower(parameters[0]);
-    std::string version;
-    for (std::size_t i = 1; i < parameters.size(); ++i) {
-      std::string parameter = Lower(parameters[i]);
-      if (parameter.rfind("version=", 0) == 0) version = Trim(parameter.substr(8));
-    }
-    double q = Quality(parameters);
-    if (q <= 0) continue;
-    int specificity = media == "*/*"                                                      ? 0
-                      : media.size() > 2 && media.compare(media.size() - 2, 2, "/*") == 0 ? 1
-                                                                                          : 2;
-    std::string_view type;  // empty: a range that names neither form
-    if (media == "text/plain" && (version.empty() || version == "0.0.4")) {
-      type = kTextContentType;
-    } else if (media == "application/openmetrics-text" && version == "1.0.0") {
-      type = kOpenMetricsContentType;
-    } else if (media == "application/openmetrics-text" && (version.empty() || version == "0.0.1")) {
-      type = kOpenMetrics001ContentType;
-    }
-    ranges.push_back({q, specificity, type});
-  }
-  std::stable_sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-    return a.q != b.q ? a.q > b.q : a.specificity > b.specificity;
-  });
-  for (const Range& range : ranges) {
-    if (!range.content_type.empty()) return range.content_type;
-  }
-  return kTextContentType;
-}
-
-struct WebServer::Impl {
-  Impl(const WebOptions& options, Refresher& refresher)
-      : options_(options), refresher_(refresher) {}
-  ~Impl();
-
-  Result<bool> LoadTls();
-  Result<bool> Start();
-  static void ConnectionStarted(void* self, MHD_Connection* connection, void** socket_context,
-                                MHD_ConnectionNotificationCode code);
-  static void* RequestLine(void* self, const char* uri, MHD_Connection* connection);
-  static void RequestCompleted(void* self, MHD_Connection* connection, void** closure,
-                               MHD_RequestTerminationCode code);
-  static MHD_Result Access(void* self, MHD_Connection* connection, const char* url,
-                           const char* method, const char* version, const char* upload_data,
-                           std::size_t* upload_data_size, void** request);
-  MHD_Result Serve(MHD_Connection* connection, const std::string& path, const std::string& method,
-                   const std::string& version, std::size_t* upload_data_size, void** closure);
-  std::optional<Reply> CheckFraming(MHD_Connection* connection, const std::string& version,
-                                    const Request& request);
-  MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
-  MHD_Result ServeMetrics(MHD_Connection* connection);
-  std::optional<Reply> CheckClientCertificate(MHD_Connection* connection);
-  std::optional<Reply> CheckReloadOrigin(MHD_Connection* connection);
-  void AddConfiguredHeaders(MHD_Response* response);
-  bool ConfiguresHeader(const std::string& lower_case_name) const;
-  void ReloadBatch(std::vector<Request*>& batch);
-  static void RenderBatch(std::vector<Request*>& batch);
-  MHD_Result Defer(Deferrer& deferrer, Request* request);
-  // A page (/ or /api/v1/status) rendered on the pages thread by `render`, which takes the page
-  // cache, or answered from the cache.
-  MHD_Result ServePage(Request* request, std::function<Reply(PageCache&)> render);
-  std::optional<Reply> CheckPassword(MHD_Connection* connection, Request* request);
-  // rate_limit: a token for a request that is not an authenticated scrape, or the 429 to send.
-  std::optional<Reply> Limit();
-  // `refusal` (an authentication failure), or 429 when the bucket is empty.
-  Reply LimitRefusal(Reply refusal);
-
-  WebOptions options_;
-  Refresher& refresher_;
-  std::vector<Listener> listeners_;
-  std::vector<MHD_Daemon*> daemons_;
-  std::string tls_key_, tls_cert_, tls_trust_, tls_priorities_;
-  std::unique_ptr<Deferrer> reloads_, pages_;
-  std::unique_ptr<PasswordChecker> auth_checks_;
-  std::unique_ptr<ConnectionGuard> guard_;
-  std::unique_ptr<PageCache> page_cache_;
-  std::unique_ptr<RateLimiter> limiter_;
-  std::atomic<std::size_t> pages_waiting_{0};
-};
 
 WebServer::Impl::~Impl() {
   // Resume every suspended connection first: the daemons may not stop with one suspended.
@@ -392,13 +117,6 @@ Result<bool> WebServer::Impl::LoadTls() {
   tls_trust_ = std::move(material->trust);
   tls_priorities_ = std::move(material->priorities);
   return true;
-}
-
-std::optional<Reply> WebServer::Impl::CheckClientCertificate(MHD_Connection* connection) {
-  if (!options_.web_config || !options_.web_config->tls) return std::nullopt;
-  auto refusal = ClientCertificateRefusal(connection, options_.web_config->tls->client_auth_type);
-  if (!refusal) return std::nullopt;
-  return Text(403, *refusal);
 }
 
 Result<bool> WebServer::Impl::Start() {
@@ -583,71 +301,6 @@ MHD_Result WebServer::Impl::Queue(MHD_Connection* connection, const Reply& reply
   return queued;
 }
 
-MHD_Result WebServer::Impl::ServeMetrics(MHD_Connection* connection) {
-  // A copy of the chunk list, not the refresh: a slow reader then holds chunks that later
-  // refreshes mostly share, never a whole RefreshResult per refresh it outlives.
-  std::string_view type = NegotiateExposition(Header(connection, MHD_HTTP_HEADER_ACCEPT));
-  std::shared_ptr<const Published> current = refresher_.Current();
-  ExpositionForm form{type != kTextContentType, current->counting_since};
-  auto text = std::make_shared<const ChunkedText>(form.open_metrics ? current->openmetrics
-                                                                    : current->metrics);
-  current.reset();
-  std::string process;  // and the page counters: what the scrape reads itself
-  RenderPageMetrics(page_cache_->counts(), form, process);
-  RenderRateLimitMetrics(limiter_ ? limiter_->limited() : 0, form, process);
-  if (auto stats = ReadProcessStats()) RenderProcessMetrics(*stats, form, process);
-  if (form.open_metrics) process += "# EOF\n";
-  bool gzip = false;
-  MHD_Response* response = CreateMetricsResponse(
-      std::move(text), process, AcceptsGzip(Header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
-      &gzip);
-  if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, std::string(type).c_str());
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
-  if (gzip) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-  AddConfiguredHeaders(response);
-  MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
-  MHD_destroy_response(response);
-  return queued;
-}
-
-// A browser can send a form POST to any site without asking first (no CORS preflight), and a
-// page on a foreign name that resolves to this host (DNS rebinding) is "same origin" to it.
-// So: no form content types, and a request from a browser only from a page served by this
-// exporter under an IP literal or localhost. Clients that send no Origin are not browsers.
-std::optional<Reply> WebServer::Impl::CheckReloadOrigin(MHD_Connection* connection) {
-  if (const char* type = Header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)) {
-    std::string media = Lower(Trim(std::string(type).substr(0, std::string(type).find(';'))));
-    if (media == "application/x-www-form-urlencoded" || media == "multipart/form-data" ||
-        media == "text/plain") {
-      return Text(403, fmt::format("reload refused: content type {} is what a cross-site form "
-                                   "sends\n",
-                                   media));
-    }
-  }
-  const char* origin = Header(connection, "Origin");
-  const char* fetch_site = Header(connection, "Sec-Fetch-Site");
-  if (origin == nullptr && fetch_site == nullptr) return std::nullopt;
-  if (fetch_site != nullptr && Lower(fetch_site) != "same-origin" && Lower(fetch_site) != "none") {
-    return Text(403, "reload refused: cross-site request\n");
-  }
-  const char* host = Header(connection, MHD_HTTP_HEADER_HOST);
-  std::string origin_authority;
-  if (origin != nullptr) {
-    std::string text = origin;
-    auto scheme = text.find("://");
-    if (scheme != std::string::npos) origin_authority = Lower(text.substr(scheme + 3));
-  }
-  if (host == nullptr || origin_authority.empty() || origin_authority != Lower(host) ||
-      !IsIpLiteralOrLocalhost(HostOf(host))) {
-    return Text(403,
-                "reload refused: a browser may reload only from a page of this exporter "
-                "opened by IP address or localhost\n");
-  }
-  return std::nullopt;
-}
-
 void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
   // One reload answers every request that was waiting when it started: each of them asked
   // for a reload after its own edit of the file, and this one reads the file after all of them.
@@ -655,135 +308,6 @@ void WebServer::Impl::ReloadBatch(std::vector<Request*>& batch) {
   Reply reply =
       reloaded ? Text(200, "") : Text(500, "failed to reload config: " + reloaded.error() + "\n");
   for (Request* request : batch) request->deferred_reply = reply;
-}
-
-void WebServer::Impl::RenderBatch(std::vector<Request*>& batch) {
-  // Requests for the same roles share one rendering through the page cache.
-  for (Request* request : batch) request->deferred_reply = request->render();
-}
-
-// Basic auth: nullopt when the request may go on (accepted, or suspended while bcrypt checks
-// it), else the refusal to send.
-std::optional<Reply> WebServer::Impl::CheckPassword(MHD_Connection* connection, Request* request) {
-  using Verdict = PasswordChecker::Verdict;
-  Reply unauthorized = Text(401, "Unauthorized\n");
-  unauthorized.headers.push_back(
-      {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"schedwatch\", charset=\"UTF-8\""});
-  auto busy = [](unsigned status, const char* retry_after) {
-    Reply reply = Text(status, "too many password checks waiting; retry later\n");
-    reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, retry_after});
-    return reply;
-  };
-  auto answer = [&](Verdict verdict) -> std::optional<Reply> {
-    switch (verdict) {
-      case Verdict::kAccepted:
-      case Verdict::kPending:
-        return std::nullopt;
-      case Verdict::kRefused:
-        return unauthorized;
-      case Verdict::kClientBusy:
-        return busy(429, "1");
-      case Verdict::kServerBusy:
-        break;
-    }
-    return busy(503, "5");
-  };
-  if (request->auth != Verdict::kPending) return answer(request->auth);  // checked, resumed
-  char* password = nullptr;
-  char* user = MHD_basic_auth_get_username_password(connection, &password);
-  if (user == nullptr) {
-    if (password != nullptr) MHD_free(password);
-    return unauthorized;
-  }
-  std::string name = user, secret = password != nullptr ? password : "";
-  MHD_free(user);
-  if (password != nullptr) {
-    std::memset(password, 0, std::strlen(password));
-    MHD_free(password);
-  }
-  // bcrypt takes a third of a second on purpose: never on this thread.
-  Verdict verdict =
-      auth_checks_->Check(connection, PasswordChecker::ClientOf(connection), name, secret,
-                          [request](Verdict checked) { request->auth = checked; });
-  if (verdict != Verdict::kPending) request->auth = verdict;
-  return answer(verdict);
-}
-
-std::optional<Reply> WebServer::Impl::Limit() {
-  if (!limiter_) return std::nullopt;
-  auto wait = limiter_->Take(RateLimiter::Clock::now());
-  if (!wait) return std::nullopt;
-  Reply reply = Text(429, "Too Many Requests\n");
-  reply.headers.push_back({MHD_HTTP_HEADER_RETRY_AFTER, std::to_string(wait->count())});
-  return reply;
-}
-
-Reply WebServer::Impl::LimitRefusal(Reply refusal) {
-  auto limited = Limit();
-  return limited ? *limited : refusal;
-}
-
-MHD_Result WebServer::Impl::ServePage(Request* request, std::function<Reply(PageCache&)> render) {
-  // Which roles a page shows is known only once its filters ran, on the pages thread.
-  if (pages_waiting_.load() >= kMaxPagesWaiting) {
-    page_cache_->CountRefused();
-    return Queue(request->connection, PagesBusy());
-  }
-  request->render = [this, render = std::move(render)] { return render(*page_cache_); };
-  return Defer(*pages_, request);
-}
-
-MHD_Result WebServer::Impl::Defer(Deferrer& deferrer, Request* request) {
-  bool page = &deferrer == pages_.get();
-  if (page) pages_waiting_.fetch_add(1);  // the pages thread takes it off with each batch
-  if (!deferrer.Submit(request)) {
-    if (page) pages_waiting_.fetch_sub(1);
-    return Queue(request->connection, Text(503, "shutting down\n"));
-  }
-  return MHD_YES;
-}
-
-// What libmicrohttpd lets through but a proxy in front may read otherwise (request
-// smuggling), or a path it would cut: 400, and the connection is closed.
-std::optional<Reply> WebServer::Impl::CheckFraming(MHD_Connection* connection,
-                                                   const std::string& version,
-                                                   const Request& request) {
-  struct Framing {
-    int hosts = 0, lengths = 0, transfer_encodings = 0;
-    std::set<std::string> length_values;
-  } framing;
-  MHD_get_connection_values(
-      connection, MHD_HEADER_KIND,
-      [](void* cls, MHD_ValueKind, const char* key, const char* value) {
-        auto* found = static_cast<Framing*>(cls);
-        std::string name = Lower(key != nullptr ? key : "");
-        if (name == "host") ++found->hosts;
-        if (name == "transfer-encoding") ++found->transfer_encodings;
-        if (name == "content-length") {
-          ++found->lengths;
-          found->length_values.insert(Trim(value != nullptr ? value : ""));
-        }
-        return MHD_YES;
-      },
-      &framing);
-  auto bad = [](std::string why) {
-    Reply reply = Text(400, "Bad Request: " + why + "\n");
-    reply.headers.push_back({MHD_HTTP_HEADER_CONNECTION, "close"});
-    return reply;
-  };
-  if (request.nul_in_target) return bad("%00 in the request target");
-  if (framing.lengths > 0 && framing.transfer_encodings > 0) {
-    return bad("both Content-Length and Transfer-Encoding");
-  }
-  if (framing.length_values.size() > 1) return bad("different Content-Length values");
-  if (framing.lengths > 0 &&
-      framing.length_values.begin()->find_first_not_of("0123456789") != std::string::npos) {
-    return bad("Content-Length is not a number");
-  }
-  if (framing.transfer_encodings > 1) return bad("more than one Transfer-Encoding");
-  if (framing.hosts > 1) return bad("more than one Host");
-  if (framing.hosts == 0 && version == MHD_HTTP_VERSION_1_1) return bad("HTTP/1.1 without Host");
-  return std::nullopt;
 }
 
 MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string& path,
@@ -867,86 +391,7 @@ MHD_Result WebServer::Impl::Serve(MHD_Connection* connection, const std::string&
     reply.content_type = script ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
     return Queue(connection, reply);
   }
-  PageOptions page;
-  page.telemetry_path = options_.telemetry_path;
-  page.runbook_url = options_.runbook_url;
-  // Pages are rendered on the pages thread from the refresh published now; the connection
-  // waits, suspended, and /metrics is never queued behind them.
-  std::shared_ptr<const Published> published = refresher_.Current();
-  if (path == "/api/v1/status") {
-    // ?label=team=db: the roles with that label only.
-    std::string label = OverviewFilterOf(connection).label;
-    return ServePage(request, [published, page, label](PageCache& cache) {
-      const RefreshResult& result = published->result;
-      auto roles = SelectStatusRoles(result, label);
-      Reply reply;
-      reply.shared_body = cache.Get(
-          published, {"/api/v1/status", roles},
-          [&](const PageSink& sink) { return RenderStatusJson(result, page, roles, sink); });
-      if (!reply.shared_body) return PagesBusy();
-      reply.content_type = "application/json";
-      return reply;
-    });
-  }
-  if (role_json) {
-    std::string role = path.substr(std::strlen("/api/v1/roles/"));
-    request->render = [published, page, role] {
-      auto json = RenderRoleJson(published->result, role, page);
-      nlohmann::json missing{{"error", "no such role in the spec"}, {"role", role}};
-      const ShardAssignment& shard = published->result.shard;
-      if (shard.Sharded()) {
-        missing["error"] = "no such role in this shard's part of the spec";
-        missing["shard"] = ShardAssignment::Of(role, shard.total);  // where one of that name is
-      }
-      Reply reply =
-          json ? Text(200, std::move(*json))
-               : Text(404, missing.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      reply.content_type = "application/json";
-      return reply;
-    };
-    return Defer(*pages_, request);
-  }
-  if (path == "/" || role_page) {
-    std::vector<std::pair<std::string, std::string>> headers;
-    if (!ConfiguresHeader(Lower(MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY))) {
-      headers.push_back({MHD_HTTP_HEADER_CONTENT_SECURITY_POLICY, kStatusPagePolicy});
-    }
-    if (role_page) {
-      request->render = [published, page, path, headers] {
-        auto html = RenderRoleHtml(published->result, path.substr(std::strlen("/roles/")), page);
-        const ShardAssignment& shard = published->result.shard;
-        Reply reply =
-            html ? Text(200, std::move(*html))
-            : shard.Sharded()
-                ? Text(404, fmt::format("no such role in this shard's part of the spec: one of "
-                                        "that name is shard {}'s\n",
-                                        ShardAssignment::Of(path.substr(std::strlen("/roles/")),
-                                                            shard.total)))
-                : Text(404, "no such role in the spec\n");
-        if (html) reply.content_type = "text/html; charset=utf-8";
-        reply.headers = headers;
-        return reply;
-      };
-      return Defer(*pages_, request);
-    }
-    // The rows of ?limit=all at 10,000 roles are as big as the JSON: rendered once per set of
-    // roles shown and refresh, whichever filters chose them; the head names the filters.
-    OverviewFilter filter = OverviewFilterOf(connection);
-    return ServePage(request, [published, page, filter, headers](PageCache& cache) {
-      const RefreshResult& result = published->result;
-      OverviewSelection selection = SelectOverview(result, filter);
-      Reply reply;
-      reply.shared_body = cache.Get(published, {"/", selection.drawn}, [&](const PageSink& sink) {
-        return RenderOverviewRows(result, selection, sink);
-      });
-      if (!reply.shared_body) return PagesBusy();
-      reply.body = RenderOverviewHead(result, page, filter, selection);
-      reply.content_type = "text/html; charset=utf-8";
-      reply.headers = headers;
-      return reply;
-    });
-  }
-  return Queue(connection, Text(404, "404 page not found\n"));
+  return ServePages(request, path);
 }
 
 WebServer::WebServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
