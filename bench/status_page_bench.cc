@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "exporter/run_history.h"
-#include "exporter/status_page.h"
+#include "exporter/pages/status_page.h"
+#include "exporter/refresh/run_history.h"
 #include "sources/catalog.h"
 
 using namespace schedwatch;

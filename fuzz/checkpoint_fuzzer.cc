@@ -1,5 +1,5 @@
 // A job's progress checkpoint: whatever bytes the watched job writes.
-#include "exporter/checkpoint.h"
+#include "exporter/refresh/checkpoint.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -4,8 +4,8 @@
 // the new one (a crontab source's spec: its jobs need no other key).
 #include <cctype>
 
-#include "exporter/discover.h"
-#include "exporter/spec_merge.h"
+#include "exporter/commands/discover.h"
+#include "exporter/commands/spec_merge.h"
 #include "fuzz/fuzz_util.h"
 #include "sources/crontab/crontab_discoverer.h"
 

@@ -2,7 +2,7 @@
 #include <chrono>
 #include <string>
 
-#include "exporter/web_config.h"
+#include "exporter/http/web_config.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -9,6 +9,11 @@
     rulegen   <- core, and the source catalog (sources/catalog.h)
     run       <- core, platform, sources
 
+Inside exporter/, rooms by concern, lowest first; a room includes only itself and the rooms
+below it, and every file of exporter/ stands in a room:
+
+    state <- exposition <- refresh <- pages <- http <- commands
+
 The source catalog (sources/catalog.*, sources/source_types.def and each
 sources/<type>/<type>_descriptor.*) is the pure part of sources, linked by schedwatch_rulegen as
 its own target: its files include only core, each other and platform's capped file reader (to
@@ -33,6 +38,7 @@ ALLOWED = {
     "rulegen": {"rulegen", "core", "sources:catalog.h"},
     "run": {"run", "core", "platform", "sources"},
 }
+EXPORTER_ROOMS = ["state", "exposition", "refresh", "pages", "http", "commands"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SOURCE_TYPE = re.compile(r'^SCHEDWATCH_SOURCE_TYPE\((\w+)\)', re.MULTILINE)
 
@@ -57,6 +63,27 @@ def component_of_include(path):
     if parts[0] in ALLOWED:
         return parts[0], parts[-1]
     return None
+
+
+def exporter_room_breaks(root):
+    """Every include of an exporter room that names a room above it, or no room at all."""
+    broken = []
+    for path in sorted((root / "exporter").rglob("*")):
+        if path.suffix not in (".cc", ".h"):
+            continue
+        relative = path.relative_to(root)
+        room = relative.parts[1] if len(relative.parts) == 3 else None
+        if room not in EXPORTER_ROOMS:
+            broken.append(f"{relative}: not in a room of exporter/ ({', '.join(EXPORTER_ROOMS)})")
+            continue
+        below = EXPORTER_ROOMS[:EXPORTER_ROOMS.index(room) + 1]
+        for include in INCLUDE.findall(path.read_text(errors="replace")):
+            parts = include.split("/")
+            if parts[0] != "exporter":
+                continue
+            if len(parts) != 3 or parts[1] not in below:
+                broken.append(f"{relative}: the {room} room includes {include}, not below it")
+    return broken
 
 
 def main():
@@ -88,6 +115,7 @@ def main():
                     target == ("platform", "file.h"):
                 continue
             broken.append(f"{relative}: the pure source catalog includes {include}")
+    broken += exporter_room_breaks(root)
     types = SOURCE_TYPE.findall((root / "sources" / "source_types.def").read_text())
     if not types:
         broken.append("sources/source_types.def names no source type")

@@ -10,11 +10,11 @@
 #include <sstream>
 #include <string_view>
 
-#include "exporter/exposition.h"
-#include "exporter/refresher.h"
-#include "exporter/self_metrics.h"
-#include "exporter/web_pages.h"
-#include "exporter/web_rate_limit.h"
+#include "exporter/exposition/exposition.h"
+#include "exporter/exposition/self_metrics.h"
+#include "exporter/http/web_rate_limit.h"
+#include "exporter/pages/web_pages.h"
+#include "exporter/refresh/refresher.h"
 #include "schedwatch/metrics.h"
 #include "sources/catalog.h"
 #include "tests/test_util.h"

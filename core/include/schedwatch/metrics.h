@@ -25,7 +25,7 @@ constexpr std::string_view TypeName(Type type) {
   return type == Type::kCounter ? "counter" : type == Type::kHistogram ? "histogram" : "gauge";
 }
 
-// Per role, one series per role of the spec (rendered by exporter/exposition.cc).
+// Per role, one series per role of the spec (rendered by exporter/exposition/exposition.cc).
 inline constexpr Metric kJobActiveObjects{
     "schedwatch_job_active_objects", Type::kGauge, "role,source",
     "Live objects holding the role that are enabled; absent while the source is unknown."};
@@ -106,7 +106,7 @@ inline constexpr Metric kJobDuplicateRunsPrevented{
     "Runs schedwatch_run skipped because another copy of the role held its guard (from its "
     "skipped records)."};
 
-// The exporter about itself and its sources (exporter/self_metrics.cc).
+// The exporter about itself and its sources (exporter/exposition/self_metrics.cc).
 inline constexpr Metric kBuildInfo{
     "schedwatch_exporter_build_info", Type::kGauge, "branch,compiler,platform,revision,version",
     "A metric with a constant '1' value labeled by version, revision, branch, compiler and "

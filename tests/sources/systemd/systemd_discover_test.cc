@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "exporter/discover.h"
+#include "exporter/commands/discover.h"
 #include "sources/catalog.h"
 #include "sources/systemd/systemd_discoverer.h"
 #include "tests/sources/systemd/systemd_fixtures.h"

@@ -1,0 +1,79 @@
+// Stage 2 of a refresh: what the reads, the jobs' checkpoints, the ledger and schedwatch_run's
+// records say about each role and each source. Classifies nothing (that is core's Classify).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "exporter/refresh/read_sources.h"
+#include "exporter/refresh/run_history.h"
+#include "exporter/state/state.h"
+#include "schedwatch/classify.h"
+#include "schedwatch/spec.h"
+#include "sources/problems.h"
+#include "sources/run_record.h"
+
+namespace schedwatch {
+
+struct Observed {
+  std::vector<SourceStatus> sources;  // in the order of the reads
+  // In the order of spec.jobs, each with its job, what run records said and what the
+  // EachObservation made of its observation.
+  RoleList roles;
+  // By source: the problems to count in schedwatch_source_errors_total for this refresh.
+  std::map<std::string, std::vector<SourceProblem>> problems;
+  // By role: schedwatch_run's skipped records seen for the first time.
+  std::map<std::string, int> new_duplicates_prevented;
+};
+
+// When each role was first desired, sorted by role: 40 bytes a role (a map's node was 96).
+using DesiredSinceList = std::vector<std::pair<std::string, std::int64_t>>;
+std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role);
+
+// Called for each role as soon as it is observed, in the order of spec.jobs, with its
+// observation (which it may consume) and its result. Only one role's observation is held at a
+// time, never every role's. `carried`: for a source whose reads bring only news, the summaries
+// it has shown of the role's runs, this read's and earlier ones (RunHistoryStore::Add).
+using EachObservation =
+    std::function<void(RoleObservation& observation, RoleResult& role, const RunSummary* carried)>;
+
+// Keeps what saves work across refreshes: run record files already read and skipped records
+// already counted. One refresh at a time.
+class Observer {
+ public:
+  explicit Observer(std::string ledger_file) : ledger_file_(std::move(ledger_file)) {}
+
+  // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
+  // sorted by role, whose object lists are shared where unchanged; `kept`: the runs kept, which
+  // complete the reads (for thresholds judged from runs, and reads that bring only news). The
+  // reads' snapshots are consumed.
+  Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
+                   const DesiredSinceList& desired_since, std::int64_t now,
+                   const RoleList& published, const RunHistoryStore& kept,
+                   const EachObservation& each);
+
+ private:
+  // `objects`: the role's, from every read (kept only when the job's source was read).
+  void ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
+                   const std::unordered_map<std::string_view, std::size_t>& source_index,
+                   const std::map<std::string, std::string>& ledger, const RunHistoryStore& kept,
+                   RoleObservation& observation, std::optional<RunSummary>& carried,
+                   RoleResult& role, Observed& observed);
+  void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
+                       Observed& observed);
+  void Forget(const Spec& spec);  // roles no longer desired with run records
+
+  std::string ledger_file_;  // empty: no ledger
+  std::map<std::string, RunRecordCache> run_record_cache_;
+  std::map<std::string, std::set<std::string>> prevented_counted_;
+};
+
+}  // namespace schedwatch

@@ -1,0 +1,259 @@
+// What one refresh saw: the input of every renderer (metrics, status page, JSON).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedwatch/classify.h"
+#include "schedwatch/shard.h"
+#include "schedwatch/spec.h"
+#include "sources/source.h"
+
+namespace schedwatch {
+
+struct SourceStatus {
+  std::string name;
+  std::string type;
+  bool up = false;
+  std::string error;                      // why the last list failed; empty when up
+  std::optional<std::int64_t> last_sync;  // end of the last successful list
+  double sync_duration_seconds = 0;
+  int objects = 0;
+  int unowned_objects = 0;
+  std::vector<SourceProblem> problems;          // of the last list
+  std::optional<SourceRequestCounts> requests;  // sources that call a rate-limited API
+  // Whether the last read got the run history too; false with `history_error` when the list was
+  // read but not the history (its roles' runs are unknown), and false when the list failed.
+  bool history_up = false;
+  std::string history_error;
+};
+
+// Who reported a run: the role's source (its log, Jobs, workflow runs, snapshot) or, later, a
+// run record of the job's own wrapper.
+enum class RunOrigin : std::uint8_t { kSource, kRunner };
+
+// One run as the exporter keeps it across refreshes (exporter/refresh/run_history.h): 16 bytes.
+struct RecordedRun {
+  std::int64_t started = 0;
+  std::int32_t duration = -1;  // seconds; -1 while running
+  Run::Outcome outcome = Run::Outcome::kRunning;
+  RunOrigin origin = RunOrigin::kSource;
+
+  std::optional<std::int64_t> finished() const {
+    return duration < 0 ? std::nullopt : std::optional<std::int64_t>(started + duration);
+  }
+  bool operator==(const RecordedRun& other) const {
+    return started == other.started && duration == other.duration && outcome == other.outcome &&
+           origin == other.origin;
+  }
+};
+using RoleRuns = std::vector<RecordedRun>;  // oldest first, at most kRunHistoryKept
+
+// Finished runs counted since the exporter started, each once (exporter/refresh/run_history.h):
+// schedwatch_job_runs_total.
+struct RunCounts {
+  std::uint32_t succeeded = 0;
+  std::uint32_t failed = 0;
+  bool empty() const { return succeeded == 0 && failed == 0; }
+};
+
+// Upper bounds (seconds) of schedwatch_job_run_duration_seconds' buckets; +Inf follows.
+inline constexpr std::array<std::int32_t, 14> kRunDurationBuckets = {
+    1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400};
+
+// The bucket a duration is counted in: the first whose bound holds it, else +Inf's.
+inline std::size_t DurationBucket(std::int64_t seconds) {
+  std::size_t bucket = 0;
+  while (bucket < kRunDurationBuckets.size() && seconds > kRunDurationBuckets[bucket]) ++bucket;
+  return bucket;
+}
+
+// The durations of a role's counted runs, for jobs with duration_histogram.
+struct DurationHistogram {
+  std::array<std::uint32_t, kRunDurationBuckets.size() + 1> counts{};  // per bucket, not summed
+  std::int64_t sum = 0;                                                // seconds
+
+  void Observe(std::int64_t seconds) {
+    ++counts[DurationBucket(seconds)];
+    sum += seconds;
+  }
+};
+
+// The newest counted run of one outcome that its scheduler named: an OpenMetrics exemplar on
+// schedwatch_job_runs_total and on the duration histogram's bucket.
+struct RunExemplar {
+  std::shared_ptr<const RunIdentity> identity;
+  std::int64_t finished = 0;  // the exemplar's timestamp
+  std::int64_t duration = 0;  // seconds: the histogram exemplar's value
+};
+struct RunExemplars {
+  std::optional<RunExemplar> failed, succeeded;
+  // The newer of the two: the histogram's exemplar.
+  const std::optional<RunExemplar>& newest() const {
+    return !failed || (succeeded && succeeded->finished >= failed->finished) ? succeeded : failed;
+  }
+};
+struct RoleExemplars {
+  const JobSpec* job = nullptr;
+  std::shared_ptr<const RunExemplars> exemplars;  // shared with the store
+};
+
+struct RoleDurations {
+  const JobSpec* job = nullptr;
+  std::shared_ptr<const DurationHistogram> histogram;  // shared with the store
+};
+
+// A role's live objects, read-only. Shared with the previous refresh while they are unchanged
+// (the common case), so the published refresh and the one being built hold them once.
+class RoleObjects {
+ public:
+  RoleObjects() = default;
+  RoleObjects(std::vector<LiveObject> objects)  // NOLINT: a role's list, as observed
+      : list_(objects.empty()
+                  ? nullptr
+                  : std::make_shared<const std::vector<LiveObject>>(std::move(objects))) {}
+
+  const std::vector<LiveObject>& list() const { return list_ ? *list_ : None(); }
+  // The same list, not only an equal one (an unchanged list is shared).
+  bool SameList(const RoleObjects& other) const { return list_ == other.list_; }
+  std::vector<LiveObject>::const_iterator begin() const { return list().begin(); }
+  std::vector<LiveObject>::const_iterator end() const { return list().end(); }
+  bool empty() const { return list().empty(); }
+  std::size_t size() const { return list().size(); }
+  const LiveObject& operator[](std::size_t i) const { return list()[i]; }
+
+ private:
+  static const std::vector<LiveObject>& None() {
+    static const std::vector<LiveObject> none;
+    return none;
+  }
+  std::shared_ptr<const std::vector<LiveObject>> list_;
+};
+
+// What schedwatch_run's records said of a role (jobs with runs_dir).
+struct RunRecordFacts {
+  std::optional<double> last_duration;
+  std::optional<int> last_exit_code;  // 128 + N for a run ended by signal N, as shells say
+  std::optional<bool> guarded;
+  int run_records = 0;
+  int skipped_duplicates = 0;  // among the records kept
+
+  bool operator==(const RunRecordFacts& other) const {
+    return last_duration == other.last_duration && last_exit_code == other.last_exit_code &&
+           guarded == other.guarded && run_records == other.run_records &&
+           skipped_duplicates == other.skipped_duplicates;
+  }
+};
+
+// One role at one refresh. A refresh holds one per role, twice while the next is built: what
+// few roles have is out of line.
+struct RoleResult {
+  const JobSpec* job = nullptr;
+  RoleStatus status;
+  RoleObjects objects;
+  std::shared_ptr<const RoleRuns> runs;  // shared with the store and later refreshes; may be null
+  // Set for jobs with runs_dir.
+  std::shared_ptr<const RunRecordFacts> records;
+  RunCounts run_counts;  // schedwatch_job_runs_total: served while `runs` is set or counts are
+
+  const RunRecordFacts& Records() const {
+    static const RunRecordFacts kNone;
+    return records ? *records : kNone;
+  }
+  // Everything the renderers show is the same: the same job, objects and runs, an equal status.
+  bool Unchanged(const RoleResult& before) const {
+    return job == before.job && objects.SameList(before.objects) && runs == before.runs &&
+           run_counts.succeeded == before.run_counts.succeeded &&
+           run_counts.failed == before.run_counts.failed && status == before.status &&
+           (records == before.records ||
+            (records && before.records && *records == *before.records));
+  }
+};
+
+// A refresh's roles. Each is held through a pointer so that a role unchanged since the published
+// refresh is that refresh's object, not a copy: while a refresh is built, the published roles and
+// the new ones are held once (100,000 roles: 18 MB less at the peak). Read-only but for Mutable.
+class RoleList {
+ public:
+  using Item = std::shared_ptr<RoleResult>;
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = RoleResult;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const RoleResult*;
+    using reference = const RoleResult&;
+    const_iterator() = default;
+    explicit const_iterator(std::vector<Item>::const_iterator at) : at_(at) {}
+    reference operator*() const { return **at_; }
+    pointer operator->() const { return at_->get(); }
+    reference operator[](difference_type n) const { return *at_[n]; }
+    const_iterator& operator++() { return ++at_, *this; }
+    const_iterator operator++(int) { return const_iterator(at_++); }
+    const_iterator& operator--() { return --at_, *this; }
+    const_iterator operator--(int) { return const_iterator(at_--); }
+    const_iterator& operator+=(difference_type n) { return at_ += n, *this; }
+    const_iterator& operator-=(difference_type n) { return at_ -= n, *this; }
+    const_iterator operator+(difference_type n) const { return const_iterator(at_ + n); }
+    const_iterator operator-(difference_type n) const { return const_iterator(at_ - n); }
+    difference_type operator-(const_iterator other) const { return at_ - other.at_; }
+    bool operator==(const_iterator other) const { return at_ == other.at_; }
+    bool operator!=(const_iterator other) const { return at_ != other.at_; }
+    bool operator<(const_iterator other) const { return at_ < other.at_; }
+    bool operator>(const_iterator other) const { return at_ > other.at_; }
+    bool operator<=(const_iterator other) const { return at_ <= other.at_; }
+    bool operator>=(const_iterator other) const { return at_ >= other.at_; }
+    const Item& item() const { return *at_; }
+
+   private:
+    std::vector<Item>::const_iterator at_;
+  };
+
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const RoleResult& operator[](std::size_t i) const { return *items_[i]; }
+  const_iterator begin() const { return const_iterator(items_.begin()); }
+  const_iterator end() const { return const_iterator(items_.end()); }
+  void reserve(std::size_t n) { items_.reserve(n); }
+  void push_back(RoleResult role) {
+    items_.push_back(std::make_shared<RoleResult>(std::move(role)));
+  }
+  void push_back(Item role) { items_.push_back(std::move(role)); }
+  // For a refresh's maker that edits it (tests, tools): role `i`, copied first when shared.
+  RoleResult& Mutable(std::size_t i) {
+    if (items_[i].use_count() > 1) items_[i] = std::make_shared<RoleResult>(*items_[i]);
+    return *items_[i];
+  }
+  void SortByRole() {
+    std::sort(items_.begin(), items_.end(),
+              [](const Item& a, const Item& b) { return a->job->role < b->job->role; });
+  }
+
+ private:
+  std::vector<Item> items_;
+};
+
+struct RefreshResult {
+  std::shared_ptr<const Spec> spec;   // keeps every JobSpec* alive
+  std::int64_t time = 0;              // the refresh's now
+  bool complete = false;              // false before the first refresh has finished
+  RoleList roles;                     // sorted by role
+  std::vector<SourceStatus> sources;  // sorted by name
+  // schedwatch_job_run_duration_seconds: roles of jobs with duration_histogram that counted a
+  // run, sorted by role.
+  std::vector<RoleDurations> durations;
+  // Roles whose counted runs include one their scheduler named, sorted by role.
+  std::vector<RoleExemplars> exemplars;
+  // A step of the wall clock within the hold window (refresher.h): what held conditions.
+  std::optional<ClockStep> clock_step;
+  // Which shard this exporter is; `spec` holds its roles only, of spec_roles in the whole spec.
+  ShardAssignment shard;
+  std::size_t spec_roles = 0;
+};
+
+}  // namespace schedwatch
