@@ -233,9 +233,10 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
   if (job.runs_dir().empty()) return;
   if (files != nullptr && files->records) {
     ApplyRunRecords(job, *files->records, observation, role, observed);
+    files->records.reset();  // freed as it goes, as the reads' history is
   } else {
-    // Not read: the source's read timed out. What the last read said stands (the role is
-    // unknown meanwhile), and no skipped record is counted.
+    // Not read: the source's read timed out or was late. What the last read said stands (the
+    // role is unknown meanwhile), and no skipped record is counted.
     if (before != nullptr) role.records = before->records;
     observed.new_duplicates_prevented[job.role] = 0;
   }

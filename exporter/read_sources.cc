@@ -243,7 +243,7 @@ std::vector<JobFilesRead> SourceReaders::ReadJobFiles(const SourceRunner& runner
       decltype(record_caches_) cold;
       caches[i] = cold.extract(cold.try_emplace(job.role).first);
     }
-    file.records = ReadRecords(job, caches[i].mapped());
+    file.records = std::make_unique<RunRecordsRead>(ReadRecords(job, caches[i].mapped()));
   }
   std::lock_guard<std::mutex> lock(record_caches_mutex_);
   for (CacheNode& cache : caches) {

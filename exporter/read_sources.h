@@ -63,7 +63,9 @@ struct JobFilesRead {
   // progress.file, read when the list succeeded without the role's progress: its time (nullopt:
   // none yet) or why it could not be read or parsed (ReadCheckpoint).
   std::optional<Result<std::optional<std::int64_t>>> checkpoint;
-  std::optional<RunRecordsRead> records;  // runs_dir, read whether the list succeeded or not
+  // runs_dir, read whether the list succeeded or not; apart, so that a job with a checkpoint
+  // only takes 64 bytes.
+  std::unique_ptr<RunRecordsRead> records;
 };
 
 // What one refresh got from one source.
