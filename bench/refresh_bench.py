@@ -9,15 +9,18 @@ served by a schedwatch_exporter binary. Prints, per binary:
   - /metrics from the same refresh afterwards (median of --scrapes);
   - memory: VmHWM (peak) and VmRSS (steady) after all that.
 
-Give two binaries to compare them side by side.
+Give two binaries to compare them side by side. --checkpoints gives every role a progress file
+(a checkpoint its job writes) and --records N a runs_dir with N schedwatch_run records, for
+roles that have none: files each refresh reads besides the source.
 
   bench/refresh_bench.py --exporter build/exporter/schedwatch_exporter [--exporter OTHER]
                          [--roles 10000] [--type crontab] [--refreshes 5] [--scrapes 20]
                          [--interval 2s] [--source-timeout 60s] [--flag=--shard=0 ...]
-                         [--accept openmetrics]
+                         [--accept openmetrics] [--checkpoints] [--records 3]
 """
 import argparse
 import http.client
+import json
 import os
 import re
 import statistics
@@ -96,6 +99,11 @@ def run(binary, spec, args):
         cached_gzip = [scrape(port, True, headers=accept) for _ in range(args.scrapes)]
         cached_plain = [scrape(port, False, headers=accept)
                         for _ in range(max(1, args.scrapes // 4))]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("GET", "/metrics")
+        reads = re.findall(r'schedwatch_source_sync_duration_seconds\{source="([^"]+)"[^}]*\} (\S+)',
+                           connection.getresponse().read().decode())
+        connection.close()
         hwm = proc_status_kib(process.pid, "VmHWM") / 1024
         rss = proc_status_kib(process.pid, "VmRSS") / 1024
         walls = refreshes()
@@ -113,6 +121,7 @@ def run(binary, spec, args):
               f"(first {walls[0]:.3f} s, {len(walls)} refreshes), "
               f"{statistics.median(cpu):.2f} s CPU (interval containing one refresh), "
               f"{failed_reads} failed reads")
+        print("  last read: " + ", ".join(f"{name} {float(seconds):.3f} s" for name, seconds in reads))
         print(line("gzip right after a refresh", after_gzip))
         print(line("plain right after a refresh", after_plain))
         print(line("gzip from cache", cached_gzip))
@@ -122,6 +131,43 @@ def run(binary, spec, args):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def add_job_files(workdir, checkpoints, records):
+    """Gives each job of spec.yaml without them a checkpoint file and a runs_dir of `records`
+    finished runs, an hour apart, the latest a minute ago."""
+    spec = os.path.join(workdir, "spec.yaml")
+    with open(spec) as f:
+        lines = f.read().splitlines()
+    now = time.time()
+    out = []
+    for line in lines:
+        match = re.match(r"  - \{role: ([^,]+),", line)
+        if not match or "progress:" in line or "runs_dir:" in line:
+            out.append(line)
+            continue
+        role, extra = match.group(1), ""
+        if checkpoints:
+            checkpoint = os.path.join(workdir, "checkpoints", role)
+            os.makedirs(os.path.dirname(checkpoint), exist_ok=True)
+            with open(checkpoint, "w") as f:
+                f.write(f"{int(now) - 300}\n")
+            extra += f", progress: {{file: {checkpoint}, stale_after: 1h}}"
+        if records:
+            runs = os.path.join(workdir, "runs", role)
+            os.makedirs(runs, exist_ok=True)
+            for run in range(records):
+                start = round(now - 60 - 30 - run * 3600, 6)
+                pid = 10000 + run
+                record = {"format": 1, "role": role, "state": "finished", "host": "bench",
+                          "pid": pid, "start": start, "end": start + 30,
+                          "duration_seconds": 30.0, "exit_code": 0, "guard": "flock"}
+                with open(os.path.join(runs, f"{int(start * 1e6):020d}-{pid}.json"), "w") as f:
+                    f.write(json.dumps(record) + "\n")
+            extra += f", runs_dir: {os.path.join(workdir, 'runs')}"
+        out.append(line[:-1] + extra + "}")
+    with open(spec, "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def main():
@@ -140,12 +186,21 @@ def main():
     parser.add_argument("--flag", action="append", default=[],
                         help="a further flag of every exporter, e.g. --flag=--shard=0 "
                              "--flag=--total-shards=10 (one shard of ten)")
+    parser.add_argument("--checkpoints", action="store_true",
+                        help="give each role a progress file (its job's checkpoint)")
+    parser.add_argument("--records", type=int, default=0,
+                        help="give each role a runs_dir with this many schedwatch_run records")
     args = parser.parse_args()
     whole = True
     with tempfile.TemporaryDirectory(prefix="schedwatch-refresh-bench-") as workdir:
         subprocess.run([sys.executable, os.path.join(HERE, "gen_roles.py"), "--roles",
                         str(args.roles), "--type", args.type, "--out", workdir], check=True)
-        print(f"{args.roles} {args.type} roles, --refresh.interval {args.interval}")
+        if args.checkpoints or args.records:
+            add_job_files(workdir, args.checkpoints, args.records)
+        print(f"{args.roles} {args.type} roles"
+              f"{', each with a checkpoint' if args.checkpoints else ''}"
+              f"{f', each with {args.records} run records' if args.records else ''}"
+              f", --refresh.interval {args.interval}")
         for binary in args.exporter:
             whole = run(binary, os.path.join(workdir, "spec.yaml"), args) and whole
     if not whole:

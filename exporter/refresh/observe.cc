@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
-#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <numeric>
@@ -10,7 +9,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "exporter/refresh/checkpoint.h"
 #include "reconcile/ledger.h"
 #include "schedwatch/platform/log.h"
 
@@ -26,10 +24,6 @@ bool Desired(const Spec& spec, const RoleOrder& order, std::string_view role) {
       [&spec](std::uint32_t job, std::string_view wanted) { return spec.jobs[job].role < wanted; });
   return it != order.end() && spec.jobs[*it].role == role;
 }
-
-// Two reserved records (schedwatch_run's kReservedRecordBytes each): less and the next run's
-// records may find no room.
-constexpr std::uint64_t kRunsDirLowBytes = 8192;
 
 SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder& desired,
                       std::int64_t now, std::vector<SourceProblem>& problems) {
@@ -160,23 +154,31 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   malloc_trim(0);
 
   observed.roles.reserve(spec.jobs.size());
+  std::vector<std::size_t> next_files(reads.size());  // each read's job_files, walked in order
   for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
     const JobSpec& job = spec.jobs[i];
     RoleObservation observation;  // one role's at a time: handed to `each`, then dropped
     RoleResult role;
     role.job = &job;
     observation.desired_since = DesiredSince(desired_since, job.role).value_or(now);
+    auto before =
+        std::lower_bound(published.begin(), published.end(), job.role,
+                         [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
+    const bool known = before != published.end() && before->job->role == job.role;
+    JobFilesRead* files = nullptr;
+    if (auto index = source_index.find(job.source); index != source_index.end()) {
+      std::vector<JobFilesRead>& read = reads[index->second].job_files;
+      std::size_t& next = next_files[index->second];
+      if (next < read.size() && read[next].job == i) files = &read[next++];
+    }
     std::optional<RunSummary> carried;
-    ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, observation, carried,
-                role, observed);
+    ObserveRole(job, std::move(objects[i]), reads, source_index, ledger, kept, files,
+                known ? &*before : nullptr, observation, carried, role, observed);
     // Thresholds judged from runs: those the scheduler has since forgotten still count.
     if (observation.source_up && observation.history_up && JudgedFromKeptRuns(job)) {
       kept.AddKeptRuns(job, observation.history);
     }
     each(observation, role, carried ? &*carried : nullptr);
-    auto before =
-        std::lower_bound(published.begin(), published.end(), job.role,
-                         [](const RoleResult& a, const std::string& b) { return a.job->role < b; });
     if (before != published.end() && role.Unchanged(*before)) {
       observed.roles.push_back(before.item());
     } else {
@@ -190,7 +192,8 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
 void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                            const std::unordered_map<std::string_view, std::size_t>& source_index,
                            const std::map<std::string, std::string>& ledger,
-                           const RunHistoryStore& kept, RoleObservation& observation,
+                           const RunHistoryStore& kept, JobFilesRead* files,
+                           const RoleResult* before, RoleObservation& observation,
                            std::optional<RunSummary>& carried, RoleResult& role,
                            Observed& observed) {
   auto index = source_index.find(job.source);
@@ -214,9 +217,9 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
     }
     if (auto it = snapshot.progress.find(job.role); it != snapshot.progress.end()) {
       observation.last_progress = it->second;
-    } else if (job.progress()) {
+    } else if (files != nullptr && files->checkpoint) {
       // Written by the job: a bad one leaves progress unknown and is counted, never fatal.
-      auto checkpoint = ReadCheckpoint(job.progress()->file);
+      const auto& checkpoint = *files->checkpoint;
       if (checkpoint) {
         observation.last_progress = *checkpoint;
       } else {
@@ -227,22 +230,20 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
     }
     if (auto it = ledger.find(job.role); it != ledger.end()) observation.ledger_id = it->second;
   }
-  if (!job.runs_dir().empty()) ApplyRunRecords(job, observation, role, observed);
+  if (job.runs_dir().empty()) return;
+  if (files != nullptr && files->records) {
+    ApplyRunRecords(job, *files->records, observation, role, observed);
+    files->records.reset();  // freed as it goes, as the reads' history is
+  } else {
+    // Not read: the source's read timed out or was late. What the last read said stands (the
+    // role is unknown meanwhile), and no skipped record is counted.
+    if (before != nullptr) role.records = before->records;
+    observed.new_duplicates_prevented[job.role] = 0;
+  }
 }
 
-void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
-                               Observed& observed) {
-  RunRecordRead read = ReadRunRecords(job.runs_dir(), job.role, &run_record_cache_[job.role]);
-  // A run that cannot write its records would be invisible: say so while the room is gone.
-  struct statvfs space {};
-  if (statvfs(job.runs_dir().c_str(), &space) == 0 &&
-      static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < kRunsDirLowBytes) {
-    read.problems.push_back(MakeProblem(
-        Reason::kRunsDirFull,
-        fmt::format("role {}: {} has {} bytes free: schedwatch_run cannot record new runs there",
-                    job.role, job.runs_dir(),
-                    static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize)));
-  }
+void Observer::ApplyRunRecords(const JobSpec& job, RunRecordsRead& read,
+                               RoleObservation& observation, RoleResult& role, Observed& observed) {
   for (const auto& message : read.new_problems) {
     Log(LogLevel::kWarn, "bad run record", {{"role", job.role}, {"err", message}});
   }
@@ -252,7 +253,7 @@ void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation,
       if (source.name == job.source) source.problems.push_back(problem);
     }
   }
-  RunRecordSummary summary = SummarizeRunRecords(read.records);
+  RunRecordSummary& summary = read.summary;
   // Each skipped record is counted once; pruned names are forgotten (names never repeat).
   auto& counted = prevented_counted_[job.role];
   std::set<std::string> still_there;
@@ -264,12 +265,12 @@ void Observer::ApplyRunRecords(const JobSpec& job, RoleObservation& observation,
   counted = std::move(still_there);
   observed.new_duplicates_prevented[job.role] = fresh;
   auto facts = std::make_shared<RunRecordFacts>();
-  facts->run_records = static_cast<int>(read.records.size());
+  facts->run_records = read.records;
   facts->skipped_duplicates = summary.skipped;
   if (summary.has_runs) {
     // A wrapper's record is exact: it replaces what the scheduler's log or status said, and
     // stands in for a history the source could not read.
-    observation.history = summary.history;
+    observation.history = std::move(summary.history);
     observation.history_up = true;
     facts->last_duration = summary.last_duration;
     if (summary.last_exit_code) facts->last_exit_code = summary.last_exit_code;
@@ -287,9 +288,6 @@ void Observer::Forget(const Spec& spec) {
   auto kept = [&](const std::string& role) { return with_records.count(role) > 0; };
   for (auto it = prevented_counted_.begin(); it != prevented_counted_.end();) {
     it = kept(it->first) ? std::next(it) : prevented_counted_.erase(it);
-  }
-  for (auto it = run_record_cache_.begin(); it != run_record_cache_.end();) {
-    it = kept(it->first) ? std::next(it) : run_record_cache_.erase(it);
   }
 }
 

@@ -1,5 +1,6 @@
-// Stage 2 of a refresh: what the reads, the jobs' checkpoints, the ledger and schedwatch_run's
-// records say about each role and each source. Classifies nothing (that is core's Classify).
+// Stage 2 of a refresh: what the reads, with the jobs' checkpoints and schedwatch_run's records
+// they brought, and the ledger say about each role and each source. Opens no job's file (the
+// read did) and classifies nothing (that is core's Classify).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +46,7 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 using EachObservation =
     std::function<void(RoleObservation& observation, RoleResult& role, const RunSummary* carried)>;
 
-// Keeps what saves work across refreshes: run record files already read and skipped records
-// already counted. One refresh at a time.
+// Keeps the skipped records already counted across refreshes. One refresh at a time.
 class Observer {
  public:
   explicit Observer(std::string ledger_file) : ledger_file_(std::move(ledger_file)) {}
@@ -61,18 +61,19 @@ class Observer {
                    const EachObservation& each);
 
  private:
-  // `objects`: the role's, from every read (kept only when the job's source was read).
+  // `objects`: the role's, from every read (kept only when the job's source was read); `files`:
+  // what its source's read found in the job's own files, null when none were read; `before`:
+  // the role in the published refresh, if any.
   void ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                    const std::unordered_map<std::string_view, std::size_t>& source_index,
                    const std::map<std::string, std::string>& ledger, const RunHistoryStore& kept,
-                   RoleObservation& observation, std::optional<RunSummary>& carried,
-                   RoleResult& role, Observed& observed);
-  void ApplyRunRecords(const JobSpec& job, RoleObservation& observation, RoleResult& role,
-                       Observed& observed);
+                   JobFilesRead* files, const RoleResult* before, RoleObservation& observation,
+                   std::optional<RunSummary>& carried, RoleResult& role, Observed& observed);
+  void ApplyRunRecords(const JobSpec& job, RunRecordsRead& read, RoleObservation& observation,
+                       RoleResult& role, Observed& observed);
   void Forget(const Spec& spec);  // roles no longer desired with run records
 
   std::string ledger_file_;  // empty: no ledger
-  std::map<std::string, RunRecordCache> run_record_cache_;
   std::map<std::string, std::set<std::string>> prevented_counted_;
 };
 

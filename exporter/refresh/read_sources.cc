@@ -1,11 +1,14 @@
 #include "exporter/refresh/read_sources.h"
 
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
+#include "exporter/refresh/checkpoint.h"
 #include "sources/problems.h"
 
 namespace schedwatch {
@@ -21,12 +24,14 @@ struct SourceReaders::Task {
   std::condition_variable done_cv;
   bool done = false;
   AbsenceReads reads;
+  std::vector<JobFilesRead> job_files;
   double seconds = 0;
 
-  void Finish(AbsenceReads result, double took) {
+  void Finish(AbsenceReads result, std::vector<JobFilesRead> files, double took) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       reads = std::move(result);
+      job_files = std::move(files);
       seconds = took;
       // Free before done: a refresh right after this one must not find the source busy.
       runner->busy->store(false);
@@ -61,6 +66,31 @@ AbsenceReads Read(SourceRunner& runner, const ListContext& context,
         }
         return !context.cancelled->load();
       });
+}
+
+// Two reserved records (schedwatch_run's kReservedRecordBytes each): less and the next run's
+// records may find no room.
+constexpr std::uint64_t kRunsDirLowBytes = 8192;
+
+RunRecordsRead ReadRecords(const JobSpec& job, RunRecordCache& cache) {
+  RunRecordRead read = ReadRunRecords(job.runs_dir(), job.role, &cache);
+  // A run that cannot write its records would be invisible: say so while the room is gone.
+  struct statvfs space {};
+  if (statvfs(job.runs_dir().c_str(), &space) == 0 &&
+      static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < kRunsDirLowBytes) {
+    read.problems.push_back(MakeProblem(
+        Reason::kRunsDirFull,
+        fmt::format("role {}: {} has {} bytes free: schedwatch_run cannot record new runs there",
+                    job.role, job.runs_dir(),
+                    static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize)));
+  }
+  RunRecordsRead out;
+  // Summed up here: only what observing needs is held until then, not every record.
+  out.summary = SummarizeRunRecords(read.records);
+  out.records = static_cast<int>(read.records.size());
+  out.problems = std::move(read.problems);
+  out.new_problems = std::move(read.new_problems);
+  return out;
 }
 
 }  // namespace
@@ -98,6 +128,7 @@ std::vector<SourceRead> SourceReaders::ReadAll(
     const std::vector<std::shared_ptr<SourceRunner>>& runners, std::int64_t now,
     std::chrono::milliseconds confirm_delay) {
   auto started = std::chrono::steady_clock::now();
+  ForgetRecordCaches(runners);
   std::vector<std::shared_ptr<Task>> tasks;
   for (const auto& runner : runners) {
     if (runner->busy->exchange(true)) {
@@ -126,6 +157,7 @@ std::vector<SourceRead> SourceReaders::ReadAll(
       if (task->done_cv.wait_until(lock, started + runners[i]->timeout,
                                    [&] { return task->done; })) {
         read.reads = std::move(task->reads);
+        read.job_files = std::move(task->job_files);
         read.seconds = task->seconds;
       } else {
         task->cancelled = true;  // the worker finishes it; nobody waits for it any more
@@ -152,7 +184,7 @@ void SourceReaders::Submit(std::shared_ptr<Task> task) {
       return;
     }
   }
-  task->Finish(FirstRead({}, Error{"shutting down"}), 0);
+  task->Finish(FirstRead({}, Error{"shutting down"}), {}, 0);
 }
 
 void SourceReaders::Work() {
@@ -170,12 +202,67 @@ void SourceReaders::Work() {
     auto start = std::chrono::steady_clock::now();
     ListContext context{task->now, &task->cancelled};
     AbsenceReads reads = Read(*task->runner, context, task->confirm_delay);
+    std::vector<JobFilesRead> files = ReadJobFiles(*task->runner, reads.snapshot, task->cancelled);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       running_.erase(std::find(running_.begin(), running_.end(), task));
     }
-    task->Finish(std::move(reads), took);
+    task->Finish(std::move(reads), std::move(files), took);
+  }
+}
+
+std::vector<JobFilesRead> SourceReaders::ReadJobFiles(const SourceRunner& runner,
+                                                      const Result<SourceSnapshot>& snapshot,
+                                                      const std::atomic<bool>& cancelled) {
+  std::vector<JobFilesRead> files;
+  if (runner.job_files.empty()) return files;
+  const std::vector<JobSpec>& jobs = runner.spec->jobs;
+  using CacheNode = decltype(record_caches_)::node_type;
+  std::vector<CacheNode> caches(runner.job_files.size());
+  {
+    std::lock_guard<std::mutex> lock(record_caches_mutex_);
+    for (std::size_t i = 0; i < caches.size(); ++i) {
+      const JobSpec& job = jobs[runner.job_files[i]];
+      if (!job.runs_dir().empty()) caches[i] = record_caches_.extract(job.role);
+    }
+  }
+  files.reserve(runner.job_files.size());
+  for (std::size_t i = 0; i < caches.size() && !cancelled.load(); ++i) {
+    const JobSpec& job = jobs[runner.job_files[i]];
+    JobFilesRead& file = files.emplace_back();
+    file.job = runner.job_files[i];
+    // A source may report progress itself (a `file` snapshot); the job's checkpoint is read only
+    // when it did not, and never for a source that could not be listed.
+    if (job.progress() && snapshot && snapshot->progress.count(job.role) == 0) {
+      file.checkpoint = ReadCheckpoint(job.progress()->file);
+    }
+    if (job.runs_dir().empty()) continue;
+    if (caches[i]
+            .empty()) {  // first read of the role, or its cache is with a read that outlived us
+      decltype(record_caches_) cold;
+      caches[i] = cold.extract(cold.try_emplace(job.role).first);
+    }
+    file.records = std::make_unique<RunRecordsRead>(ReadRecords(job, caches[i].mapped()));
+  }
+  std::lock_guard<std::mutex> lock(record_caches_mutex_);
+  for (CacheNode& cache : caches) {
+    if (!cache.empty()) record_caches_.insert(std::move(cache));
+  }
+  return files;
+}
+
+void SourceReaders::ForgetRecordCaches(const std::vector<std::shared_ptr<SourceRunner>>& runners) {
+  // Roles no longer desired with run records: their caches go.
+  std::unordered_set<std::string_view> wanted;
+  for (const auto& runner : runners) {
+    for (std::uint32_t job : runner->job_files) {
+      if (!runner->spec->jobs[job].runs_dir().empty()) wanted.insert(runner->spec->jobs[job].role);
+    }
+  }
+  std::lock_guard<std::mutex> lock(record_caches_mutex_);
+  for (auto it = record_caches_.begin(); it != record_caches_.end();) {
+    it = wanted.count(it->first) ? std::next(it) : record_caches_.erase(it);
   }
 }
 

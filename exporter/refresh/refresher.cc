@@ -56,10 +56,13 @@ Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<cons
     source_options.shard = options_.shard;
     auto runner = std::make_shared<SourceRunner>();
     runner->shard = options_.shard;
-    for (const auto& job : spec->jobs) {
+    runner->spec = spec;
+    for (std::uint32_t i = 0; i < spec->jobs.size(); ++i) {
+      const JobSpec& job = spec->jobs[i];
       if (job.source != name) continue;
       source_options.jobs.push_back(&job);
       runner->desired_roles.push_back(job.role);
+      if (job.progress() || !job.runs_dir().empty()) runner->job_files.push_back(i);
     }
     std::sort(runner->desired_roles.begin(), runner->desired_roles.end());
     auto source = MakeSource(source_options);

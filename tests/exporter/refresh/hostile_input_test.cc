@@ -1,6 +1,7 @@
 // Whatever a watched job or a snapshot holds must never crash or blind the watcher: a bad
 // checkpoint is a counted problem with progress unknown, a malformed snapshot a failed read.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -200,6 +201,72 @@ jobs:
   WriteFile(dir.path() / "ingest.checkpoint", "2026-11-30T11:00:00Z\n");
   refresher->RefreshOnce();
   EXPECT_EQ(Role(*refresher->Current(), "ingest").status.last_progress, kNow - 3600);
+}
+
+// Job files are read with their source: a FIFO planted as a checkpoint or a run record is a
+// counted problem at once, never a read that waits for a writer (the source's timeout is an
+// hour here, so a wait would show as the test's own timeout).
+TEST(JobFilesTest, AFifoCheckpointOrRunRecordIsAProblemNotAWait) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml, timeout: 1h}}
+jobs:
+  - {role: ingest, source: s, schedule: "*/10 * * * *", spec_version: "1",
+     progress: {file: ingest.checkpoint, stale_after: 1h}, runs_dir: runs}
+)");
+  WriteFile(dir.path() / "live.yaml",
+            "objects: [{id: i, role: ingest, schedule: '*/10 * * * *', spec_version: '1'}]\n");
+  ASSERT_EQ(mkfifo((dir.path() / "ingest.checkpoint").c_str(), 0600), 0);
+  fs::create_directories(dir.path() / "runs" / "ingest");
+  ASSERT_EQ(mkfifo((dir.path() / "runs" / "ingest" / "1.json").c_str(), 0600), 0);
+  auto refresher = MakeRefresher(dir.path() / "spec.yaml");
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  EXPECT_FALSE(Role(*published, "ingest").status.last_progress.has_value());
+  EXPECT_EQ(Role(*published, "ingest").status.registered_objects, 1);
+  const SourceStatus& source = Source(*published, "s");
+  EXPECT_TRUE(source.up);
+  std::vector<std::string> messages;
+  for (const auto& problem : source.problems)
+    messages.push_back(problem.reason + ": " + problem.message);
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "bad_checkpoint: role ingest: cannot read " +
+                              (dir.path() / "ingest.checkpoint").string() +
+                              ": it is a FIFO, not a regular file",
+                          "bad_run_record: " + (dir.path() / "runs" / "ingest").string() +
+                              "/1.json: not a regular file"}));
+}
+
+// A source whose list fails leaves its roles unknown, never missing, however their own files
+// read: the checkpoint is not read at all (a bad one would be no problem of this read), the run
+// records are, and what they say is shown.
+TEST(JobFilesTest, ASourceThatCannotBeListedLeavesItsRolesUnknownNotMissing) {
+  TempDir dir;
+  WriteFile(dir.path() / "spec.yaml", R"(version: 1
+sources: {s: {type: file, path: live.yaml, runs_dir: runs}}
+jobs:
+  - {role: ingest, source: s, schedule: "*/10 * * * *", spec_version: "1",
+     progress: {file: ingest.checkpoint, stale_after: 1h}}
+  - {role: gone, source: s, schedule: "*/10 * * * *", spec_version: "1"}
+)");
+  WriteFile(dir.path() / "ingest.checkpoint", "not a time\n");
+  fs::create_directories(dir.path() / "runs" / "ingest");
+  WriteFile(dir.path() / "runs" / "ingest" / "00000000001796039880000000-7.json",
+            R"({"format": 1, "role": "ingest", "state": "finished", "start": 1796039880, )"
+            R"("end": 1796039940, "exit_code": 4, "guard": "flock"})");
+  auto refresher = MakeRefresher(dir.path() / "spec.yaml");
+  refresher->RefreshOnce();
+  auto published = refresher->Current();
+  const SourceStatus& source = Source(*published, "s");
+  EXPECT_FALSE(source.up);
+  EXPECT_TRUE(source.problems.empty());
+  for (const char* role : {"ingest", "gone"}) {
+    EXPECT_EQ(Role(*published, role).status.ConditionList(), "unknown") << role;
+  }
+  EXPECT_EQ(Role(*published, "ingest").Records().run_records, 1);
+  EXPECT_EQ(Role(*published, "ingest").Records().last_exit_code, 4);
+  EXPECT_FALSE(Has(published->metrics,
+                   R"(schedwatch_source_errors_total{reason="bad_checkpoint",source="s"} 1)"));
 }
 
 TEST(SnapshotTest, MalformedOrIncompleteSnapshotIsAFailedRead) {
