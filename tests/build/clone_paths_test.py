@@ -1,0 +1,41 @@
+#!/usr/bin/python3
+"""A test object compiles the same in every clone, so that ccache shares it between clones (a CI
+machine kept between runs, a second worktree): no -D flag of a test's compile command names the
+clone or the build directory. ccache takes the paths of -I, -include and the source file relative
+to the clone (scripts/configure), but a path inside a -D value is hashed as it is."""
+import argparse
+import json
+import os
+import shlex
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from schedwatch_test import check, fail_setup, finish  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("--build-dir", required=True)
+    args = parser.parse_args()
+    commands_file = os.path.join(args.build_dir, "compile_commands.json")
+    if not os.path.exists(commands_file):
+        fail_setup(f"{commands_file} missing (CMAKE_EXPORT_COMPILE_COMMANDS)")
+    with open(commands_file) as f:
+        commands = json.load(f)
+    places = [os.path.realpath(args.source_dir), os.path.realpath(args.build_dir)]
+    tests = [c for c in commands
+             if os.path.realpath(c["file"]).startswith(os.path.join(places[0], "tests") + os.sep)]
+    check("the build compiles test files", len(tests) > 10, len(tests))
+    naming = []
+    for command in tests:
+        defines = [word for word in shlex.split(command["command"]) if word.startswith("-D")]
+        naming += [f"{os.path.basename(command['file'])}: {word}" for word in defines
+                   if any(place in word for place in places)]
+    check("no test file's -D flag names the clone or the build directory", not naming,
+          "\n".join(naming[:10]))
+    finish()
+
+
+if __name__ == "__main__":
+    main()
