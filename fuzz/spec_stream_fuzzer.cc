@@ -42,15 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     Require(index == streamed_items.size());
                                     streamed_items.push_back(ShapeOf(item));
                                   }};
-  std::size_t at = 0;
-  auto streamed = YamlDocument::Parse(
-      [&](char* buffer, std::size_t want) -> Result<std::size_t> {
-        std::size_t n = std::min(want, text.size() - at);
-        std::copy_n(text.data() + at, n, buffer);
-        at += n;
-        return n;
-      },
-      text.size(), jobs);
+  auto streamed = YamlDocument::Parse(YamlDocument::TextReader(text), text.size(), jobs);
   Require(whole.ok() == streamed.ok());
   if (whole.ok()) {
     YamlNode root = whole->root();

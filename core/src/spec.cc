@@ -1201,16 +1201,8 @@ Result<Spec> ReadSpec(const SpecOpener& open, std::size_t size_hint, const std::
 
 Result<Spec> ParseSpec(std::string_view text, const std::string& file, const SourceCatalog& catalog,
                        const ShardAssignment& keep) {
-  return ParseSpec(
-      [text]() -> YamlDocument::Reader {
-        return [text, at = std::size_t{0}](char* buffer, std::size_t size) mutable {
-          std::size_t n = std::min(size, text.size() - at);
-          std::copy_n(text.data() + at, n, buffer);
-          at += n;
-          return Result<std::size_t>(n);
-        };
-      },
-      text.size(), file, catalog, keep);
+  return ParseSpec([text] { return YamlDocument::TextReader(text); }, text.size(), file, catalog,
+                   keep);
 }
 
 Result<Spec> ParseSpec(const SpecOpener& open, std::size_t size_hint, const std::string& file,

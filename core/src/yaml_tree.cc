@@ -109,16 +109,17 @@ bool YamlDocument::LineInsideScalar(int line) const {
   return after != scalar_lines_.begin() && std::prev(after)->second >= target;
 }
 
+YamlDocument::Reader YamlDocument::TextReader(std::string_view text) {
+  return [text, at = std::size_t{0}](char* buffer, std::size_t size) mutable {
+    std::size_t n = std::min(size, text.size() - at);
+    std::copy_n(text.data() + at, n, buffer);
+    at += n;
+    return Result<std::size_t>(n);
+  };
+}
+
 Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
-  std::size_t at = 0;
-  return Parse(
-      [&](char* buffer, std::size_t size) -> Result<std::size_t> {
-        std::size_t n = std::min(size, text.size() - at);
-        std::copy_n(text.data() + at, n, buffer);
-        at += n;
-        return n;
-      },
-      text.size());
+  return Parse(TextReader(text), text.size());
 }
 
 Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hint) {

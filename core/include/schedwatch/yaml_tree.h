@@ -66,6 +66,8 @@ class YamlDocument {
   // how many (0 at the end), or fails with the message the parse then fails with. So a large
   // file is never held whole beside its tree. `size_hint` (the expected bytes) sizes the tree.
   using Reader = std::function<Result<std::size_t>(char* buffer, std::size_t size)>;
+  // A Reader of `text`, which must outlive it.
+  static Reader TextReader(std::string_view text);
   static Result<YamlDocument> Parse(const Reader& read, std::size_t size_hint);
   // A list decoded as it streams by instead of held: each item of the list under `key` of the
   // root mapping goes to `item` once complete, then leaves the tree (one defining an anchor
