@@ -33,6 +33,7 @@ Spec SpecOfShard(const Spec& spec, const ShardAssignment& shard) {
   own.file = spec.file;
   own.version = spec.version;
   own.sources = spec.sources;
+  own.whole_spec_roles = spec.SpecRoles();
   for (const auto& job : spec.jobs) {
     if (shard.Owns(job.role)) own.jobs.push_back(job);
   }

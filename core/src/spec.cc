@@ -132,10 +132,52 @@ class Fields {
   std::vector<std::pair<std::string_view, YamlNode>> entries_;
 };
 
+// Each role's first line, for the duplicate check: a million roles in one string and two arrays
+// (a std::map of them cost 100 MB), so that a shard that keeps 1/N of the jobs still checks all.
+class RoleLines {
+ public:
+  // The line of `role`'s first job; nullopt (and `role` added with `line`) when it is new.
+  std::optional<int> Add(std::string_view role, int line) {
+    if (2 * (lines_.size() + 1) > slots_.size()) Grow();
+    std::size_t slot = Find(role);
+    if (slots_[slot] != 0) return lines_[slots_[slot] - 1];
+    text_.append(role);
+    ends_.push_back(text_.size());
+    lines_.push_back(line);
+    slots_[slot] = static_cast<std::uint32_t>(lines_.size());
+    return std::nullopt;
+  }
+
+ private:
+  std::string_view Role(std::uint32_t index) const {
+    std::size_t begin = index == 0 ? 0 : ends_[index - 1];
+    return std::string_view(text_).substr(begin, ends_[index] - begin);
+  }
+  // The slot holding `role`, or the empty one where it goes (open addressing, linear probing).
+  std::size_t Find(std::string_view role) const {
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t slot = Fnv1a64(role) & mask;; slot = (slot + 1) & mask) {
+      if (slots_[slot] == 0 || Role(slots_[slot] - 1) == role) return slot;
+    }
+  }
+  void Grow() {
+    std::vector<std::uint32_t> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(64, 2 * old.size()), 0);
+    for (std::uint32_t entry : old) {
+      if (entry != 0) slots_[Find(Role(entry - 1))] = entry;
+    }
+  }
+
+  std::string text_;                  // the roles back to back
+  std::vector<std::size_t> ends_;     // where each ends in text_
+  std::vector<int> lines_;            // each one's line
+  std::vector<std::uint32_t> slots_;  // index + 1 into lines_, 0 for none; a power of two
+};
+
 class Decoder {
  public:
-  Decoder(std::string file, const SourceCatalog& catalog)
-      : file_(std::move(file)), catalog_(catalog) {
+  Decoder(std::string file, const SourceCatalog& catalog, const ShardAssignment& keep)
+      : file_(std::move(file)), catalog_(catalog), keep_(keep) {
     auto slash = file_.rfind('/');
     directory_ = slash == std::string::npos ? "" : file_.substr(0, slash + 1);
     job_keys_ = CommonJobKeys();
@@ -155,13 +197,51 @@ class Decoder {
     }
   }
 
-  Spec Decode(YamlNode root) {
-    Spec spec;
-    spec.file = file_;
-    try {
-      DecodeTop(root, spec);
-    } catch (const Abandon&) {
+  // Streaming (YamlDocument::StreamedList): the jobs list starts after `before`, the root's
+  // entries so far. Streams when the sources came first, decoding them and the defaults now.
+  bool BeginJobs(YamlNode before, Spec& spec) {
+    std::optional<YamlNode> sources, defaults;
+    for (std::size_t i = 0; before.IsMapping() && i < before.size(); ++i) {
+      if (before.key(i).scalar() == "sources") sources = before.value(i);
+      if (before.key(i).scalar() == "defaults") defaults = before.value(i);
     }
+    if (!sources) return false;
+    streamed_ = true;
+    defaults_before_jobs_ = defaults.has_value();
+    if (defaults)
+      Guard([&] { defaults_ = DecodeDefaults(*defaults, FieldPath().Key("defaults")); });
+    DecodeSources(*sources, FieldPath().Key("sources"), spec);
+    return true;
+  }
+  void StreamJob(YamlNode item, std::size_t index, Spec& spec) {
+    FieldPath path;
+    DecodeJobItem(item, path.Key("jobs").Index(index), spec);
+  }
+  // Defaults written after the streamed jobs came too late for them: the spec must be read
+  // again, whole.
+  bool NeedsWholeRead() const { return streamed_ && defaults_after_jobs_; }
+
+  Spec Decode(YamlNode root, Spec spec = {}) {
+    spec.file = file_;
+    std::size_t streamed_problems = problems_.size();
+    uncapped_ = streamed_;
+    bool whole = Guard([&] { DecodeTop(root, spec); });
+    uncapped_ = false;
+    if (streamed_) {
+      // Reported in the order a whole read reports them: the top level's first, and when it
+      // lacks a required key, nothing else.
+      if (!whole) {
+        problems_.erase(problems_.begin(), problems_.begin() + streamed_problems);
+        dropped_ = 0;
+      }
+      std::rotate(problems_.begin(), problems_.begin() + (whole ? streamed_problems : 0),
+                  problems_.end());
+      if (problems_.size() > kMaxSpecProblems) {
+        dropped_ += problems_.size() - kMaxSpecProblems;
+        problems_.resize(kMaxSpecProblems);
+      }
+    }
+    if (keep_.Sharded()) spec.whole_spec_roles = roles_;
     // The jobs' source names are interned (kept for good) only for a spec that is kept: a
     // rejected one, reloaded again and again with new names, leaves nothing behind.
     if (problems_.empty()) {
@@ -202,12 +282,16 @@ class Decoder {
             fmt::format("unsupported format version {}; this build reads 1", version.Describe()));
       }
     });
-    Defaults defaults;
+    if (streamed_) {
+      defaults_after_jobs_ = top.Find("defaults") && !defaults_before_jobs_;
+      Expect(top.At("jobs"), YamlNode::Kind::kSequence, top_path.Key("jobs"));
+      return;
+    }
     if (auto node = top.Find("defaults")) {
-      Guard([&] { defaults = DecodeDefaults(*node, top_path.Key("defaults")); });
+      Guard([&] { defaults_ = DecodeDefaults(*node, top_path.Key("defaults")); });
     }
     DecodeSources(top.At("sources"), top_path.Key("sources"), spec);
-    DecodeJobs(top.At("jobs"), top_path.Key("jobs"), defaults, spec);
+    DecodeJobs(top.At("jobs"), top_path.Key("jobs"), spec);
   }
 
   // Runs `decode`; a problem it gives up on is already recorded.
@@ -230,7 +314,7 @@ class Decoder {
                     [&](const Problem& seen) { return seen.message == text; })) {
       return;
     }
-    if (problems_.size() >= kMaxSpecProblems) {
+    if (problems_.size() >= kMaxSpecProblems && !uncapped_) {
       ++dropped_;
       return;
     }
@@ -660,13 +744,20 @@ class Decoder {
   }
 
   SourceSpec DecodeSource(YamlNode node, const std::string& name, const FieldPath& path);
-  void DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& defaults, Spec& spec);
+  void DecodeJobs(YamlNode node, const FieldPath& path, Spec& spec);
+  void DecodeJobItem(YamlNode node, const FieldPath& path, Spec& spec);
   bool DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults, const Spec& spec,
                  JobSpec& job);
 
   std::string file_;
   std::string directory_;
   const SourceCatalog& catalog_;
+  ShardAssignment keep_;  // whose jobs are kept; all are checked
+  Defaults defaults_;
+  RoleLines roles_seen_;
+  std::size_t roles_ = 0;  // valid jobs, kept or not
+  bool streamed_ = false, defaults_before_jobs_ = false, defaults_after_jobs_ = false;
+  bool uncapped_ = false;              // the top level of a streamed spec, ordered and capped after
   std::vector<std::string> job_keys_;  // the common ones, then each type's
   std::vector<std::pair<std::string, const JobKey*>> typed_job_keys_;  // of some type only
   std::map<const SourceDescriptor*, std::vector<std::pair<std::string, std::string>>>
@@ -822,31 +913,33 @@ SourceSpec Decoder::DecodeSource(YamlNode node, const std::string& name, const F
   return source;
 }
 
-void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, const Defaults& defaults,
-                         Spec& spec) {
+void Decoder::DecodeJobs(YamlNode node, const FieldPath& path, Spec& spec) {
   if (!Guard([&] { Expect(node, YamlNode::Kind::kSequence, path); })) return;
-  std::map<std::string_view, int> roles;  // role -> line of its first job
-  spec.jobs.reserve(node.size());
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    FieldPath job_path = path.Index(i);
-    // Decoded in place: a JobSpec is large, and there may be 100,000.
-    JobSpec& added = spec.jobs.emplace_back();
-    bool decoded = false;
-    Guard([&] { decoded = DecodeJob(node.item(i), job_path, defaults, spec, added); });
-    if (!decoded) {
-      spec.jobs.pop_back();
-      continue;
-    }
-    auto [first, inserted] = roles.emplace(added.role, added.line);
-    if (!inserted) {
-      Report(node.item(i), job_path.Key("role"),
-             fmt::format("duplicate role \"{}\" (first defined on line {})", added.role,
-                         first->second));
-      spec.jobs.pop_back();
-      continue;
-    }
-    job_sources_.push_back(job_source_);
+  if (!keep_.Sharded()) spec.jobs.reserve(node.size());
+  for (std::size_t i = 0; i < node.size(); ++i) DecodeJobItem(node.item(i), path.Index(i), spec);
+}
+
+void Decoder::DecodeJobItem(YamlNode node, const FieldPath& path, Spec& spec) {
+  // Decoded in place: a JobSpec is large, and there may be 1,000,000.
+  JobSpec& added = spec.jobs.emplace_back();
+  bool decoded = false;
+  Guard([&] { decoded = DecodeJob(node, path, defaults_, spec, added); });
+  if (!decoded) {
+    spec.jobs.pop_back();
+    return;
   }
+  if (auto first = roles_seen_.Add(added.role, added.line)) {
+    Report(node, path.Key("role"),
+           fmt::format("duplicate role \"{}\" (first defined on line {})", added.role, *first));
+    spec.jobs.pop_back();
+    return;
+  }
+  ++roles_;
+  if (!keep_.Owns(added.role)) {
+    spec.jobs.pop_back();
+    return;
+  }
+  job_sources_.push_back(job_source_);
 }
 
 bool Decoder::DecodeJob(YamlNode node, const FieldPath& path, const Defaults& defaults,
@@ -1076,16 +1169,29 @@ const JobSpec* Spec::FindJob(std::string_view role) const {
 
 namespace {
 
-Result<Spec> DecodeSpec(Result<YamlDocument> document, const std::string& file,
-                        const SourceCatalog& catalog) {
+// Parses the text `open` reads, its jobs streamed when `stream` (see Decoder::BeginJobs); sets
+// `*again` when the spec must be read again unstreamed.
+Result<Spec> ReadSpec(const SpecOpener& open, std::size_t size_hint, const std::string& file,
+                      const SourceCatalog& catalog, const ShardAssignment& keep, bool stream,
+                      bool* again) {
+  Decoder decoder(file, catalog, keep);
+  Spec spec;
+  YamlDocument::StreamedList jobs{
+      "jobs", [&](YamlNode before) { return decoder.BeginJobs(before, spec); },
+      [&](YamlNode item, std::size_t index) { decoder.StreamJob(item, index, spec); }};
+  auto document = stream ? YamlDocument::Parse(open(), size_hint, jobs)
+                         : YamlDocument::Parse(open(), size_hint);
   if (!document) return Error{fmt::format("{}:{}", file, document.error())};
   // What follows a second "---" would be dropped without a word: refused instead.
   if (const auto& second = document->second_document()) {
     return Error{fmt::format("{}:{}:{}: a second YAML document; a spec is one document", file,
                              second->line, second->column)};
   }
-  Decoder decoder(file, catalog);
-  Spec spec = decoder.Decode(document->root());
+  spec = decoder.Decode(document->root(), std::move(spec));
+  if (decoder.NeedsWholeRead()) {
+    *again = true;
+    return Error{""};
+  }
   std::string problems = decoder.Problems();
   if (!problems.empty()) return Error{std::move(problems)};
   return spec;
@@ -1093,14 +1199,18 @@ Result<Spec> DecodeSpec(Result<YamlDocument> document, const std::string& file,
 
 }  // namespace
 
-Result<Spec> ParseSpec(std::string_view text, const std::string& file,
-                       const SourceCatalog& catalog) {
-  return DecodeSpec(YamlDocument::Parse(text), file, catalog);
+Result<Spec> ParseSpec(std::string_view text, const std::string& file, const SourceCatalog& catalog,
+                       const ShardAssignment& keep) {
+  return ParseSpec([text] { return YamlDocument::TextReader(text); }, text.size(), file, catalog,
+                   keep);
 }
 
-Result<Spec> ParseSpec(const YamlDocument::Reader& read, std::size_t size_hint,
-                       const std::string& file, const SourceCatalog& catalog) {
-  return DecodeSpec(YamlDocument::Parse(read, size_hint), file, catalog);
+Result<Spec> ParseSpec(const SpecOpener& open, std::size_t size_hint, const std::string& file,
+                       const SourceCatalog& catalog, const ShardAssignment& keep) {
+  bool again = false;
+  auto spec = ReadSpec(open, size_hint, file, catalog, keep, true, &again);
+  if (!again) return spec;
+  return ReadSpec(open, size_hint, file, catalog, keep, false, &again);
 }
 
 }  // namespace schedwatch

@@ -109,19 +109,30 @@ bool YamlDocument::LineInsideScalar(int line) const {
   return after != scalar_lines_.begin() && std::prev(after)->second >= target;
 }
 
+YamlDocument::Reader YamlDocument::TextReader(std::string_view text) {
+  return [text, at = std::size_t{0}](char* buffer, std::size_t size) mutable {
+    std::size_t n = std::min(size, text.size() - at);
+    std::copy_n(text.data() + at, n, buffer);
+    at += n;
+    return Result<std::size_t>(n);
+  };
+}
+
 Result<YamlDocument> YamlDocument::Parse(std::string_view text) {
-  std::size_t at = 0;
-  return Parse(
-      [&](char* buffer, std::size_t size) -> Result<std::size_t> {
-        std::size_t n = std::min(size, text.size() - at);
-        std::copy_n(text.data() + at, n, buffer);
-        at += n;
-        return n;
-      },
-      text.size());
+  return Parse(TextReader(text), text.size());
 }
 
 Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hint) {
+  return Parse(read, size_hint, nullptr);
+}
+
+Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hint,
+                                         const StreamedList& streamed) {
+  return Parse(read, size_hint, &streamed);
+}
+
+Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hint,
+                                         const StreamedList* streamed) {
   std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
   if (!yaml_parser_initialize(parser.get())) return Error{"cannot initialise the YAML parser"};
   Input input;
@@ -129,7 +140,9 @@ Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hi
   yaml_parser_set_input(parser.get(), &Input::Handler, &input);
 
   YamlDocument doc;
-  // Rough sizes for typical documents, so that growing never copies large arrays repeatedly.
+  // Rough sizes for typical documents, so that growing never copies large arrays repeatedly
+  // (a streamed list's items are never all held).
+  if (streamed != nullptr) size_hint = std::min<std::size_t>(size_hint, 1u << 20);
   doc.nodes_.reserve(size_hint / 16 + 16);
   doc.children_.reserve(size_hint / 16 + 16);
   doc.scalars_.reserve(size_hint / 2 + 16);
@@ -138,6 +151,11 @@ Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hi
   std::vector<std::uint32_t> open_nodes;
   std::map<std::string, std::uint32_t> anchors;
   bool have_root = false;
+  // The streamed list's level in `open` (0: none), the items handed on, and where the tree
+  // stood before the current item, to drop it once handed on.
+  std::size_t stream_level = 0, streamed_items = 0;
+  std::size_t mark_nodes = 0, mark_children = 0, mark_scalars = 0;
+  bool item_anchored = false;
 
   auto add_child = [&](std::uint32_t index) {
     if (open.empty()) {
@@ -151,11 +169,41 @@ Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hi
     auto index = static_cast<std::uint32_t>(doc.nodes_.size());
     doc.nodes_.push_back({kind, true, static_cast<std::uint32_t>(mark.line + 1),
                           static_cast<std::uint32_t>(mark.column + 1), 0, 0});
-    if (anchor != nullptr) anchors[reinterpret_cast<const char*>(anchor)] = index;
+    if (anchor != nullptr) {
+      anchors[reinterpret_cast<const char*>(anchor)] = index;
+      item_anchored = true;
+    }
     return index;
   };
 
+  // Whether the collection starting now is the list to stream.
+  auto starts_streamed = [&](const yaml_event_t& e) {
+    if (streamed == nullptr || e.type != YAML_SEQUENCE_START_EVENT || open.size() != 1 ||
+        doc.nodes_[open_nodes[0]].kind != YamlNode::Kind::kMapping || open[0].size() % 2 == 0) {
+      return false;
+    }
+    const Node& key = doc.nodes_[open[0].back()];
+    if (key.kind != YamlNode::Kind::kScalar ||
+        std::string_view(doc.scalars_).substr(key.first, key.count) != streamed->key) {
+      return false;
+    }
+    // The entries so far, as a mapping of their own (the root's are written at its end).
+    auto index = static_cast<std::uint32_t>(doc.nodes_.size());
+    doc.nodes_.push_back({YamlNode::Kind::kMapping, true, doc.nodes_[open_nodes[0]].line,
+                          doc.nodes_[open_nodes[0]].column,
+                          static_cast<std::uint32_t>(doc.children_.size()),
+                          static_cast<std::uint32_t>(open[0].size() - 1)});
+    doc.children_.insert(doc.children_.end(), open[0].begin(), open[0].end() - 1);
+    return streamed->begin(YamlNode(&doc, index));
+  };
+
   for (;;) {
+    if (stream_level != 0 && open.size() == stream_level) {
+      mark_nodes = doc.nodes_.size();
+      mark_children = doc.children_.size();
+      mark_scalars = doc.scalars_.size();
+      item_anchored = false;
+    }
     Event ev;
     if (!yaml_parser_parse(parser.get(), &ev.event)) {
       if (input.error) return Error{*input.error};
@@ -233,12 +281,14 @@ Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hi
                                    e.start_mark.column + 1, kMaxDepth)};
         }
         bool sequence = e.type == YAML_SEQUENCE_START_EVENT;
+        bool streams = starts_streamed(e);
         auto index =
             new_node(sequence ? YamlNode::Kind::kSequence : YamlNode::Kind::kMapping, e.start_mark,
                      sequence ? e.data.sequence_start.anchor : e.data.mapping_start.anchor);
         add_child(index);
         open.emplace_back();
         open_nodes.push_back(index);
+        if (streams) stream_level = open.size();
         break;
       }
       case YAML_SEQUENCE_END_EVENT:
@@ -252,10 +302,20 @@ Result<YamlDocument> YamlDocument::Parse(const Reader& read, std::size_t size_hi
         doc.children_.insert(doc.children_.end(), open.back().begin(), open.back().end());
         open.pop_back();
         open_nodes.pop_back();
+        if (open.size() < stream_level) stream_level = 0;
         break;
       }
       default:
         break;
+    }
+    if (stream_level != 0 && open.size() == stream_level && !open.back().empty()) {
+      streamed->item(YamlNode(&doc, open.back().back()), streamed_items++);
+      open.back().pop_back();
+      if (!item_anchored) {
+        doc.nodes_.resize(mark_nodes);
+        doc.children_.resize(mark_children);
+        doc.scalars_.resize(mark_scalars);
+      }
     }
   }
 }

@@ -45,7 +45,7 @@ std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& t
 int Serve(const std::string& config_file, const std::string& web_config_file,
           WebOptions web_options, RefresherOptions options,
           const std::shared_ptr<BackgroundReconciler>& background) {
-  auto spec = LoadSpecFile(config_file, options.max_spec_bytes);
+  auto spec = LoadSpecFile(config_file, options.max_spec_bytes, options.shard);
   if (!spec) {
     std::fprintf(stderr, "%s\n", spec.error().c_str());
     return kExitBadInput;

@@ -45,9 +45,10 @@ Result<std::unique_ptr<Refresher>> Refresher::Create(RefresherOptions options,
 
 Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<const Spec> spec) {
   auto config = std::make_shared<Config>();
-  config->spec_roles = spec->jobs.size();
-  // A shard keeps its roles only: the whole spec, validated, goes when the caller drops it.
-  if (options_.shard.Sharded())
+  config->spec_roles = spec->SpecRoles();
+  // A shard keeps its roles only (LoadSpecFile kept only them already when it was given the
+  // shard): the whole spec, validated, goes when the caller drops it.
+  if (options_.shard.Sharded() && !spec->whole_spec_roles)
     spec = std::make_shared<const Spec>(SpecOfShard(*spec, options_.shard));
   config->spec = spec;
   for (const auto& [name, source_spec] : spec->sources) {
@@ -348,7 +349,7 @@ Result<bool> Refresher::Reload() {
   // Parsing and building touch no source, so this never waits for a read; a refresh that is
   // waiting for one picks the new spec up when it starts next.
   std::lock_guard<std::mutex> reload_lock(reload_mutex_);
-  auto spec = LoadSpecFile(options_.config_file, options_.max_spec_bytes);
+  auto spec = LoadSpecFile(options_.config_file, options_.max_spec_bytes, options_.shard);
   Result<std::shared_ptr<Config>> config = Error{""};
   if (spec) config = Build(std::make_shared<const Spec>(std::move(*spec)));
   if (!spec || !config) {

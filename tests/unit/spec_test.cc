@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "schedwatch/duration.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/yaml_tree.h"
 #include "sources/catalog.h"
 #include "sources/crontab/crontab_descriptor.h"
@@ -387,6 +390,153 @@ TEST(SpecTest, ARejectedSpecInternsNothing) {
   ASSERT_TRUE(kept.ok()) << kept.error();
   EXPECT_EQ(kept->jobs[0].source, "kept-source");
   EXPECT_EQ(InternedText::PoolSize(), before + 1);
+}
+
+}  // namespace
+}  // namespace schedwatch
+
+namespace schedwatch {
+namespace {
+
+// A spec's jobs list decoded as it streams by (YamlDocument::StreamedList): each item handed on
+// with its position, then dropped; an item defining an anchor stays for later aliases.
+TEST(SpecStreamTest, ListItemsAreHandedOnWithPositionsAndDropped) {
+  const std::string text =
+      "version: 1\nsources: {s: {type: file}}\njobs:\n  - {role: a}\n  - &b {role: b}\n"
+      "  - *b\nafter: 1\n";
+  std::vector<std::string> before_keys;
+  std::vector<std::tuple<std::size_t, int, int, std::string>> items;
+  YamlDocument::StreamedList jobs{"jobs",
+                                  [&](YamlNode before) {
+                                    for (std::size_t i = 0; i < before.size(); ++i)
+                                      before_keys.emplace_back(before.key(i).scalar());
+                                    return true;
+                                  },
+                                  [&](YamlNode item, std::size_t index) {
+                                    items.emplace_back(index, item.line(), item.column(),
+                                                       std::string(item.value(0).scalar()));
+                                  }};
+  std::size_t at = 0;
+  auto document = YamlDocument::Parse(
+      [&](char* buffer, std::size_t want) -> Result<std::size_t> {
+        std::size_t n = std::min<std::size_t>({want, text.size() - at, 7});  // small pieces
+        std::copy_n(text.data() + at, n, buffer);
+        at += n;
+        return n;
+      },
+      text.size(), jobs);
+  ASSERT_TRUE(document.ok()) << document.error();
+  EXPECT_EQ(before_keys, (std::vector<std::string>{"version", "sources"}));
+  using Item = std::tuple<std::size_t, int, int, std::string>;
+  EXPECT_EQ(items, (std::vector<Item>{{0, 4, 5, "a"}, {1, 5, 5, "b"}, {2, 5, 5, "b"}}))
+      << "an alias is the node it names";
+  YamlNode root = document->root();
+  ASSERT_EQ(root.size(), 4u);
+  EXPECT_TRUE(root.value(2).IsSequence());
+  EXPECT_EQ(root.value(2).size(), 0u) << "the items are not held";
+  EXPECT_EQ(root.value(3).scalar(), "1");
+
+  // Declined: the list stays whole.
+  jobs.begin = [](YamlNode) { return false; };
+  items.clear();
+  auto declined = YamlDocument::Parse(YamlDocument::TextReader(text), text.size(), jobs);
+  ASSERT_TRUE(declined.ok());
+  EXPECT_TRUE(items.empty());
+  EXPECT_EQ(declined->root().value(2).size(), 3u);
+}
+
+// Problems of streamed jobs carry file, line, column and field, as those of a whole read.
+TEST(SpecStreamTest, StreamedJobsReportFileLineAndField) {
+  auto spec = ParseSpec(R"(version: 1
+sources: {s: {type: crontab}}
+jobs:
+  - {role: a, source: s, schedule: "0 0 * * *", spec_version: "1"}
+  - {role: b, source: s, schedule: "0 0 * 13 *", spec_version: "1"}
+  - {role: a, source: s, schedule: "0 0 * * *", spec_version: "1"}
+  - {role: c, source: nowhere, schedule: "0 0 * * *", spec_version: "1", colour: red}
+)",
+                        "stream.yml", BuiltInCatalog());
+  ASSERT_FALSE(spec.ok());
+  // The fourth problem lists every known job key.
+  EXPECT_EQ(spec.error().substr(0, spec.error().find("(known keys: ")),
+            "stream.yml:5:36: jobs[1].schedule: month field \"13\": 13 is out of range 1-12\n"
+            "stream.yml:6:5: jobs[2].role: duplicate role \"a\" (first defined on line 4)\n"
+            "stream.yml:7:23: jobs[3].source: unknown source \"nowhere\" (defined sources: s)\n"
+            "stream.yml:7:74: jobs[3].colour: unknown key ");
+}
+
+// The top level is judged as a whole read judges it: a required key missing hides the jobs'
+// problems, and the top level's problems are kept first when the cap is reached.
+TEST(SpecStreamTest, TopLevelProblemsAfterStreamedJobsAreKeptAsAWholeReadKeepsThem) {
+  std::string jobs = "sources: {demo: {type: file, path: x.yaml}}\njobs:\n";
+  for (int i = 0; i < 100; ++i) jobs += "  - {role: r" + std::to_string(i) + ", source: demo}\n";
+  auto missing = ParseSpec(jobs, "missing.yml", BuiltInCatalog());
+  EXPECT_EQ(missing.error(), "missing.yml:1:1: version: missing required key");
+  auto capped = ParseSpec("version: 1\n" + jobs + "colour: red\n", "capped.yml", BuiltInCatalog());
+  ASSERT_FALSE(capped.ok());
+  EXPECT_NE(capped.error().find("capped.yml:104:1: colour: unknown key"), std::string::npos)
+      << capped.error();
+  EXPECT_NE(capped.error().find("\ncapped.yml: 151 more problems not shown"), std::string::npos);
+}
+
+// Defaults written after the jobs still apply to them (the file is read again, whole).
+TEST(SpecStreamTest, DefaultsAfterTheJobsStillApply) {
+  const std::string text =
+      "version: 1\nsources: {s: {type: crontab}}\njobs:\n"
+      "  - {role: a, source: s, schedule: \"0 0 * * *\", spec_version: \"1\"}\n"
+      "defaults: {max_runtime: 7m}\n";
+  auto parsed = ParseSpec(text, "late.yml", BuiltInCatalog());
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(parsed->jobs.at(0).max_runtime, 7 * 60);
+  auto loaded = LoadSpecFile(WriteTemp("late-defaults.yml", text));
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  EXPECT_EQ(loaded->jobs.at(0).max_runtime, 7 * 60);
+}
+
+// A shard keeps only its own roles, in file order, but checks every job of the spec.
+TEST(SpecStreamTest, AShardKeepsItsRolesOnlyYetValidatesAll) {
+  std::string text = "version: 1\nsources: {s: {type: crontab}}\njobs:\n";
+  for (int i = 0; i < 300; ++i) {
+    text += "  - {role: role-" + std::to_string(i) +
+            ", source: s, schedule: \"0 0 * * *\", spec_version: \"1\"}\n";
+  }
+  std::string path = WriteTemp("shard.yml", text);
+  std::size_t kept = 0;
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    auto spec = LoadSpecFile(path, kDefaultMaxSpecBytes, ShardAssignment{k, 3});
+    ASSERT_TRUE(spec.ok()) << spec.error();
+    EXPECT_EQ(spec->SpecRoles(), 300u);
+    std::vector<std::string> roles, expected;
+    for (const auto& job : spec->jobs) roles.push_back(job.role);
+    Spec whole = *ParseSpec(text, path, BuiltInCatalog());
+    for (const auto& job : SpecOfShard(whole, ShardAssignment{k, 3}).jobs)
+      expected.push_back(job.role);
+    EXPECT_EQ(roles, expected);
+    kept += spec->jobs.size();
+  }
+  EXPECT_EQ(kept, 300u);
+
+  // A bad job and a duplicate of roles that shard 0 does not keep still fail it.
+  int dup = 0;
+  while (ShardAssignment::Of("role-" + std::to_string(dup), 3) == 0) ++dup;
+  std::string other = "other-0";
+  for (int i = 1; ShardAssignment::Of(other, 3) == 0; ++i) other = "other-" + std::to_string(i);
+  std::string bad = text + "  - {role: " + other +
+                    ", source: s, schedule: \"0 0 31 2 *\", spec_version: \"1\"}\n"
+                    "  - {role: role-" +
+                    std::to_string(dup) +
+                    ", source: s, schedule: \"@daily\", spec_version: \"1\"}\n";
+  auto whole = ParseSpec(bad, "bad.yml", BuiltInCatalog());
+  auto shard = ParseSpec(bad, "bad.yml", BuiltInCatalog(), ShardAssignment{0, 3});
+  ASSERT_FALSE(whole.ok());
+  ASSERT_FALSE(shard.ok());
+  EXPECT_EQ(shard.error(), whole.error());
+  EXPECT_NE(shard.error().find("bad.yml:304:"), std::string::npos) << shard.error();
+  EXPECT_NE(shard.error().find("bad.yml:305:5: jobs[301].role: duplicate role \"role-" +
+                               std::to_string(dup) + "\" (first defined on line " +
+                               std::to_string(4 + dup) + ")"),
+            std::string::npos)
+      << shard.error();
 }
 
 }  // namespace

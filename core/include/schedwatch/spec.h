@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "schedwatch/job_alerting.h"
 #include "schedwatch/result.h"
 #include "schedwatch/schedule.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/source_type.h"
 #include "schedwatch/yaml_tree.h"
 
@@ -136,19 +138,26 @@ struct Spec {
   int version = 1;
   std::map<std::string, SourceSpec> sources;
   std::vector<JobSpec> jobs;  // in file order
+  // The roles of the whole spec, when `jobs` holds one shard's only.
+  std::optional<std::size_t> whole_spec_roles;
 
   const JobSpec* FindJob(std::string_view role) const;
+  std::size_t SpecRoles() const { return whole_spec_roles ? *whole_spec_roles : jobs.size(); }
 };
 
 // Parses spec text; `catalog` holds the source types it may use. `file` names it in messages
 // and anchors relative paths. Every problem is reported, one per line (at most
 // kMaxSpecProblems), each reading "FILE:LINE:COLUMN: FIELD.PATH: what is wrong".
-Result<Spec> ParseSpec(std::string_view text, const std::string& file,
-                       const SourceCatalog& catalog);
-// The same, the text read in pieces (YamlDocument's Reader): a large spec's text is never held
-// whole beside its tree.
-Result<Spec> ParseSpec(const YamlDocument::Reader& read, std::size_t size_hint,
-                       const std::string& file, const SourceCatalog& catalog);
+// Every job is checked, but only those `keep` owns are kept (whole_spec_roles counts all).
+// The jobs are decoded as the text streams by when the sources come before them, so that a
+// million jobs cost one job's tree at a time.
+Result<Spec> ParseSpec(std::string_view text, const std::string& file, const SourceCatalog& catalog,
+                       const ShardAssignment& keep = {});
+// The same, the text read in pieces: `open` gives a YamlDocument::Reader from its start (asked
+// again for a spec whose defaults follow its jobs). A large spec's text is never held whole.
+using SpecOpener = std::function<YamlDocument::Reader()>;
+Result<Spec> ParseSpec(const SpecOpener& open, std::size_t size_hint, const std::string& file,
+                       const SourceCatalog& catalog, const ShardAssignment& keep = {});
 
 // Past this many problems the rest of a bad spec is summed up in one line.
 inline constexpr std::size_t kMaxSpecProblems = 50;

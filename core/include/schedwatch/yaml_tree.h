@@ -66,7 +66,21 @@ class YamlDocument {
   // how many (0 at the end), or fails with the message the parse then fails with. So a large
   // file is never held whole beside its tree. `size_hint` (the expected bytes) sizes the tree.
   using Reader = std::function<Result<std::size_t>(char* buffer, std::size_t size)>;
+  // A Reader of `text`, which must outlive it.
+  static Reader TextReader(std::string_view text);
   static Result<YamlDocument> Parse(const Reader& read, std::size_t size_hint);
+  // A list decoded as it streams by instead of held: each item of the list under `key` of the
+  // root mapping goes to `item` once complete, then leaves the tree (one defining an anchor
+  // stays for later aliases, outside the list), so the list reads as empty and a million items
+  // cost one item's nodes. `begin` is asked first, with the root's entries before the list (a
+  // mapping): false keeps the list whole. Nodes handed to either are valid during the call only.
+  struct StreamedList {
+    std::string_view key;
+    std::function<bool(YamlNode entries_before)> begin;
+    std::function<void(YamlNode item, std::size_t index)> item;
+  };
+  static Result<YamlDocument> Parse(const Reader& read, std::size_t size_hint,
+                                    const StreamedList& streamed);
 
   YamlNode root() const { return YamlNode(this, root_); }
 
@@ -95,6 +109,8 @@ class YamlDocument {
     std::uint32_t first;  // scalar: offset in scalars_; collection: offset in children_
     std::uint32_t count;  // scalar: length; sequence: items; mapping: 2 x entries
   };
+  static Result<YamlDocument> Parse(const Reader& read, std::size_t size_hint,
+                                    const StreamedList* streamed);
   static std::optional<DuplicateKey> FindDuplicateKey(const YamlDocument& doc,
                                                       const std::vector<std::uint32_t>& entries);
 

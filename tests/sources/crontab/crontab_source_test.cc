@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 
 #include "schedwatch/timefmt.h"
@@ -393,7 +395,8 @@ TEST_F(CrontabSourceTest, ARunOfASharedCommandGoesToEachEnabledRoleOnce) {
 }
 
 // A shard reads the whole log but keeps the runs of its roles only (twin-a is shard 0 of 3,
-// twin-b shard 2): another shard's runs are not held as news it never shows.
+// twin-b shard 2): another shard's runs are not held as news it never shows. Its objects are
+// those of its roles too (another shard's never made): all shards' add up to the unsharded read.
 TEST_F(CrontabSourceTest, AShardKeepsTheRunsOfItsRolesOnly) {
   testing::WriteFile(root_ / "etc/cron.d/twins",
                      "# schedwatch: role=twin-b spec_version=1\n30 * * * * root /bin/twin\n"
@@ -401,6 +404,11 @@ TEST_F(CrontabSourceTest, AShardKeepsTheRunsOfItsRolesOnly) {
   Append(syslog(), Line("2026-11-30T11:00:01+00:00", 200, "(root) CMD ([201] /bin/twin)") +
                        Line("2026-11-30T11:00:05+00:00", 200, "(root) END ([201] /bin/twin)") +
                        Line("2026-11-30T11:30:01+00:00", 202, "(root) CMD ([203] /bin/twin)"));
+  CrontabSource unsharded(Options());
+  auto whole = List(unsharded);
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  std::multiset<std::string> objects, expected;
+  for (const auto& object : whole->objects) expected.insert(std::string(object.id()));
   std::map<std::string, std::uint32_t> shards;
   for (std::uint32_t k = 0; k < 3; ++k) {
     CrontabSourceOptions options = Options();
@@ -408,6 +416,10 @@ TEST_F(CrontabSourceTest, AShardKeepsTheRunsOfItsRolesOnly) {
     CrontabSource source(options);
     auto snapshot = List(source);
     ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    for (const auto& object : snapshot->objects) {
+      EXPECT_TRUE(options.shard.Owns(object.role())) << object.role() << " on shard " << k;
+      objects.insert(std::string(object.id()));
+    }
     for (const auto& [role, history] : snapshot->history) {
       EXPECT_TRUE(options.shard.Owns(role)) << role << " on shard " << k;
       EXPECT_EQ(history.runs.size(), 2u) << role;
@@ -415,6 +427,8 @@ TEST_F(CrontabSourceTest, AShardKeepsTheRunsOfItsRolesOnly) {
     }
   }
   EXPECT_EQ(shards, (std::map<std::string, std::uint32_t>{{"twin-a", 0}, {"twin-b", 2}}));
+  EXPECT_EQ(objects, expected);
+  EXPECT_GT(expected.size(), 2u);
 }
 
 TEST_F(CrontabSourceTest, RotationAndTruncation) {
