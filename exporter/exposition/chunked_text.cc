@@ -74,7 +74,7 @@ std::string ChunkedText::str() const {
 }
 
 ChunkedTextWriter::ChunkedTextWriter(const ChunkedText* previous, ChunkBounds bounds)
-    : bounds_(bounds), deflater_(std::make_unique<Deflater>()) {
+    : bounds_(bounds), previous_text_(previous), deflater_(std::make_unique<Deflater>()) {
   if (previous != nullptr) ShareWith(*previous);
   buffer_.reserve(bounds_.most + 4096);
 }
@@ -85,7 +85,58 @@ void ChunkedTextWriter::ShareWith(const ChunkedText& other) {
 
 ChunkedTextWriter::~ChunkedTextWriter() = default;
 
+void ChunkedTextWriter::Item(std::uint32_t family, std::uint32_t item) {
+  current_ = {family, item, 0};
+  skip_ = resume_ && resume_->family == family && resume_->item == item ? resume_->line : 0;
+  resume_.reset();
+  if (buffer_.empty()) {
+    open_start_ = {family, item, skip_};
+    tainted_ = false;
+  } else if (family != open_start_.family) {
+    tainted_ = true;
+  }
+}
+
+void ChunkedTextWriter::EndOfItems() {
+  current_ = {};
+  tainted_ = true;
+}
+
+std::optional<TextPosition> ChunkedTextWriter::OpenStart() const {
+  if (tainted_ || buffer_.empty() || open_start_.family == TextPosition::kNoFamily) {
+    return std::nullopt;
+  }
+  return open_start_;
+}
+
+const ChunkSpan* ChunkedTextWriter::PreviousChunk(const TextPosition& start) const {
+  if (previous_text_ == nullptr) return nullptr;
+  // Spans start in text order, items numbered in the order they were written.
+  const auto& spans = previous_text_->spans();
+  auto it = std::lower_bound(
+      spans.begin(), spans.end(), start,
+      [](const ChunkSpan& span, const TextPosition& at) { return span.start < at; });
+  return it != spans.end() && it->start == start && it->reusable ? &*it : nullptr;
+}
+
+std::uint32_t ChunkedTextWriter::Reuse(const ChunkSpan& span) {
+  const std::size_t index = static_cast<std::size_t>(&span - previous_text_->spans().data());
+  // The chunk's end, numbered here: items before its start may have come or gone.
+  current_ = {span.end.family, open_start_.item + (span.end.item - span.start.item), span.end.line};
+  resume_ = current_;
+  ++shared_;
+  ++reused_;
+  Append(previous_text_->chunks()[index], true);
+  return current_.item;
+}
+
 void ChunkedTextWriter::EndOfLine() {
+  ++current_.line;
+  if (skip_ > 0) {  // a line of a reused chunk, written again
+    --skip_;
+    buffer_.resize(line_start_);
+    return;
+  }
   if (buffer_.size() < bounds_.least) {
     line_start_ = buffer_.size();
     return;
@@ -121,17 +172,28 @@ void ChunkedTextWriter::Seal() {
     made->digest = digest;
     chunk = std::move(made);
   }
+  Append(std::move(chunk), !tainted_);
+}
+
+void ChunkedTextWriter::Append(ChunkedText::Chunk chunk, bool reusable) {
   if (chunk->deflated.empty()) gzip_ok_ = false;
   crc_ = static_cast<std::uint32_t>(
       crc32_combine(crc_, chunk->crc, static_cast<z_off_t>(chunk->size)));
   text_.size_ += chunk->size;
   text_.chunks_.push_back(std::move(chunk));
+  text_.spans_.push_back(
+      {open_start_, current_, reusable && open_start_.family == current_.family});
   buffer_.clear();
   line_start_ = 0;
+  open_start_ = current_;
+  tainted_ = current_.family == TextPosition::kNoFamily;
 }
 
 ChunkedText ChunkedTextWriter::Finish() {
-  if (!buffer_.empty()) Seal();
+  if (!buffer_.empty()) {
+    Seal();
+    text_.spans_.back().reusable = false;  // ended by the end of the text, not by a cut
+  }
   buffer_ = std::string();
   previous_.clear();
   if (gzip_ok_ && deflater_->ok) {

@@ -8,6 +8,9 @@
 // about one. Chunk ends are chosen by content (a line whose hash has its low bits zero, between a
 // least and a most size), so a line added or removed shifts no later boundary and sharing resumes
 // after it.
+// Written item by item (a role's series of one family), a chunk of the previous text whose items
+// are all unchanged is reused without its lines being written, hashed or compressed again: when
+// little changed, a refresh writes only the chunks around what did.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +36,33 @@ struct TextChunk {
   std::size_t digest = 0;  // hash of the lines: with crc and size, how an equal chunk is found
 };
 
+// Where a line stands in an exposition written item by item (ChunkedTextWriter::Item): line
+// `line` of item `item` (a role's series of one metric family) of family `family`.
+struct TextPosition {
+  // A line of no item (self metrics); numbered after every family.
+  static constexpr std::uint32_t kNoFamily = UINT32_MAX;
+  std::uint32_t family = kNoFamily;
+  std::uint32_t item = 0;
+  std::uint32_t line = 0;
+  bool operator==(const TextPosition& other) const {
+    return family == other.family && item == other.item && line == other.line;
+  }
+  bool operator<(const TextPosition& other) const {
+    return family != other.family ? family < other.family
+           : item != other.item   ? item < other.item
+                                  : line < other.line;
+  }
+};
+
+// Which lines a chunk holds: from `start` up to (not including) `end`, both of one family. A
+// reusable chunk holds lines of that family's items only and was ended by a cut, not by the end
+// of the text: the same items written again from `start` make the same chunk, ended at the same
+// place, as chunk ends depend on the chunk's lines only.
+struct ChunkSpan {
+  TextPosition start, end;
+  bool reusable = false;
+};
+
 // Where chunks end: at a line end once a chunk holds `least` bytes and the line's hash has its
 // low bits zero (about one line in 64), and at the latest once it holds `most`.
 struct ChunkBounds {
@@ -45,6 +75,8 @@ class ChunkedText {
   using Chunk = std::shared_ptr<const TextChunk>;
 
   const std::vector<Chunk>& chunks() const { return chunks_; }
+  // One per chunk: which items' lines it holds.
+  const std::vector<ChunkSpan>& spans() const { return spans_; }
   std::size_t size() const { return size_; }
   // The gzip member of the text up to (not including) its final block, for GzipFinish; nullopt
   // when some chunk could not be compressed. Its `bytes` hold the gzip header only: the
@@ -59,6 +91,7 @@ class ChunkedText {
  private:
   friend class ChunkedTextWriter;
   std::vector<Chunk> chunks_;
+  std::vector<ChunkSpan> spans_;
   std::size_t size_ = 0;
   std::optional<GzipPrefix> gzip_;
 };
@@ -80,20 +113,48 @@ class ChunkedTextWriter {
   void EndOfLine();
   ChunkedText Finish();
 
+  // Item by item: the lines written next are item `item`'s of family `family` (families and
+  // items numbered in the order they are written), until the next call.
+  void Item(std::uint32_t family, std::uint32_t item);
+  // The open chunk holds a line that depends on more than its item (a family's header).
+  void Taint() { tainted_ = true; }
+  // The lines written next belong to no item.
+  void EndOfItems();
+  // Where the open chunk starts, when it holds lines of one family's items only (and some).
+  std::optional<TextPosition> OpenStart() const;
+  // The previous text's reusable chunk starting at `start` (a position in that text), if any.
+  const ChunkSpan* PreviousChunk(const TextPosition& start) const;
+  // Replaces the open chunk by the previous text's chunk of `span`, which starts where the open
+  // chunk does (`span.start` there, OpenStart() here): the caller found the items it spans
+  // unchanged. Returns the item (numbered here) its last line belongs to: write that item
+  // again, from the start; its lines the chunk holds are dropped.
+  std::uint32_t Reuse(const ChunkSpan& span);
+
   // Chunks shared with the previous text so far (for tests and benchmarks).
   std::size_t shared_chunks() const { return shared_; }
+  // Of those, chunks reused without writing their lines (Reuse).
+  std::size_t reused_chunks() const { return reused_; }
 
  private:
   void Seal();
+  void Append(ChunkedText::Chunk chunk, bool reusable);
 
   ChunkBounds bounds_;
   std::unordered_multimap<std::size_t, ChunkedText::Chunk> previous_;  // by digest
+  const ChunkedText* previous_text_ = nullptr;
   std::string buffer_;
   std::size_t line_start_ = 0;
   ChunkedText text_;
   std::uint32_t crc_ = 0;
   bool gzip_ok_ = true;
   std::size_t shared_ = 0;
+  std::size_t reused_ = 0;
+  // Item by item: where the next line stands, where the open chunk started and whether it can be
+  // reused; lines of `current_`'s item still to drop (the reused chunk holds them).
+  TextPosition current_, open_start_;
+  bool tainted_ = true;
+  std::uint32_t skip_ = 0;
+  std::optional<TextPosition> resume_;  // set by Reuse: the item written again, and lines to drop
   struct Deflater;
   std::unique_ptr<Deflater> deflater_;
 };

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -127,6 +129,103 @@ void AppendValue(std::string& out, double value) {
   }
 }
 
+// Values written alike: the same bits (0 and -0 are equal but written apart; NaN is unequal).
+bool SameValue(const Value& a, const Value& b) {
+  if (!a || !b) return !a == !b;
+  std::uint64_t x, y;
+  std::memcpy(&x, &*a, sizeof x);
+  std::memcpy(&y, &*b, sizeof y);
+  return x == y;
+}
+
+// The same series names (role and source) in both refreshes: the same job, or one a reload made
+// anew.
+bool SameSeries(const JobSpec& a, const JobSpec& b) {
+  return &a == &b || (a.role == b.role && a.source == b.source);
+}
+
+// What schedwatch_job_info shows of a job is the same.
+bool SameInfo(const JobSpec& a, const JobSpec& b) {
+  return &a == &b ||
+         (SameSeries(a, b) && a.timezone == b.timezone && a.spec_version == b.spec_version &&
+          a.schedule.text() == b.schedule.text() && a.Alerting().labels == b.Alerting().labels);
+}
+
+// The same exemplars are written: the same runs, as a reload or the run store may hold them anew.
+bool SameExemplars(const RunExemplars* a, const RunExemplars* b) {
+  auto same = [](const std::optional<RunExemplar>& x, const std::optional<RunExemplar>& y) {
+    return !x || !y ? !x == !y
+                    : x->finished == y->finished && x->duration == y->duration &&
+                          (x->identity == y->identity || (x->identity->id == y->identity->id &&
+                                                          x->identity->url == y->identity->url));
+  };
+  return a == b || (a && b && same(a->failed, b->failed) && same(a->succeeded, b->succeeded));
+}
+
+// A role's exemplars in a refresh's list (sorted by role), asked for in role order but for an
+// occasional step back.
+class ExemplarFinder {
+ public:
+  explicit ExemplarFinder(const std::vector<RoleExemplars>& list) : list_(list) {}
+  const RunExemplars* Of(const JobSpec& job) {
+    auto before = [](const RoleExemplars& entry, const std::string& role) {
+      return entry.job->role < role;
+    };
+    if (next_ > 0 && list_[next_ - 1].job->role >= job.role) {
+      next_ = static_cast<std::size_t>(
+          std::lower_bound(list_.begin(), list_.begin() + next_, job.role, before) - list_.begin());
+    }
+    while (next_ < list_.size() && before(list_[next_], job.role)) ++next_;
+    if (next_ < list_.size() && list_[next_].job == &job) return list_[next_++].exemplars.get();
+    return nullptr;
+  }
+
+ private:
+  const std::vector<RoleExemplars>& list_;
+  std::size_t next_ = 0;
+};
+
+// Writes items [0, count) of family `family` (then counts it), one by one but where the writer's
+// previous text has a reusable chunk starting where the open chunk does and every item it spans
+// is unchanged: that chunk is reused and its items are not written. Items of both refreshes pair
+// by role (`role(i)`, `previous_role(p)`: both sorted); `same(p, i)`: item p of the previous
+// refresh is written as item i is now.
+template <typename Role, typename PreviousRole, typename Write, typename Same>
+void WriteItems(ChunkedTextWriter& writer, std::uint32_t& family, std::size_t count, Role role,
+                std::size_t previous_count, PreviousRole previous_role, Write write, Same same) {
+  for (std::size_t i = 0; i < count;) {
+    writer.Item(family, static_cast<std::uint32_t>(i));
+    write(i);
+    std::size_t next = i + 1;
+    std::optional<TextPosition> start = writer.OpenStart();
+    if (previous_count > 0 && start && start->family == family && start->item == i) {
+      const std::string& wanted = role(i);
+      std::size_t low = 0, high = previous_count;
+      while (low < high) {
+        std::size_t middle = low + (high - low) / 2;
+        if (previous_role(middle) < wanted) {
+          low = middle + 1;
+        } else {
+          high = middle;
+        }
+      }
+      const ChunkSpan* span =
+          low < previous_count && previous_role(low) == wanted
+              ? writer.PreviousChunk({family, static_cast<std::uint32_t>(low), start->line})
+              : nullptr;
+      if (span != nullptr && span->end.item < previous_count && span->end.item - low < count - i) {
+        bool unchanged = true;
+        for (std::size_t k = 0; unchanged && low + k <= span->end.item; ++k) {
+          unchanged = same(low + k, i + k);
+        }
+        if (unchanged) next = writer.Reuse(*span);
+      }
+    }
+    i = next;
+  }
+  ++family;
+}
+
 void AppendValue(std::string& out, std::uint64_t value) {
   fmt::format_int digits(value);
   out.append(digits.data(), digits.size());
@@ -185,7 +284,7 @@ std::string EscapeLabelValue(std::string_view value) {
 }
 
 void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
-                       ChunkedTextWriter& writer) {
+                       ChunkedTextWriter& writer, const RefreshResult* previous) {
   std::string& out = writer.buffer();
   // `name{role="x",source="y"`: the identity labels every series carries, written in place
   // (not kept per role: at 100,000 roles that list alone was 8 MB).
@@ -200,35 +299,50 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
   auto series = [&](const metrics::Metric& metric, std::size_t i) {
     job_series(metric.name, *result.roles[i].job);
   };
-  auto gauge_family = [&](const RoleGauge& gauge) {
-    bool header = false;
-    for (std::size_t i = 0; i < result.roles.size(); ++i) {
-      Value value = gauge.value(result.roles[i]);
-      if (!value) continue;
-      if (!header) AppendHeader(out, *gauge.metric, form);
-      header = true;
-      series(*gauge.metric, i);
-      out += "} ";
-      AppendValue(out, *value);
-      out += '\n';
-      writer.EndOfLine();
-    }
+  auto header = [&](const metrics::Metric& metric) {
+    AppendHeader(out, metric, form);
+    writer.Taint();  // its chunk holds more than items' lines: never reused
   };
 
-  // A role's exemplars (OpenMetrics only): result.exemplars is sorted by role, as the roles and
-  // durations are, and each is asked for in that order.
-  std::size_t next_exemplar = 0;
-  auto exemplars = [&](const JobSpec& job) -> const RunExemplars* {
-    if (!form.open_metrics) return nullptr;
-    const auto& list = result.exemplars;
-    if (next_exemplar > 0 && list[next_exemplar - 1].job->role >= job.role) next_exemplar = 0;
-    while (next_exemplar < list.size() && list[next_exemplar].job->role < job.role) {
-      ++next_exemplar;
-    }
-    if (next_exemplar < list.size() && list[next_exemplar].job == &job) {
-      return list[next_exemplar++].exemplars.get();
-    }
-    return nullptr;
+  // Families are numbered in the order written, their items are roles (or roles with durations)
+  // in role order. A role's lines depend on what `same` compares only: nothing here reads the
+  // clock, and the previous text is of the same form.
+  static const RefreshResult kNone;
+  const RefreshResult& before = previous != nullptr ? *previous : kNone;
+  std::uint32_t family = 0;
+  auto role_items = [&](auto write, auto same) {
+    WriteItems(
+        writer, family, result.roles.size(),
+        [&](std::size_t i) -> const std::string& { return result.roles[i].job->role; },
+        before.roles.size(),
+        [&](std::size_t p) -> const std::string& { return before.roles[p].job->role; }, write,
+        [&](std::size_t p, std::size_t i) { return same(before.roles[p], result.roles[i]); });
+  };
+  // Exemplars (OpenMetrics only): of this refresh as written and as compared, and of the last.
+  ExemplarFinder exemplars(result.exemplars), now_exemplars(result.exemplars),
+      before_exemplars(before.exemplars);
+  auto same_exemplars = [&](const JobSpec& a, const JobSpec& b) {
+    return !form.open_metrics || SameExemplars(before_exemplars.Of(a), now_exemplars.Of(b));
+  };
+
+  auto gauge_family = [&](const RoleGauge& gauge) {
+    bool written = false;
+    role_items(
+        [&](std::size_t i) {
+          Value value = gauge.value(result.roles[i]);
+          if (!value) return;
+          if (!written) header(*gauge.metric);
+          written = true;
+          series(*gauge.metric, i);
+          out += "} ";
+          AppendValue(out, *value);
+          out += '\n';
+          writer.EndOfLine();
+        },
+        [&](const RoleResult& a, const RoleResult& b) {
+          return &a == &b ||
+                 (SameSeries(*a.job, *b.job) && SameValue(gauge.value(a), gauge.value(b)));
+        });
   };
 
   // Families in name order: the declared gauges, with condition and info slotted in.
@@ -241,56 +355,60 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
   };
 
   gauges_before(metrics::kJobCondition.name);
-  if (!result.roles.empty()) {
-    AppendHeader(out, metrics::kJobCondition, form);
-    for (std::size_t i = 0; i < result.roles.size(); ++i) {
-      const auto& conditions = result.roles[i].status.conditions;
-      for (int c = 0; c < kConditionCount; ++c) {
-        series(metrics::kJobCondition, i);
-        out += ",condition=\"";
-        out += ConditionNames()[c];
-        out += conditions.test(c) ? "\"} 1\n" : "\"} 0\n";
-        writer.EndOfLine();
-      }
-    }
-  }
+  if (!result.roles.empty()) header(metrics::kJobCondition);
+  role_items(
+      [&](std::size_t i) {
+        const auto& conditions = result.roles[i].status.conditions;
+        for (int c = 0; c < kConditionCount; ++c) {
+          series(metrics::kJobCondition, i);
+          out += ",condition=\"";
+          out += ConditionNames()[c];
+          out += conditions.test(c) ? "\"} 1\n" : "\"} 0\n";
+          writer.EndOfLine();
+        }
+      },
+      [&](const RoleResult& a, const RoleResult& b) {
+        return &a == &b ||
+               (SameSeries(*a.job, *b.job) && a.status.conditions == b.status.conditions);
+      });
   gauges_before(metrics::kJobInfo.name);
-  if (!result.roles.empty()) {
-    AppendHeader(out, metrics::kJobInfo, form);
-    for (std::size_t i = 0; i < result.roles.size(); ++i) {
-      const JobSpec& job = *result.roles[i].job;
-      series(metrics::kJobInfo, i);
-      out += ",schedule=\"";
-      AppendEscapedLabelValue(out, job.schedule.text());
-      out += "\",timezone=\"";
-      AppendEscapedLabelValue(out, job.timezone);
-      out += "\",spec_version=\"";
-      AppendEscapedLabelValue(out, job.spec_version);
-      out += '"';
-      // The spec's labels (`labels:`) here only, as kube-state-metrics' kube_cronjob_labels.
-      for (const auto& [name, value] : job.Alerting().labels) {
-        out += ',';
-        out += name;
-        out += "=\"";
-        AppendEscapedLabelValue(out, value);
+  if (!result.roles.empty()) header(metrics::kJobInfo);
+  role_items(
+      [&](std::size_t i) {
+        const JobSpec& job = *result.roles[i].job;
+        series(metrics::kJobInfo, i);
+        out += ",schedule=\"";
+        AppendEscapedLabelValue(out, job.schedule.text());
+        out += "\",timezone=\"";
+        AppendEscapedLabelValue(out, job.timezone);
+        out += "\",spec_version=\"";
+        AppendEscapedLabelValue(out, job.spec_version);
         out += '"';
-      }
-      out += "} 1\n";
-      writer.EndOfLine();
-    }
-  }
+        // The spec's labels (`labels:`) here only, as kube-state-metrics' kube_cronjob_labels.
+        for (const auto& [name, value] : job.Alerting().labels) {
+          out += ',';
+          out += name;
+          out += "=\"";
+          AppendEscapedLabelValue(out, value);
+          out += '"';
+        }
+        out += "} 1\n";
+        writer.EndOfLine();
+      },
+      [&](const RoleResult& a, const RoleResult& b) { return SameInfo(*a.job, *b.job); });
   gauges_before(metrics::kJobRunDuration.name);
-  if (!result.durations.empty()) {
+  {
     const metrics::Metric& metric = metrics::kJobRunDuration;
-    AppendHeader(out, metric, form);
+    if (!result.durations.empty()) header(metric);
     const std::string bucket = std::string(metric.name) + "_bucket";
     const std::string sum = std::string(metric.name) + "_sum";
     const std::string count_name = std::string(metric.name) + "_count";
     const std::string created = CreatedName(metric);
-    for (const RoleDurations& role : result.durations) {
+    auto write = [&](std::size_t i) {
+      const RoleDurations& role = result.durations[i];
       const DurationHistogram& histogram = *role.histogram;
       // The newest named run, on the bucket its duration was counted in.
-      const RunExemplars* named = exemplars(*role.job);
+      const RunExemplars* named = form.open_metrics ? exemplars.Of(*role.job) : nullptr;
       const std::optional<RunExemplar>* newest = named ? &named->newest() : nullptr;
       std::size_t exemplar_bucket = histogram.counts.size();
       if (newest && *newest) exemplar_bucket = DurationBucket((*newest)->duration);
@@ -320,38 +438,60 @@ void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
         fmt::format_to(std::back_inserter(out), "}} {}\n", form.counting_since);
         writer.EndOfLine();
       }
-    }
+    };
+    WriteItems(
+        writer, family, result.durations.size(),
+        [&](std::size_t i) -> const std::string& { return result.durations[i].job->role; },
+        before.durations.size(),
+        [&](std::size_t p) -> const std::string& { return before.durations[p].job->role; }, write,
+        [&](std::size_t p, std::size_t i) {
+          const RoleDurations& a = before.durations[p];
+          const RoleDurations& b = result.durations[i];
+          return SameSeries(*a.job, *b.job) &&
+                 (a.histogram == b.histogram || (a.histogram->counts == b.histogram->counts &&
+                                                 a.histogram->sum == b.histogram->sum)) &&
+                 same_exemplars(*a.job, *b.job);
+        });
   }
   gauges_before(metrics::kJobRuns.name);
-  bool runs_header = false;
+  bool runs_written = false;
   const std::string runs_created = CreatedName(metrics::kJobRuns);
-  for (std::size_t i = 0; i < result.roles.size(); ++i) {
-    const RoleResult& role = result.roles[i];
-    if (!role.runs && role.run_counts.empty()) continue;  // its source showed no run
-    if (!runs_header) AppendHeader(out, metrics::kJobRuns, form);
-    runs_header = true;
-    const RunExemplars* named = exemplars(*role.job);
-    for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
-                                  std::pair{"success", role.run_counts.succeeded}}) {
-      series(metrics::kJobRuns, i);
-      out += ",outcome=\"";
-      out += outcome;
-      out += "\"} ";
-      AppendValue(out, std::uint64_t{count});
-      if (named) {
-        const auto& newest = outcome[0] == 's' ? named->succeeded : named->failed;
-        if (newest) AppendExemplar(out, *newest, 1);  // one run
-      }
-      out += '\n';
-      writer.EndOfLine();
-      if (form.open_metrics) {
-        job_series(runs_created, *role.job);
-        fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome,
-                       form.counting_since);
-        writer.EndOfLine();
-      }
-    }
-  }
+  // Served while its source showed a run, or runs were counted.
+  auto shows_runs = [](const RoleResult& role) { return role.runs || !role.run_counts.empty(); };
+  role_items(
+      [&](std::size_t i) {
+        const RoleResult& role = result.roles[i];
+        if (!shows_runs(role)) return;
+        if (!runs_written) header(metrics::kJobRuns);
+        runs_written = true;
+        const RunExemplars* named = form.open_metrics ? exemplars.Of(*role.job) : nullptr;
+        for (auto [outcome, count] : {std::pair{"failure", role.run_counts.failed},
+                                      std::pair{"success", role.run_counts.succeeded}}) {
+          series(metrics::kJobRuns, i);
+          out += ",outcome=\"";
+          out += outcome;
+          out += "\"} ";
+          AppendValue(out, std::uint64_t{count});
+          if (named) {
+            const auto& newest = outcome[0] == 's' ? named->succeeded : named->failed;
+            if (newest) AppendExemplar(out, *newest, 1);  // one run
+          }
+          out += '\n';
+          writer.EndOfLine();
+          if (form.open_metrics) {
+            job_series(runs_created, *role.job);
+            fmt::format_to(std::back_inserter(out), ",outcome=\"{}\"}} {}\n", outcome,
+                           form.counting_since);
+            writer.EndOfLine();
+          }
+        }
+      },
+      [&](const RoleResult& a, const RoleResult& b) {
+        return SameSeries(*a.job, *b.job) && shows_runs(a) == shows_runs(b) &&
+               (!shows_runs(a) ||
+                (a.run_counts.succeeded == b.run_counts.succeeded &&
+                 a.run_counts.failed == b.run_counts.failed && same_exemplars(*a.job, *b.job)));
+      });
   gauges_before("~");  // the rest
 }
 

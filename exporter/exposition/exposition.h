@@ -40,9 +40,11 @@ std::string CreatedName(const metrics::Metric& metric);
 void AppendExemplar(std::string& out, const RunExemplar& exemplar, double value);
 
 // Appends every per-role family, sorted by name, series sorted by role. Unknown values
-// produce no sample; families without samples are left out.
+// produce no sample; families without samples are left out. `previous`, when set, is the refresh
+// the writer's previous text (of the same form) was rendered from by this function: its chunks
+// whose roles' series are unchanged are reused, not written again.
 void RenderRoleMetrics(const RefreshResult& result, const ExpositionForm& form,
-                       ChunkedTextWriter& out);
+                       ChunkedTextWriter& out, const RefreshResult* previous = nullptr);
 
 // Escapes a label value: backslash, double quote and newline.
 std::string EscapeLabelValue(std::string_view value);

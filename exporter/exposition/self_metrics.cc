@@ -139,6 +139,7 @@ void SelfMetrics::SetReconcileLockUnavailable(bool unavailable) {
 void SelfMetrics::Render(const RefreshResult& result, const ExpositionForm& form,
                          ChunkedTextWriter& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  out.EndOfItems();  // these lines are of no role: their chunks are written each time
   auto family = [&](const Metric& metric) { return Family(metric, form, out); };
   Labels build(build_labels_.begin(), build_labels_.end());
   family(metrics::kBuildInfo).Sample(build, 1);

@@ -272,13 +272,22 @@ void Refresher::Publish(RefreshResult result) {
     // roles it then costs about a tenth of the text form, not as much again.
     std::shared_ptr<const Published> last = Current();
     published->counting_since = counting_since_;
+    // Chunks of the last exposition whose roles' series are unchanged are reused unwritten:
+    // when little changed, most of the text is neither written, hashed nor compressed again.
     auto render = [&](const ChunkedText* previous, bool open_metrics, const ChunkedText* same) {
       ChunkedTextWriter writer(previous);
       if (same != nullptr) writer.ShareWith(*same);
       ExpositionForm form{open_metrics, counting_since_};
-      RenderRoleMetrics(result, form, writer);
+      RenderRoleMetrics(result, form, writer, last ? &last->result : nullptr);
       self_metrics_.Render(result, form, writer);
-      return writer.Finish();
+      std::size_t reused = writer.reused_chunks(), shared = writer.shared_chunks();
+      ChunkedText text = writer.Finish();
+      Log(LogLevel::kDebug, "exposition written",
+          {{"form", open_metrics ? "openmetrics" : "text"},
+           {"chunks", std::to_string(text.chunks().size())},
+           {"reused", std::to_string(reused)},
+           {"compressed", std::to_string(text.chunks().size() - shared)}});
+      return text;
     };
     published->metrics = render(last ? &last->metrics : nullptr, false, nullptr);
     published->openmetrics = render(last ? &last->openmetrics : nullptr, true, &published->metrics);

@@ -13,6 +13,7 @@ namespace schedwatch {
 namespace {
 
 using testing::Gunzip;
+using testing::InflateChunk;
 
 std::vector<std::string> Lines(int count, int changed = -1) {
   std::vector<std::string> lines;
@@ -60,22 +61,6 @@ std::string Gzipped(const ChunkedText& text, const std::string& tail) {
   std::string body = ReadAll(reader, 32 * 1024);
   EXPECT_EQ(body.size(), reader.size());
   return body;
-}
-
-// One chunk's deflate on its own, inflated.
-std::string InflateChunk(const TextChunk& chunk) {
-  z_stream stream{};
-  EXPECT_EQ(inflateInit2(&stream, -15), Z_OK);
-  std::string out(chunk.size + 1, '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.deflated.data()));
-  stream.avail_in = static_cast<uInt>(chunk.deflated.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&stream, Z_SYNC_FLUSH), Z_OK);
-  EXPECT_EQ(stream.avail_in, 0u);
-  out.resize(out.size() - stream.avail_out);
-  inflateEnd(&stream);
-  return out;
 }
 
 std::set<const TextChunk*> ChunkSet(const ChunkedText& text) {
