@@ -258,7 +258,7 @@ TEST_F(CeleryBeatSourceTest, DiscoverDraftsEveryTaskAndPrintsTheUpdateThatMarksI
 
 TEST_F(CeleryBeatSourceTest, RepairerInsertsAMissingTaskFromItsTemplateNeverOverAnother) {
   AddCrontabTask(1, "other", "", "", "0 3 * * *", "Europe/Berlin");  // an equal crontab row
-  MakeSqlite();
+  auto source = MakeSqlite();  // Its spec_ outlives the jobs held below.
   auto repairer = MakeRepairer(spec_->sources.at("beat"));
   ASSERT_TRUE(repairer.ok()) << repairer.error();
   const JobSpec& nightly = *spec_->FindJob("nightly");
@@ -312,7 +312,7 @@ period: seconds
   ASSERT_TRUE(again.ok()) << again.error();
   EXPECT_TRUE(again->already_exists);
 
-  auto snapshot = MakeSqlite()->List(ListContext{kNow, nullptr});
+  auto snapshot = source->List(ListContext{kNow, nullptr});
   ASSERT_TRUE(snapshot.ok()) << snapshot.error();
   EXPECT_EQ(snapshot->objects.size(), 2u);
   const LiveObject* task = Object(*snapshot, "nightly");
