@@ -1,14 +1,21 @@
 // Cron log parsing speed: 1,000,000 mixed syslog lines parsed in memory, and the crontab source
 // reading a 1,000,000-line syslog file first whole, then after 1,000 appended lines (an
-// incremental refresh reads only the new bytes). Prints figures; asserts nothing.
+// incremental refresh reads only the new bytes). Then the crontabs: 100,000 marked entries in
+// 100 cron.d files listed again and again with nothing changed (a quiet refresh's read), and
+// after one file changed. Prints figures; asserts nothing.
+//
+//   crontab_bench [lists]   (lists of the 100,000 entries; default 10)
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "sources/crontab/cron_log.h"
 #include "sources/crontab/crontab_source.h"
@@ -94,7 +101,48 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
-int main() {
+// The crontabs of bench/gen_roles.py --type crontab: `files` cron.d files of 1,000 marked
+// entries each, no log.
+bool ListCrontabs(const std::filesystem::path& root, int files, int lists) {
+  std::filesystem::create_directories(root / "etc/cron.d");
+  auto write = [&](int file, const char* command_suffix) {
+    std::string text;
+    for (int i = file * 1000; i < (file + 1) * 1000; ++i) {
+      text += fmt::format("# schedwatch: role=job-{:06} spec_version={}\n", i, i % 7 + 1);
+      text += fmt::format("{} {} * * * root /usr/local/bin/job-{:06} --run{}\n", i % 60, i % 24, i,
+                          command_suffix);
+    }
+    std::ofstream(root / fmt::format("etc/cron.d/app{:03}", file)) << text;
+  };
+  for (int file = 0; file < files; ++file) write(file, "");
+  schedwatch::crontab::CrontabSourceOptions options;
+  options.root = root.string();
+  options.paths = {"/etc/cron.d"};
+  options.syslog = "/syslog";
+  options.trusted_uid = static_cast<long>(geteuid());
+  schedwatch::crontab::CrontabSource source(options);
+  std::vector<double> seconds;
+  bool ok = true;
+  for (int list = 0; list <= lists; ++list) {
+    if (list == lists) write(files / 2, " --changed");
+    auto start = std::chrono::steady_clock::now();
+    auto snapshot = source.List(schedwatch::ListContext{kStart + 60 * list, nullptr});
+    seconds.push_back(Seconds(start));
+    ok = ok && snapshot.ok() && snapshot->objects.size() == static_cast<std::size_t>(files) * 1000;
+  }
+  double changed = seconds.back();
+  seconds.pop_back();
+  std::sort(seconds.begin() + 1, seconds.end());
+  std::printf(
+      "crontabs: %d entries in %d files: first list %.3f s, unchanged lists %.3f s median "
+      "(%d lists), after one file changed %.3f s (%s)\n",
+      files * 1000, files, seconds[0], seconds[seconds.size() / 2], lists, changed,
+      ok ? "ok" : "FAILED");
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  const int lists = argc > 1 ? std::atoi(argv[1]) : 10;
   std::string text = MixedLines(kLines, 1000);
   CronLogOptions options;
   options.now = kStart + 86400;
@@ -143,5 +191,7 @@ int main() {
   auto idle = source.List(schedwatch::ListContext{kStart + 86520, nullptr});
   std::printf("source: refresh with nothing appended: %.4f s\n", Seconds(start));
   std::filesystem::remove_all(root);
-  return first.ok() && next.ok() && idle.ok() ? 0 : 1;
+  bool listed = ListCrontabs(root, 100, std::max(lists, 1));
+  std::filesystem::remove_all(root);
+  return first.ok() && next.ok() && idle.ok() && listed ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,18 @@
 #include "sources/problems.h"
 
 namespace schedwatch {
+namespace {
+
+// Seconds of CPU this thread has used: a refresh's stages run on it, its reads beside it.
+double ThreadCpuSeconds() {
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  return static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
+}
+
+std::string Seconds(double seconds) { return fmt::format("{:.3f}", seconds); }
+
+}  // namespace
 
 Refresher::Refresher(RefresherOptions options)
     : options_(std::move(options)),
@@ -137,7 +150,10 @@ void Refresher::Stop() {
 
 void Refresher::RefreshOnce() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mutex_);
-  auto started = std::chrono::steady_clock::now();
+  const auto started = std::chrono::steady_clock::now();
+  auto since = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   const std::int64_t now = Now();
   // Before a new spec's roles get their desired_since from the clock as it reads now.
   const std::optional<ClockStep> recent_step = WatchClock(now);
@@ -151,6 +167,7 @@ void Refresher::RefreshOnce() {
   // Read, observe, classify, publish. desired_since_ changes only here, under refresh_mutex_:
   // it is read in place, not copied (a map of every role).
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
+  const double read_seconds = since(), cpu_after_read = ThreadCpuSeconds();
   // Each role is classified as soon as it is observed: one observation is held at a time. Its
   // objects are the published refresh's when they are unchanged, not a second copy.
   std::shared_ptr<const Published> last = Current();
@@ -179,14 +196,17 @@ void Refresher::RefreshOnce() {
   LogChanges(result);
   self_metrics_.Update(result, observed.problems, observed.new_duplicates_prevented);
   std::size_t role_count = result.roles.size();
+  const double cpu_before_publish = ThreadCpuSeconds();
   Publish(std::move(result));
   ready_ = true;
+  // Where a slow refresh spends its time: the reads' wall (they run beside this thread), then
+  // this thread's CPU in observe and classify, and in publishing the exposition.
   Log(LogLevel::kDebug, "refresh done",
       {{"roles", std::to_string(role_count)},
-       {"seconds",
-        fmt::format(
-            "{:.3f}",
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())}});
+       {"seconds", Seconds(since())},
+       {"read_seconds", Seconds(read_seconds)},
+       {"classify_cpu_seconds", Seconds(cpu_before_publish - cpu_after_read)},
+       {"publish_cpu_seconds", Seconds(ThreadCpuSeconds() - cpu_before_publish)}});
 }
 
 RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
