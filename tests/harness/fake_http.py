@@ -178,24 +178,29 @@ def serve(answer, tls_cert=None, tls_key=None, delay=0.0, client_ca=None, host="
                 server.streams.add(self.connection)
             ended = False
             try:
-                self.wfile.flush()  # the headers, before the first chunk is ready
-                for chunk in chunks:
-                    if server.stopping.is_set() or (not chunk and peer_gone(self.connection)):
-                        break
-                    if chunk:
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                        self.wfile.flush()
-                else:
-                    self.wfile.write(b"0\r\n\r\n")
-                    ended = True
-            except (OSError, ValueError):  # the client left (ValueError: a closed file)
-                pass
+                if self.write_now(b""):  # the headers, before the first chunk is ready
+                    for chunk in chunks:
+                        going = (self.write_now(b"%x\r\n%s\r\n" % (len(chunk), chunk)) if chunk
+                                 else not peer_gone(self.connection))
+                        if not going or server.stopping.is_set():
+                            break
+                    else:
+                        ended = self.write_now(b"0\r\n\r\n")
             finally:
                 if hasattr(chunks, "close"):
                     chunks.close()
                 with server.streams_lock:
                     server.streams.discard(self.connection)
                 self.close_connection = self.close_connection or not ended
+
+        def write_now(self, data):
+            """Writes at once; False when the client has left."""
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+                return True
+            except (OSError, ValueError):  # ValueError: a file closed by stop()
+                return False
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = reply  # noqa: N815 -- http.server's
 
