@@ -1,12 +1,14 @@
 """The loopback HTTP(S) server the tests' fake APIs stand on, and their TLS set-up.
 
-A fake API (fake_github.py, fake_gitlab.py, ...) is its state and one function from a Request to
-an answer (status, headers, body); serve() runs it on 127.0.0.1 on a free port, over TLS when
-given a certificate, and records every request. make_pki() writes the one test PKI they all
-use. page() and link() cut a list into pages and name them the way GitHub and GitLab do.
+A fake API (fake_github.py, fake_gitlab.py, fake_apiserver.py, ...) is its state and one function
+from a Request to an answer (status, headers, body); serve() runs it on loopback on a free port,
+over TLS when given a certificate. A body that is an iterator of bytes is streamed (a Kubernetes
+watch, a slow drip); None drops the connection unanswered. make_pki() writes the one test PKI
+they all use. page() and link() cut a list into pages and name them the way GitHub and GitLab do.
 """
 import json
 import os
+import select
 import socket
 import ssl
 import threading
@@ -17,8 +19,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from schedwatch_test import make_ca, make_leaf
 
-# body: bytes; base: the server's own scheme://host:port, for the links an answer holds.
-Request = namedtuple("Request", "method path query headers body base")
+# headers: lower-cased names; body: bytes; base: the server's own scheme://host:port, for the
+# links an answer holds; client_cn: the CN of the client's certificate (None without one);
+# raw_headers: as sent (http.client.HTTPMessage: original case, case-insensitive get).
+Request = namedtuple("Request", "method path query headers body base client_cn client_port "
+                     "raw_headers", defaults=(None, None, None))
 
 
 def make_pki(directory, days=3650):
@@ -82,6 +87,22 @@ class LoopbackServer(ThreadingHTTPServer):
         self.ssl_context = ssl_context
         scheme = "https" if ssl_context else "http"
         self.url = f"{scheme}://{f'[{host}]' if ':' in host else host}:{self.server_address[1]}"
+        self.stopping = threading.Event()
+        self.streams = set()  # the connections of the answers being streamed
+        self.streams_lock = threading.Lock()
+
+    def stop(self):
+        """Stops accepting and ends the open streams: their clients see the connection close,
+        their iterators are closed. shutdown() alone leaves streams running."""
+        self.stopping.set()
+        self.shutdown()
+        self.server_close()
+        with self.streams_lock:
+            for connection in self.streams:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def get_request(self):
         connection, address = self.socket.accept()
@@ -95,10 +116,31 @@ class LoopbackServer(ThreadingHTTPServer):
         pass
 
 
-def serve(answer, tls_cert=None, tls_key=None, delay=0.0):
-    """A threading server on 127.0.0.1 and a free port answering every request with
-    answer(Request) -> (status, headers, body), `delay` seconds late (a slow peer). Returns the
-    http.server object (server_address, shutdown()), with .url."""
+def peer_gone(connection):
+    """Whether the client closed (or wrote on) a connection it should only be reading from."""
+    if not select.select([connection], [], [], 0)[0]:
+        return False
+    timeout = connection.gettimeout()
+    connection.settimeout(0)
+    try:
+        connection.recv(1)  # b"": closed; data: a client that no longer reads the stream
+        return True
+    except (ssl.SSLWantReadError, BlockingIOError):
+        return False  # part of a TLS record, nothing said yet
+    except OSError:
+        return True
+    finally:
+        connection.settimeout(timeout)
+
+
+def serve(answer, tls_cert=None, tls_key=None, delay=0.0, client_ca=None, host="127.0.0.1"):
+    """A threading server on `host` and a free port answering every request with
+    answer(Request) -> (status, headers, body), `delay` seconds late (a slow peer). A body that
+    is not bytes is an iterator of bytes, each sent as a chunk at once (chunked transfer
+    encoding); an empty one sends nothing but lets the server notice a client that left or a
+    stop(), which close the iterator. An answer of None closes the connection without one.
+    With client_ca, client certificates it signed are accepted (Request.client_cn). Returns the
+    http.server object (server_address, url, stop())."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the real APIs
@@ -111,26 +153,78 @@ def serve(answer, tls_cert=None, tls_key=None, delay=0.0):
             body = self.rfile.read(length) if length else b""
             if delay:
                 time.sleep(delay)
-            status, reply_headers, reply = answer(Request(
+            answered = answer(Request(
                 self.command, url.path, dict(urllib.parse.parse_qsl(url.query)), headers, body,
-                server.url))
+                server.url, client_cn(self.connection), self.client_address[1], self.headers))
+            if answered is None:
+                self.close_connection = True
+                return
+            status, reply_headers, reply = answered
             self.send_response(status)
             reply_headers = dict(reply_headers)
             reply_headers.setdefault("content-type", "application/json")
             for name, value in reply_headers.items():
                 self.send_header(name, value)
+            if not isinstance(reply, (bytes, bytearray)):
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                return self.stream(reply)
             self.send_header("content-length", str(len(reply)))
             self.end_headers()
             self.wfile.write(reply)
+
+        def stream(self, chunks):
+            with server.streams_lock:
+                server.streams.add(self.connection)
+            ended = False
+            try:
+                if self.write_now(b""):  # the headers, before the first chunk is ready
+                    for chunk in chunks:
+                        going = (self.write_now(b"%x\r\n%s\r\n" % (len(chunk), chunk)) if chunk
+                                 else not peer_gone(self.connection))
+                        if not going or server.stopping.is_set():
+                            break
+                    else:
+                        ended = self.write_now(b"0\r\n\r\n")
+            finally:
+                if hasattr(chunks, "close"):
+                    chunks.close()
+                with server.streams_lock:
+                    server.streams.discard(self.connection)
+                self.close_connection = self.close_connection or not ended
+
+        def write_now(self, data):
+            """Writes at once; False when the client has left."""
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+                return True
+            except (OSError, ValueError):  # ValueError: a file closed by stop()
+                return False
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = reply  # noqa: N815 -- http.server's
 
         def log_message(self, *args):
             pass
 
-    server = LoopbackServer(Handler, ssl_context=tls_context(tls_cert, tls_key) if tls_cert else None)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = tls_context(tls_cert, tls_key, client_ca) if tls_cert else None
+    server = LoopbackServer(Handler, host, context)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                     daemon=True).start()
     return server
+
+
+def client_cn(connection):
+    """The common name of the client certificate a TLS connection presented, or None."""
+    try:
+        certificate = connection.getpeercert()
+    except (AttributeError, ValueError):
+        return None
+    for field in (certificate or {}).get("subject", ()):
+        for key, value in field:
+            if key == "commonName":
+                return value
+    return None
 
 
 def page(items, number, per_page):

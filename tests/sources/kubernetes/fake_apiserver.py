@@ -1,5 +1,7 @@
 #!/usr/bin/python3
 """A loopback stand-in for the Kubernetes API server (batch/v1 CronJobs and Jobs), for tests.
+HTTP, TLS and streamed answers are fake_http's; this file holds the API's paths, lists, watches,
+Leases and faults.
 
   fake_apiserver.py pki DIR
       Writes a test PKI made by openssl (valid ten years): ca.{crt,key}, server.{crt,key} (localhost, 127.0.0.1,
@@ -59,15 +61,12 @@ Also, for HTTP client tests: /echo (request headers as JSON), /bytes?n=N, /slow?
 """
 import argparse
 import base64
-import http.server
 import json
 import os
-import ssl
 import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
 import fake_http  # noqa: E402
@@ -406,297 +405,190 @@ def matches_selector(item, selector):
     return True
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "fake-apiserver"
+def reply(code, body, headers=None):
+    """fake_http's (status, headers, body) for a JSON document, or for text or bytes as given."""
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return code, dict(headers or {}), data.encode() if isinstance(data, str) else data
 
-    def log_message(self, *args):
-        pass
 
-    def send_json(self, code, body, headers=None):
-        data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-        data = data.encode() if isinstance(data, str) else data
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        # Headers and body in one write: fewer TLS records and no waiting on delayed ACKs.
-        self._headers_buffer.extend([b"\r\n", data])
-        self.flush_headers()
+def not_allowed(message="the server does not allow this method"):
+    return reply(405, status_body(405, "MethodNotAllowed", message))
 
-    def client_cn(self):
-        try:
-            certificate = self.connection.getpeercert()
-        except (AttributeError, ValueError):
-            return None
-        for field in (certificate or {}).get("subject", ()):
-            for key, value in field:
-                if key == "commonName":
-                    return value
-        return None
 
-    def begin(self, body=None):
-        """Logs the request; returns (url, query, authenticated)."""
-        world = self.server.world
-        world.load()
-        url = urllib.parse.urlsplit(self.path)
-        query = dict(urllib.parse.parse_qsl(url.query))
-        cn = self.client_cn()
-        authorization = self.headers.get("Authorization", "")
-        entry = {"time": time.time(), "method": self.command, "path": url.path, "query": query,
-                 "authorization": authorization, "client_cn": cn,
-                 "client_port": self.client_address[1], "accept": self.headers.get("Accept", "")}
-        if body is not None:
-            entry.update(body=body.decode(errors="replace"),
-                         content_type=self.headers.get("Content-Type", ""))
-        with self.server.log_lock, open(self.server.request_log, "a") as log:
-            log.write(json.dumps(entry) + "\n")
-        config = world.config
-        tokens = config.get("token")
-        tokens = [tokens] if isinstance(tokens, str) else tokens
-        authenticated = ((tokens is None and "client_cn" not in config)
-                         or (tokens and authorization in [f"Bearer {t}" for t in tokens])
-                         or ("client_cn" in config and cn == config["client_cn"]))
-        return url, query, authenticated
+def json_line(event, compact=False):
+    return json.dumps(event, separators=(",", ":") if compact else None)
 
-    def act_out(self, fault):
-        """Answers as the fault says; False when the fault leaves the request to go on."""
-        time.sleep(fault.get("delay", 0))
-        if fault.get("drop"):
-            self.close_connection = True
-            self.connection.close()
-            return True
-        echoed = self.headers.get("Authorization", "")
-        if "raw" in fault:
-            self.send_json(fault.get("status", 200), fault["raw"].replace("{authorization}", echoed),
-                           fault.get("headers"))
-            return True
-        if "status" in fault:
-            code = fault["status"]
-            extra = {}
-            if code == 410:
-                extra = {"metadata": {"continue": "bm90LXVzZWQ="}}
-            self.send_json(code, status_body(
-                code, fault.get("reason", "InternalError"),
-                fault.get("message", "an error on the server has prevented the request")
-                .replace("{authorization}", echoed),
-                extra), fault.get("headers"))
-            return True
-        return False
 
-    def unauthorized(self):
-        return self.send_json(401, status_body(401, "Unauthorized", "Unauthorized"))
+class Api:
+    """The Kubernetes API's answers to fake_http's requests, each logged to `request_log` (a
+    JSON line) first."""
 
-    def do_GET(self):
-        world = self.server.world
-        url, query, authenticated = self.begin()
-        if not url.path.startswith((API_PREFIX, LEASE_PREFIX)):
-            return self.test_route(url.path, query)
-        if not authenticated:
-            return self.unauthorized()
-        fault = world.take_fault("GET", url.path, "continue" in query)
-        if fault and self.act_out(fault):
-            return None
-        if url.path.startswith(LEASE_PREFIX):
-            return self.lease_request(url, None)
+    def __init__(self, world, request_log):
+        self.world = world
+        self.request_log = request_log
+        self.log_lock = threading.Lock()
 
-        parts = url.path[len(API_PREFIX):].split("/")
+    def __call__(self, request):
+        self.world.load()
+        lease = request.path.startswith(LEASE_PREFIX)
+        if request.method in ("PATCH", "DELETE") or (request.method == "PUT" and not lease):
+            self.log(request, with_body=False)
+            return not_allowed("this test server changes nothing")
+        self.log(request, with_body=request.method != "GET")
+        if request.method == "GET" and not request.path.startswith((API_PREFIX, LEASE_PREFIX)):
+            return self.test_route(request)
+        if not self.authenticated(request):
+            return reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if request.method == "POST":
+            return self.lease_request(request) if lease else self.create(request)
+        fault = self.world.take_fault(request.method, request.path, "continue" in request.query)
+        if fault and (out := self.act_out(fault, request)) is not False:
+            return out
+        if lease:
+            return self.lease_request(request)
+        parts = request.path[len(API_PREFIX):].split("/")
         if len(parts) == 1 and parts[0] in ("cronjobs", "jobs"):
             namespace, kind = None, parts[0]
         elif len(parts) == 3 and parts[0] == "namespaces" and parts[2] in ("cronjobs", "jobs"):
             namespace, kind = parts[1], parts[2]
         else:
-            return self.send_json(404, status_body(404, "NotFound", "the server could not find "
-                                                   "the requested resource"))
-        if query.get("watch") in ("1", "true"):
-            return self.send_watch(world, kind, namespace, query)
-        self.send_list(world, kind, namespace, query)
+            return reply(404, status_body(404, "NotFound", "the server could not find the "
+                                          "requested resource"))
+        if request.query.get("watch") in ("1", "true"):
+            return 200, {}, self.watch(kind, namespace, request.query)
+        return self.list(kind, namespace, request.query)
 
-    def send_watch(self, world, kind, namespace, query):
-        """A watch: events after resourceVersion as chunked JSON lines, bookmarks, then the end
-        at timeoutSeconds (or watch_close_after)."""
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        selector = query.get("labelSelector")
+    def log(self, request, with_body):
+        entry = {"time": time.time(), "method": request.method, "path": request.path,
+                 "query": request.query, "authorization": request.headers.get("authorization", ""),
+                 "client_cn": request.client_cn, "client_port": request.client_port,
+                 "accept": request.headers.get("accept", "")}
+        if with_body:
+            entry.update(body=request.body.decode(errors="replace"),
+                         content_type=request.headers.get("content-type", ""))
+        with self.log_lock, open(self.request_log, "a") as log:
+            log.write(json.dumps(entry) + "\n")
 
-        def write(data):
-            data = data.encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
+    def authenticated(self, request):
+        config = self.world.config
+        tokens = config.get("token")
+        tokens = [tokens] if isinstance(tokens, str) else tokens
+        return bool((tokens is None and "client_cn" not in config)
+                    or (tokens and request.headers.get("authorization", "") in
+                        [f"Bearer {t}" for t in tokens])
+                    or ("client_cn" in config and request.client_cn == config["client_cn"]))
 
-        try:
-            sent = int(query.get("resourceVersion") or 0)
-            if sent < world.compacted:
-                write(json.dumps({"type": "ERROR", "object": status_body(
-                    410, "Expired", f"too old resource version: {sent} ({world.compacted})")})
-                    + "\n")
-            else:
-                config = world.config
-                timeout = min(float(query.get("timeoutSeconds", "1800")),
-                              float(config.get("watch_close_after", 1e9)))
-                bookmark_every = float(config.get("bookmark_interval", 60))
-                started = time.time()
-                next_bookmark = started + bookmark_every
-                bookmarks = query.get("allowWatchBookmarks") == "true"
-                while time.time() < started + timeout:
-                    world.load()
-                    lines = []
-                    with world.lock:
-                        world.changed.wait(0.05)
-                        if sent < world.compacted:  # compacted while open: as etcd's 410
-                            lines.append(json.dumps({"type": "ERROR", "object": status_body(
-                                410, "Expired", f"too old resource version: {sent}")}))
-                            write("\n".join(lines) + "\n")
-                            break
-                        if not world.config.get("stall_watches"):
-                            for version, event_kind, type_, item in world.events:
-                                if version <= sent or event_kind != kind:
-                                    continue
-                                if ((namespace is None
-                                     or metadata_field(item, "namespace") == namespace)
-                                        and matches_selector(item, selector)):
-                                    lines.append(json.dumps({"type": type_, "object": item},
-                                                            separators=(",", ":")))
-                            if world.events:
-                                sent = max(sent, world.events[-1][0])
-                            if bookmarks and time.time() >= next_bookmark:
-                                sent = max(sent, world.resource_version)
-                                lines.append(json.dumps({"type": "BOOKMARK", "object": {
-                                    "kind": "CronJob" if kind == "cronjobs" else "Job",
-                                    "apiVersion": "batch/v1",
-                                    "metadata": {"resourceVersion": str(sent)}}}))
-                                next_bookmark = time.time() + bookmark_every
-                    if lines:
-                        write("\n".join(lines) + "\n")
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
-            self.close_connection = True
-        return None
+    @staticmethod
+    def act_out(fault, request):
+        """The answer the fault makes (None: the connection dropped); False when the fault
+        leaves the request to go on."""
+        time.sleep(fault.get("delay", 0))
+        if fault.get("drop"):
+            return None
+        echoed = request.headers.get("authorization", "")
+        if "raw" in fault:
+            return reply(fault.get("status", 200), fault["raw"].replace("{authorization}", echoed),
+                         fault.get("headers"))
+        if "status" in fault:
+            code = fault["status"]
+            extra = {"metadata": {"continue": "bm90LXVzZWQ="}} if code == 410 else {}
+            return reply(code, status_body(
+                code, fault.get("reason", "InternalError"),
+                fault.get("message", "an error on the server has prevented the request")
+                .replace("{authorization}", echoed), extra), fault.get("headers"))
+        return False
 
-    def do_POST(self):
-        world = self.server.world
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
-        url, _, authenticated = self.begin(body)
-        if not authenticated:
-            return self.unauthorized()
-        if url.path.startswith(LEASE_PREFIX):
-            return self.lease_request(url, body)
-        parts = url.path[len(API_PREFIX):].split("/")
-        if not (url.path.startswith(API_PREFIX) and len(parts) == 3
+    def create(self, request):
+        """POST of a CronJob, checked as the API server checks it."""
+        parts = request.path[len(API_PREFIX):].split("/")
+        if not (request.path.startswith(API_PREFIX) and len(parts) == 3
                 and parts[0] == "namespaces" and parts[2] == "cronjobs"):
-            return self.send_json(405, status_body(405, "MethodNotAllowed",
-                                                   "the server does not allow this method"))
-        if not self.headers.get("Content-Type", "").startswith("application/json"):
-            return self.send_json(415, status_body(415, "UnsupportedMediaType",
-                                                   "the body of the request was in an unknown "
-                                                   "format"))
+            return not_allowed()
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            return reply(415, status_body(415, "UnsupportedMediaType", "the body of the "
+                                          "request was in an unknown format"))
         namespace = parts[1]
         try:
-            item = json.loads(body)
+            item = json.loads(request.body)
             if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
                 raise ValueError("no metadata")
         except ValueError as error:
-            return self.send_json(400, status_body(400, "BadRequest", str(error)))
+            return reply(400, status_body(400, "BadRequest", str(error)))
         if item["metadata"].get("namespace", namespace) != namespace:
-            return self.send_json(400, status_body(
+            return reply(400, status_body(
                 400, "BadRequest", "the namespace of the provided object does not match the "
                 "namespace sent on the request"))
         if (item.get("apiVersion"), item.get("kind")) != ("batch/v1", "CronJob") or not \
                 item["metadata"].get("name") or not isinstance(item.get("spec"), dict):
-            return self.send_json(422, status_body(422, "Invalid", "CronJob is invalid"))
+            return reply(422, status_body(422, "Invalid", "CronJob is invalid"))
         item["metadata"]["namespace"] = namespace
-        fault = world.take_fault("POST", url.path, False, item["metadata"]["name"])
+        fault = self.world.take_fault("POST", request.path, False, item["metadata"]["name"])
         if fault and fault.get("commit"):
-            world.create(namespace, item)
-        if fault and self.act_out(fault):
-            return None
-        code, answer = world.create(namespace, item)
-        return self.send_json(code, answer)
+            self.world.create(namespace, item)
+        if fault and (out := self.act_out(fault, request)) is not False:
+            return out
+        return reply(*self.world.create(namespace, item))
 
-    def lease_request(self, url, body):
+    def lease_request(self, request):
         """GET, POST and PUT of Leases, with the API server's resourceVersion checks."""
-        world = self.server.world
-        parts = url.path[len(LEASE_PREFIX):].split("/")
+        world, method = self.world, request.method
+        parts = request.path[len(LEASE_PREFIX):].split("/")
         if len(parts) not in (2, 3) or parts[1] != "leases":
-            return self.send_json(404, status_body(404, "NotFound", "no such resource"))
+            return reply(404, status_body(404, "NotFound", "no such resource"))
         namespace, name = parts[0], parts[2] if len(parts) == 3 else None
-        if self.command == "GET" and name:
+        if method == "GET" and name:
             with world.lock:
                 lease = world.leases.get((namespace, name))
             time.sleep(world.config.get("lease_get_delay", 0))  # read, then answer late
             if lease is None:
-                return self.send_json(404, status_body(
+                return reply(404, status_body(
                     404, "NotFound", f'leases.coordination.k8s.io "{name}" not found',
                     {"details": {"name": name, "group": "coordination.k8s.io",
                                  "kind": "leases"}}))
-            return self.send_json(200, lease)
+            return reply(200, lease)
         try:
-            item = json.loads(body)
+            item = json.loads(request.body)
             metadata = item["metadata"]
             if not isinstance(metadata, dict):
                 raise ValueError("no metadata")
         except (ValueError, KeyError, TypeError) as error:
-            return self.send_json(400, status_body(400, "BadRequest", str(error)))
+            return reply(400, status_body(400, "BadRequest", str(error)))
         with world.lock:
-            if self.command == "POST" and not name:
+            if method == "POST" and not name:
                 key = (namespace, metadata.get("name"))
                 if key in world.leases:
-                    return self.send_json(409, status_body(
+                    return reply(409, status_body(
                         409, "AlreadyExists",
                         f'leases.coordination.k8s.io "{key[1]}" already exists'))
-            elif self.command == "PUT" and name and metadata.get("name") == name:
+            elif method == "PUT" and name and metadata.get("name") == name:
                 key = (namespace, name)
                 stored = world.leases.get(key)
                 if stored is None:
-                    return self.send_json(404, status_body(404, "NotFound", "not found"))
+                    return reply(404, status_body(404, "NotFound", "not found"))
                 if metadata.get("resourceVersion") != stored["metadata"]["resourceVersion"]:
-                    return self.send_json(409, status_body(
+                    return reply(409, status_body(
                         409, "Conflict",
                         f'Operation cannot be fulfilled on leases.coordination.k8s.io "{name}": '
                         "the object has been modified; please apply your changes to the latest "
                         "version and try again"))
             else:
-                return self.send_json(405, status_body(405, "MethodNotAllowed",
-                                                       "the server does not allow this method"))
+                return not_allowed()
             world.lease_version += 1
             metadata["namespace"] = namespace
             metadata["resourceVersion"] = str(world.lease_version)
             world.leases[key] = item
-        return self.send_json(201 if self.command == "POST" else 200, item)
+        return reply(201 if method == "POST" else 200, item)
 
-    def refuse_change(self):
-        self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
-        self.begin()
-        return self.send_json(405, status_body(405, "MethodNotAllowed",
-                                               "this test server changes nothing"))
-
-    def do_PUT(self):
-        url = urllib.parse.urlsplit(self.path)
-        if not url.path.startswith(LEASE_PREFIX):
-            return self.refuse_change()
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
-        _, _, authenticated = self.begin(body)
-        if not authenticated:
-            return self.unauthorized()
-        fault = self.server.world.take_fault("PUT", url.path, False)
-        if fault and self.act_out(fault):
-            return None
-        return self.lease_request(url, body)
-
-    do_PATCH = do_DELETE = refuse_change
-
-    def send_list(self, world, kind, namespace, query):
+    def list(self, kind, namespace, query):
+        """A page of a list: limit, continue tokens of this generation of the world."""
+        world = self.world
         selector = query.get("labelSelector")
         with world.lock:
             items = world.selections.get((kind, namespace, selector))
             if items is None:
-                items = [entry for entry in world.items[kind]
-                         if (namespace is None or metadata_field(entry[0], "namespace") == namespace)
-                         and matches_selector(entry[0], selector)]
+                items = [entry for entry in world.items[kind] if (
+                    namespace is None or metadata_field(entry[0], "namespace") == namespace)
+                    and matches_selector(entry[0], selector)]
                 world.selections[(kind, namespace, selector)] = items
         start = 0
         if "continue" in query:
@@ -704,9 +596,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 token = json.loads(base64.b64decode(query["continue"]))
                 generation, start = token["generation"], token["start"]
             except (ValueError, KeyError, TypeError):
-                return self.send_json(400, status_body(400, "BadRequest", "invalid continue"))
+                return reply(400, status_body(400, "BadRequest", "invalid continue"))
             if generation != world.generation:
-                return self.send_json(410, status_body(
+                return reply(410, status_body(
                     410, "Expired", "The provided continue parameter is too old to display a "
                     "consistent list result. You can start a new list without the continue "
                     "parameter.", {"metadata": {"continue": "bm90LXVzZWQ="}}))
@@ -720,68 +612,105 @@ class Handler(http.server.BaseHTTPRequestHandler):
             metadata["remainingItemCount"] = len(items) - end
         head = json.dumps({"kind": "CronJobList" if kind == "cronjobs" else "JobList",
                            "apiVersion": "batch/v1", "metadata": metadata})
-        body = head[:-1] + ',"items":[' + ",".join(entry[1] for entry in items[start:end]) + "]}"
-        self.send_json(200, body)
+        # Items are serialised once (World.rebuild): a page is a join of strings.
+        return reply(200, head[:-1] + ',"items":[' + ",".join(
+            entry[1] for entry in items[start:end]) + "]}")
 
-    def test_route(self, path, query):
+    def watch(self, kind, namespace, query):
+        """A watch's chunks: events after resourceVersion as JSON lines, bookmarks, an ERROR 410
+        for a compacted resourceVersion, the end at timeoutSeconds (or watch_close_after). An
+        empty chunk every 50 ms lets fake_http notice a client that left."""
+        world = self.world
+        selector = query.get("labelSelector")
+        sent = int(query.get("resourceVersion") or 0)
+        if sent < world.compacted:
+            yield (json_line({"type": "ERROR", "object": status_body(
+                410, "Expired", f"too old resource version: {sent} ({world.compacted})")})
+                + "\n").encode()
+            return
+        config = world.config
+        timeout = min(float(query.get("timeoutSeconds", "1800")),
+                      float(config.get("watch_close_after", 1e9)))
+        bookmark_every = float(config.get("bookmark_interval", 60))
+        started = time.time()
+        next_bookmark = started + bookmark_every
+        bookmarks = query.get("allowWatchBookmarks") == "true"
+        expired = False
+        while time.time() < started + timeout and not expired:
+            world.load()
+            lines = []
+            with world.lock:
+                world.changed.wait(0.05)
+                if sent < world.compacted:  # compacted while open: as etcd's 410
+                    lines.append(json_line({"type": "ERROR", "object": status_body(
+                        410, "Expired", f"too old resource version: {sent}")}))
+                    expired = True
+                elif not world.config.get("stall_watches"):
+                    for version, event_kind, type_, item in world.events:
+                        if (version > sent and event_kind == kind
+                                and (namespace is None
+                                     or metadata_field(item, "namespace") == namespace)
+                                and matches_selector(item, selector)):
+                            lines.append(json_line({"type": type_, "object": item}, True))
+                    if world.events:
+                        sent = max(sent, world.events[-1][0])
+                    if bookmarks and time.time() >= next_bookmark:
+                        sent = max(sent, world.resource_version)
+                        lines.append(json_line({"type": "BOOKMARK", "object": {
+                            "kind": "CronJob" if kind == "cronjobs" else "Job",
+                            "apiVersion": "batch/v1",
+                            "metadata": {"resourceVersion": str(sent)}}}))
+                        next_bookmark = time.time() + bookmark_every
+            yield ("\n".join(lines) + "\n").encode() if lines else b""
+
+    def test_route(self, request):
+        """The HTTP client tests' routes (no authentication)."""
+        path, query = request.path, request.query
         if path == "/echo":
-            return self.send_json(200, {"headers": dict(self.headers.items()),
-                                        "client_cn": self.client_cn()})
+            return reply(200, {"headers": dict(request.raw_headers.items()),
+                               "client_cn": request.client_cn})
         if path == "/bytes":
-            return self.send_json(200, b"x" * int(query.get("n", "0")))
+            return reply(200, b"x" * int(query.get("n", "0")))
         if path == "/slow":
             time.sleep(float(query.get("seconds", "1")))
-            return self.send_json(200, {"slow": True})
+            return reply(200, {"slow": True})
         if path == "/drip":
-            until = time.time() + float(query.get("seconds", "5"))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            while time.time() < until:
-                self.wfile.write(b"1\r\nx\r\n")
-                self.wfile.flush()
-                time.sleep(0.05)
-            self.wfile.write(b"0\r\n\r\n")
-            return None
+            return 200, {"content-type": "text/plain"}, drip(float(query.get("seconds", "5")))
         if path.startswith("/status/"):
             code = int(path.rsplit("/", 1)[1])
-            return self.send_json(code, status_body(code, "Test", f"status {code}"))
-        return self.send_json(404, status_body(404, "NotFound", "no such test route"))
+            return reply(code, status_body(code, "Test", f"status {code}"))
+        return reply(404, status_body(404, "NotFound", "no such test route"))
+
+
+def drip(seconds):
+    """A byte every 50 ms for `seconds`."""
+    until = time.time() + seconds
+    while time.time() < until:
+        yield b"x"
+        time.sleep(0.05)
 
 
 def serve(args):
-    context = None
-    if not args.plain:
-        context = fake_http.tls_context(*(os.path.join(args.tls_dir, name) for name in
-                                          ("server.crt", "server.key", "ca.crt")))
-    server = fake_http.LoopbackServer(Handler, args.host, context)
-    server.world = World(args.config)
-    server.request_log = args.request_log or os.devnull
-    server.log_lock = threading.Lock()
-    port = server.server_address[1]
+    tls = {} if args.plain else dict(zip(("tls_cert", "tls_key", "client_ca"), (
+        os.path.join(args.tls_dir, name) for name in ("server.crt", "server.key", "ca.crt"))))
+    world = World(args.config)
+    server = fake_http.serve(Api(world, args.request_log or os.devnull), host=args.host, **tls)
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as out:
-        out.write(f"{port}\n")
+        out.write(f"{server.server_address[1]}\n")
     os.rename(temporary, args.port_file)
-
-    parent, started = os.getppid(), time.time()
-
-    def watchdog():
-        while os.getppid() == parent and time.time() - started < args.max_lifetime:
-            time.sleep(0.2)
-        os._exit(0)
-
-    threading.Thread(target=watchdog, daemon=True).start()
 
     def churn():
         while True:
-            spec = server.world.config.get("churn") or {}
+            spec = world.config.get("churn") or {}
             time.sleep(float(spec.get("interval", 0.5)))
-            server.world.churn()
+            world.churn()
 
     threading.Thread(target=churn, daemon=True).start()
-    server.serve_forever(poll_interval=0.1)
+    parent, started = os.getppid(), time.time()
+    while os.getppid() == parent and time.time() - started < args.max_lifetime:
+        time.sleep(0.2)
+    os._exit(0)
 
 
 def main():

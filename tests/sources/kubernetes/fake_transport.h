@@ -34,6 +34,7 @@
 
 #include "schedwatch/platform/clock.h"
 #include "sources/kubernetes/kubernetes_source.h"
+#include "tests/fixtures/canned_http.h"
 
 namespace schedwatch::testing {
 
@@ -234,16 +235,12 @@ class FakeKubernetes {
             equals == std::string_view::npos ? "" : Decode(pair.substr(equals + 1));
       }
     }
-    std::string authorization, accept;
-    for (const auto& [name, value] : request.headers) {
-      if (name == "Authorization") authorization = value;
-      if (name == "Accept") accept = value;
-    }
+    std::string authorization = RequestHeader(request, "Authorization");
     requests_.push_back({{"host", host},
                          {"path", path},
                          {"query", query},
                          {"authorization", authorization},
-                         {"accept", accept}});
+                         {"accept", RequestHeader(request, "Accept")}});
     std::size_t count = requests_.size();
     auto hook = on_request_;
     lock.unlock();

@@ -14,6 +14,7 @@ schedwatch_script_test(NAME kubernetes_reconcile_replicas LABELS integration TIM
 # The list-then-watch caches: watches run on the source's own threads.
 schedwatch_gtests(LIBRARY schedwatch::sources LABELS unit threads SOURCES
   sources/kubernetes/kubernetes_watch_test.cc)
+target_link_libraries(kubernetes_watch_test PRIVATE schedwatch::test_fixtures)
 # discover: every CronJob, labelled or not, over TLS; the draft, kubectl commands, merging.
 schedwatch_script_test(NAME kubernetes_discover LABELS integration
   COMMAND ${KUBE_TESTS}/discover_kubernetes_test.py --exporter ${EXPORTER})
