@@ -6,8 +6,8 @@
 
 namespace schedwatch {
 
-// What the one buffer is for (with libstdc++'s 32-byte std::string): see the class.
-static_assert(sizeof(LiveObject) <= 64);
+// What the one shared buffer is for: see the class.
+static_assert(sizeof(LiveObject) <= 48);
 
 LiveObject::LiveObject(std::string_view id, std::string_view role, std::string_view schedule,
                        std::string_view timezone, std::string_view spec_version, bool enabled)
@@ -25,7 +25,7 @@ std::size_t LiveObject::End(int field) const {
 
 std::string_view LiveObject::Field(int field) const {
   std::size_t begin = field == 0 ? 0 : End(field - 1);
-  return std::string_view(text_).substr(HeadBytes() + begin, End(field) - begin);
+  return text_.view().substr(HeadBytes() + begin, End(field) - begin);
 }
 
 void LiveObject::SetField(int field, std::string_view value) {
@@ -43,19 +43,18 @@ void LiveObject::Pack(const std::array<std::string_view, kFields>& fields) {
   }
   bool wide = size > kNarrowBytes;
   std::size_t head = wide ? kWideHeadBytes : 0;
-  std::string text;
-  text.reserve(head + size);
-  text.resize(head);
+  SharedText text(head + size);
+  char* out = text.data();
   std::size_t end = 0;
   for (int i = 0; i < kFields; ++i) {
-    text += fields[i];
+    if (!fields[i].empty()) std::memcpy(out + head + end, fields[i].data(), fields[i].size());
     end += fields[i].size();
     if (i == kFields - 1) break;
     // One layout for one set of fields: operator== compares the buffers.
     ends_[i] = wide ? 0 : static_cast<std::uint16_t>(end);
     if (wide) {
       auto wide_end = static_cast<std::uint32_t>(end);
-      std::memcpy(&text[i * sizeof wide_end], &wide_end, sizeof wide_end);
+      std::memcpy(out + i * sizeof wide_end, &wide_end, sizeof wide_end);
     }
   }
   text_ = std::move(text);

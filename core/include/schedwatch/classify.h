@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "schedwatch/compact_optional.h"
+#include "schedwatch/shared_text.h"
 #include "schedwatch/spec.h"
 
 namespace schedwatch {
@@ -38,9 +39,9 @@ std::string_view ConditionName(Condition condition);
 
 // One object a scheduler holds for a role (a crontab line, a CronJob, a workflow).
 //
-// Its seven texts live back to back in one buffer: at 100,000 roles two copies of every object
-// are alive at a refresh's peak (the source's snapshot and the published lists), and seven
-// std::strings took 256 bytes and a heap block each for most ids.
+// Its seven texts live back to back in one buffer, shared by its copies: at 100,000 roles
+// several copies of every object are alive at a refresh's peak (a source's cache, its snapshot,
+// the published lists), and seven std::strings took 256 bytes and a heap block each.
 class LiveObject {
  public:
   LiveObject() = default;
@@ -101,7 +102,7 @@ class LiveObject {
   // The fields but the last (it ends with the buffer); zeros when the buffer is wide. Before
   // `text_`, where the padding after `enabled` holds it: 64 bytes in all.
   std::array<std::uint16_t, kFields - 1> ends_{};
-  std::string text_;
+  SharedText text_;
 };
 
 // Who a run was, as its scheduler names it: `id` (a workflow run's or pipeline's id, a Job's
