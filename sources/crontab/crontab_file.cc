@@ -177,6 +177,18 @@ UserTable UserTable::FromPasswd(std::string_view text) {
 }
 
 std::optional<long> UserTable::Uid(const std::string& name) const {
+  std::optional<long> uid = Find(name);
+  if (asked_ != nullptr) asked_->emplace_back(name, uid.has_value());
+  return uid;
+}
+
+bool UserTable::AnswersAsBefore(const Lookups& asked) const {
+  return std::all_of(asked.begin(), asked.end(), [this](const auto& lookup) {
+    return Find(lookup.first).has_value() == lookup.second;
+  });
+}
+
+std::optional<long> UserTable::Find(const std::string& name) const {
   switch (mode_) {
     case Mode::kAcceptAll:
       return -1;

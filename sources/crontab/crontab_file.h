@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedwatch/result.h"
@@ -45,10 +46,20 @@ class UserTable {
   // nullopt: no such user. AcceptAll answers -1 for every name (owner checks then skipped).
   std::optional<long> Uid(const std::string& name) const;
 
+  // Every name Uid is asked from now on goes into `asked`, with whether it was found: what a
+  // parse read of the users (null: stop noting).
+  using Lookups = std::vector<std::pair<std::string, bool>>;
+  void NoteLookups(Lookups* asked) { asked_ = asked; }
+  // Whether each name still answers as noted.
+  bool AnswersAsBefore(const Lookups& asked) const;
+
  private:
   enum class Mode { kAcceptAll, kSystem, kTable };
+  std::optional<long> Find(const std::string& name) const;
+
   Mode mode_ = Mode::kAcceptAll;
   std::map<std::string, long, std::less<>> uids_;
+  Lookups* asked_ = nullptr;
 };
 
 struct CrontabEntry {

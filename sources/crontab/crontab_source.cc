@@ -176,6 +176,16 @@ void CrontabSource::LoggedEntries::Add(std::string_view user, std::string_view c
   entries_.push_back(entry);
 }
 
+void CrontabSource::LoggedEntries::Append(const LoggedEntries& other, std::uint32_t first_object) {
+  std::size_t offset = text_.size();
+  text_ += other.text_;
+  for (Entry entry : other.entries_) {
+    entry.offset += offset;
+    entry.object += first_object;
+    entries_.push_back(entry);
+  }
+}
+
 void CrontabSource::LoggedEntries::Sort() {
   std::sort(entries_.begin(), entries_.end(),
             [this](const Entry& a, const Entry& b) { return Name(a) < Name(b); });
@@ -204,6 +214,37 @@ CrontabSource::CrontabSource(CrontabSourceOptions options)
   if (options_.zone == nullptr) options_.zone = LocalZone();
 }
 
+CrontabSource::ParsedFile CrontabSource::Parse(std::string_view text, const std::string& shown,
+                                               CrontabKind kind, const std::string& user,
+                                               UserTable& users,
+                                               CrontabContents* everything) const {
+  ParsedFile file;
+  users.NoteLookups(&file.users);
+  ParsedCrontab parsed = ParseCrontab(text, kind, user, &users);
+  users.NoteLookups(nullptr);
+  const std::string clean_name = SanitizeUtf8(shown);
+  for (auto& problem : parsed.problems) {
+    file.problems.push_back(
+        MakeProblem(problem.reason, fmt::format("{}: {}", clean_name, problem.message)));
+  }
+  file.ignored_because = std::move(parsed.ignored_because);
+  if (!file.ignored_because.empty()) return file;
+  for (auto& entry : parsed.entries) {
+    if (everything != nullptr) everything->entries.push_back({shown, kind, entry});
+    // Another shard's objects (in the spec or not: both go by the role's hash) would only be
+    // dropped after the read (KeepShardOf): never made, they cost a shard of ten no 900,000.
+    if (entry.role.empty() || !options_.shard.Owns(entry.role)) continue;
+    if (entry.enabled) {
+      file.logged.Add(entry.user, LoggedCommand(entry.command),
+                      static_cast<std::uint32_t>(file.objects.size()));
+    }
+    file.objects.push_back({fmt::format("{}:{}", clean_name, entry.line), std::move(entry.role),
+                            SanitizeUtf8(entry.schedule), "", std::move(entry.spec_version),
+                            entry.enabled});
+  }
+  return file;
+}
+
 Result<CrontabSource::LoggedEntries> CrontabSource::ReadCrontabs(SourceSnapshot& snapshot,
                                                                  CrontabContents* everything) {
   // Users are looked up afresh at every list, as cron does when it reloads.
@@ -216,6 +257,9 @@ Result<CrontabSource::LoggedEntries> CrontabSource::ReadCrontabs(SourceSnapshot&
   }
   LoggedEntries entries;
   entries.Reserve(objects_last_, logged_bytes_last_);
+  // Files of the last list, taken whole or dropped: only this list's stay.
+  std::map<std::string, ParsedFile> last_files;
+  if (everything == nullptr) last_files.swap(parsed_files_);
   auto ignored = [&snapshot, everything](const std::string& shown, const std::string& why) {
     if (everything != nullptr) everything->not_run.emplace_back(shown, why);
     snapshot.problems.push_back(
@@ -285,28 +329,30 @@ Result<CrontabSource::LoggedEntries> CrontabSource::ReadCrontabs(SourceSnapshot&
       return true;
     }
     if (!text) return Error{text.error()};
-    ParsedCrontab parsed = ParseCrontab(*text, kind, user, &users);
-    for (auto& problem : parsed.problems) {
-      snapshot.problems.push_back(
-          MakeProblem(problem.reason, fmt::format("{}: {}", SanitizeUtf8(shown), problem.message)));
+    // The same file is not parsed again unless a user it named came or went. "The same": the
+    // same inode, change time (no user can set it) and size, and text of the same hash. The
+    // text itself kept would be another copy of every crontab (1,000,000 entries: 80 MB in
+    // each shard).
+    const FileVersion version{info.st_dev,         info.st_ino,
+                              info.st_ctim.tv_sec, info.st_ctim.tv_nsec,
+                              text->size(),        std::hash<std::string_view>{}(*text)};
+    auto last = last_files.find(shown);
+    ParsedFile file;
+    if (everything == nullptr && last != last_files.end() && last->second.version == version &&
+        users.AnswersAsBefore(last->second.users)) {
+      file = std::move(last->second);
+    } else {
+      file = Parse(*text, shown, kind, user, users, everything);
+      file.version = version;
     }
-    if (!parsed.ignored_because.empty()) {
-      ignored(shown, parsed.ignored_because);
-      return true;
+    snapshot.problems.insert(snapshot.problems.end(), file.problems.begin(), file.problems.end());
+    if (!file.ignored_because.empty()) {
+      ignored(shown, file.ignored_because);
+    } else {
+      entries.Append(file.logged, static_cast<std::uint32_t>(snapshot.objects.size()));
+      snapshot.objects.insert(snapshot.objects.end(), file.objects.begin(), file.objects.end());
     }
-    for (auto& entry : parsed.entries) {
-      if (everything != nullptr) everything->entries.push_back({shown, kind, entry});
-      // Another shard's objects (in the spec or not: both go by the role's hash) would only be
-      // dropped after the read (KeepShardOf): never made, they cost a shard of ten no 900,000.
-      if (entry.role.empty() || !options_.shard.Owns(entry.role)) continue;
-      if (entry.enabled) {
-        entries.Add(entry.user, LoggedCommand(entry.command),
-                    static_cast<std::uint32_t>(snapshot.objects.size()));
-      }
-      snapshot.objects.push_back({fmt::format("{}:{}", SanitizeUtf8(shown), entry.line),
-                                  std::move(entry.role), SanitizeUtf8(entry.schedule), "",
-                                  std::move(entry.spec_version), entry.enabled});
-    }
+    if (everything == nullptr) parsed_files_.emplace(shown, std::move(file));
     return true;
   };
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sources/crontab/cron_log.h"
@@ -119,6 +120,8 @@ class CrontabSource : public Source {
    public:
     void Reserve(std::size_t entries, std::size_t bytes);
     void Add(std::string_view user, std::string_view command, std::uint32_t object);
+    // Each of `other`'s entries, its object `first_object` further on.
+    void Append(const LoggedEntries& other, std::uint32_t first_object);
     void Sort();  // once every entry is added, before ObjectsOf
     // The objects of the entries named so, in no order, into `objects`.
     void ObjectsOf(std::string_view user, std::string_view command,
@@ -138,6 +141,30 @@ class CrontabSource : public Source {
     std::string text_;  // each entry's user, '\0' and command
     std::vector<Entry> entries_;
   };
+  // What one crontab file adds to a list, kept while its text and the users its parse looked
+  // up stay the same: a quiet refresh, and the read that confirms an absence right after it,
+  // parse no crontab again (100,000 entries: 0.14 s a list).
+  struct FileVersion {
+    std::uint64_t device = 0, inode = 0;
+    std::int64_t changed_seconds = 0, changed_nanoseconds = 0;
+    std::size_t size = 0, text_hash = 0;
+    friend bool operator==(const FileVersion& a, const FileVersion& b) {
+      return std::tie(a.device, a.inode, a.changed_seconds, a.changed_nanoseconds, a.size,
+                      a.text_hash) == std::tie(b.device, b.inode, b.changed_seconds,
+                                               b.changed_nanoseconds, b.size, b.text_hash);
+    }
+  };
+  struct ParsedFile {
+    FileVersion version;
+    UserTable::Lookups users;
+    std::vector<SourceProblem> problems;
+    std::string ignored_because;      // cron skips the whole file
+    std::vector<LiveObject> objects;  // this shard's
+    LoggedEntries logged;             // the enabled ones', numbered within `objects`
+  };
+  // What parsing `text` gives, all but its version.
+  ParsedFile Parse(std::string_view text, const std::string& shown, CrontabKind kind,
+                   const std::string& user, UserTable& users, CrontabContents* everything) const;
   // The snapshot's objects and problems; the enabled entries. `everything`: also collect what
   // List leaves out.
   Result<LoggedEntries> ReadCrontabs(SourceSnapshot& snapshot,
@@ -172,8 +199,9 @@ class CrontabSource : public Source {
   // Objects the last list found: the next list's room, reserved at once (grown by doubling, the
   // list of 100,000 objects was held twice while it moved, and up to half of it was spare).
   std::size_t objects_last_ = 0;
-  std::size_t logged_bytes_last_ = 0;  // and the logged names' buffer, likewise
-  ProblemSink log_problems_;           // of the current refresh
+  std::size_t logged_bytes_last_ = 0;               // and the logged names' buffer, likewise
+  std::map<std::string, ParsedFile> parsed_files_;  // by path as shown: the last list's files
+  ProblemSink log_problems_;                        // of the current refresh
   std::int64_t log_problems_now_ = -1;
 };
 

@@ -138,6 +138,52 @@ TEST_F(CrontabSourceTest, LiveListFollowsCronsFileRules) {
           "not run it"));
 }
 
+// An unchanged file is not parsed again (the source keeps what it gave), so each of these
+// would go unseen by a source that kept too much: the same text again, the same size with
+// another role, and a user that a system crontab names coming and going.
+TEST_F(CrontabSourceTest, AFileIsReadAgainWhenItOrAUserItNamesChanges) {
+  CrontabSource source(Options());
+  auto first = List(source);
+  ASSERT_TRUE(first.ok()) << first.error();
+  auto again = List(source);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(ById(*again), ById(*first));
+  EXPECT_THAT(Problems(*again), ::testing::UnorderedElementsAreArray(Problems(*first)));
+
+  // The same size in place: the same inode, perhaps the same change time (a coarse clock).
+  testing::WriteFile(root_ / "etc/cron.d/app",
+                     "# schedwatch: role=rotry spec_version=7\n"
+                     "*/10 * * * * root /usr/local/bin/retry --queue main\n"
+                     "# schedwatch: role=gate spec_version=3\n"
+                     "#*/5 * * * * root /usr/local/bin/gate\n");
+  auto rewritten = List(source);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.error();
+  EXPECT_EQ(ById(*rewritten)["/etc/cron.d/app:2"].role(), "rotry");
+
+  // A system crontab naming a user cron does not know is skipped whole, until the user exists.
+  testing::WriteFile(root_ / "etc/cron.d/carol",
+                     "# schedwatch: role=carol spec_version=1\n* * * * * carol /bin/carol\n");
+  auto without_carol = List(source);
+  ASSERT_TRUE(without_carol.ok()) << without_carol.error();
+  EXPECT_EQ(ById(*without_carol).count("/etc/cron.d/carol:2"), 0u);
+  EXPECT_THAT(Problems(*without_carol),
+              ::testing::Contains(HasSubstr("/etc/cron.d/carol: line 2: bad username")));
+  Append(root_ / "etc/passwd", "carol:x:1002:100::/home/carol:/bin/sh\n");
+  auto with_carol = List(source);
+  ASSERT_TRUE(with_carol.ok()) << with_carol.error();
+  EXPECT_EQ(ById(*with_carol)["/etc/cron.d/carol:2"].role(), "carol");
+  testing::WriteFile(root_ / "etc/passwd", "root:x:0:0:root:/root:/bin/sh\n");
+  auto gone = List(source);
+  ASSERT_TRUE(gone.ok()) << gone.error();
+  EXPECT_EQ(ById(*gone).count("/etc/cron.d/carol:2"), 0u);
+
+  fs::remove(root_ / "etc/cron.d/carol");
+  Append(root_ / "etc/passwd", "carol:x:1002:100::/home/carol:/bin/sh\n");
+  auto removed = List(source);
+  ASSERT_TRUE(removed.ok()) << removed.error();
+  EXPECT_EQ(ById(*removed).count("/etc/cron.d/carol:2"), 0u);
+}
+
 // Only the log's problems used to be capped: 4 ignored crontabs with a cap of 2 listed all 4.
 TEST_F(CrontabSourceTest, ProblemsOfEveryKindAreCappedPerReason) {
   CrontabSourceOptions options = Options();
