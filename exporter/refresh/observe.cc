@@ -9,7 +9,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "reconcile/ledger.h"
 #include "schedwatch/platform/log.h"
 
 namespace schedwatch {
@@ -58,18 +57,6 @@ SourceStatus StatusOf(const SourceRead& read, const Spec& spec, const RoleOrder&
   problems.insert(problems.end(), read.reads.recovered_in_first_read.begin(),
                   read.reads.recovered_in_first_read.end());
   return status;
-}
-
-std::map<std::string, std::string> ReadLedgerIds(const std::string& file) {
-  std::map<std::string, std::string> ids;
-  if (file.empty()) return ids;
-  auto read = ReadLedger(file);
-  if (!read) {
-    Log(LogLevel::kWarn, "ledger unreadable", {{"err", read.error()}});
-    return ids;
-  }
-  for (const auto& [role, entry] : read->entries) ids[role] = entry.id;
-  return ids;
 }
 
 void AddProblem(Observed& observed, std::size_t source_index, SourceProblem problem) {
@@ -132,7 +119,7 @@ std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::stri
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
                            const RoleList& published, const RunHistoryStore& kept,
-                           const EachObservation& each) {
+                           const LedgerIds& ledger, const EachObservation& each) {
   Observed observed;
   RoleOrder by_role(spec.jobs.size());
   std::iota(by_role.begin(), by_role.end(), 0);
@@ -147,7 +134,6 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   }
   std::vector<RoleObjects> objects = ObjectsByJob(spec, by_role, reads, published);
   by_role = RoleOrder();
-  const std::map<std::string, std::string> ledger = ReadLedgerIds(ledger_file_);
   // The read's objects were just freed, in small pieces: handed back now, the heap's top is not
   // left high through the rest of the refresh (100,000 roles: 107 MiB resident between refreshes
   // with this, 113–122 MiB without).
@@ -191,11 +177,10 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
 
 void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                            const std::unordered_map<std::string_view, std::size_t>& source_index,
-                           const std::map<std::string, std::string>& ledger,
-                           const RunHistoryStore& kept, JobFilesRead* files,
-                           const RoleResult* before, RoleObservation& observation,
-                           std::optional<RunSummary>& carried, RoleResult& role,
-                           Observed& observed) {
+                           const LedgerIds& ledger, const RunHistoryStore& kept,
+                           JobFilesRead* files, const RoleResult* before,
+                           RoleObservation& observation, std::optional<RunSummary>& carried,
+                           RoleResult& role, Observed& observed) {
   auto index = source_index.find(job.source);
   if (index == source_index.end()) return;  // no such source: the spec check prevents it
   SourceRead& read = reads[index->second];

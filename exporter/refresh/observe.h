@@ -1,6 +1,6 @@
 // Stage 2 of a refresh: what the reads, with the jobs' checkpoints and schedwatch_run's records
-// they brought, and the ledger say about each role and each source. Opens no job's file (the
-// read did) and classifies nothing (that is core's Classify).
+// they brought, and the ledger say about each role and each source. Opens no file (the read
+// stage did) and classifies nothing (that is core's Classify).
 #pragma once
 
 #include <cstdint>
@@ -49,15 +49,13 @@ using EachObservation =
 // Keeps the skipped records already counted across refreshes. One refresh at a time.
 class Observer {
  public:
-  explicit Observer(std::string ledger_file) : ledger_file_(std::move(ledger_file)) {}
-
   // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
   // sorted by role, whose object lists are shared where unchanged; `kept`: the runs kept, which
-  // complete the reads (for thresholds judged from runs, and reads that bring only news). The
-  // reads' snapshots are consumed.
+  // complete the reads (for thresholds judged from runs, and reads that bring only news);
+  // `ledger`: the reconciler's, read with the sources. The reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
-                   const RoleList& published, const RunHistoryStore& kept,
+                   const RoleList& published, const RunHistoryStore& kept, const LedgerIds& ledger,
                    const EachObservation& each);
 
  private:
@@ -66,14 +64,13 @@ class Observer {
   // the role in the published refresh, if any.
   void ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<SourceRead>& reads,
                    const std::unordered_map<std::string_view, std::size_t>& source_index,
-                   const std::map<std::string, std::string>& ledger, const RunHistoryStore& kept,
-                   JobFilesRead* files, const RoleResult* before, RoleObservation& observation,
+                   const LedgerIds& ledger, const RunHistoryStore& kept, JobFilesRead* files,
+                   const RoleResult* before, RoleObservation& observation,
                    std::optional<RunSummary>& carried, RoleResult& role, Observed& observed);
   void ApplyRunRecords(const JobSpec& job, RunRecordsRead& read, RoleObservation& observation,
                        RoleResult& role, Observed& observed);
   void Forget(const Spec& spec);  // roles no longer desired with run records
 
-  std::string ledger_file_;  // empty: no ledger
   std::map<std::string, std::set<std::string>> prevented_counted_;
 };
 

@@ -9,6 +9,8 @@
 #include <unordered_set>
 
 #include "exporter/refresh/checkpoint.h"
+#include "reconcile/ledger.h"
+#include "schedwatch/platform/log.h"
 #include "sources/problems.h"
 
 namespace schedwatch {
@@ -283,6 +285,18 @@ void SourceReaders::Shutdown() {
 std::size_t SourceReaders::WorkerCount() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return workers_.size();
+}
+
+LedgerIds ReadLedgerIds(const std::string& file) {
+  LedgerIds ids;
+  if (file.empty()) return ids;
+  auto read = ReadLedger(file);
+  if (!read) {
+    Log(LogLevel::kWarn, "ledger unreadable", {{"err", read.error()}});
+    return ids;
+  }
+  for (const auto& [role, entry] : read->entries) ids[role] = entry.id;
+  return ids;
 }
 
 }  // namespace schedwatch

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,11 @@ struct SourceRunner {
   // A read is running: the next refresh does not start another (it reports the source late).
   std::shared_ptr<std::atomic<bool>> busy = std::make_shared<std::atomic<bool>>(false);
 };
+
+// The reconciler's ledger: the id of the object it made for each role it re-created. Empty with
+// no file (`file` empty) or an unreadable one (logged; the roles then show no ledger id).
+using LedgerIds = std::map<std::string, std::string>;
+LedgerIds ReadLedgerIds(const std::string& file);
 
 // Drops from a read what another shard counts: objects and runs of roles of other shards (in the
 // spec or not) and, with `shared_problems`, the problems of the data every shard reads alike (a

@@ -30,7 +30,6 @@ std::string Seconds(double seconds) { return fmt::format("{:.3f}", seconds); }
 
 Refresher::Refresher(RefresherOptions options)
     : options_(std::move(options)),
-      observer_(options_.ledger_file),
       time_(options_.time != nullptr ? *options_.time : platform::RealClock()) {}
 
 Refresher::~Refresher() { Stop(); }
@@ -167,6 +166,7 @@ void Refresher::RefreshOnce() {
   // Read, observe, classify, publish. desired_since_ changes only here, under refresh_mutex_:
   // it is read in place, not copied (a map of every role).
   std::vector<SourceRead> reads = readers_.ReadAll(config->runners, now, options_.confirm_delay);
+  const LedgerIds ledger = ReadLedgerIds(options_.ledger_file);
   const double read_seconds = since(), cpu_after_read = ThreadCpuSeconds();
   // Each role is classified as soon as it is observed: one observation is held at a time. Its
   // objects are the published refresh's when they are unchanged, not a second copy.
@@ -174,7 +174,7 @@ void Refresher::RefreshOnce() {
   const RoleList& before = last->result.roles;
   MaintenanceMemo maintenance;  // roles sharing windows (the defaults') walk them once
   Observed observed = observer_.Observe(
-      *config->spec, reads, desired_since_, now, before, run_history_,
+      *config->spec, reads, desired_since_, now, before, run_history_, ledger,
       [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
         std::vector<Run> runs;
         role.status = Classify(*role.job, observation, now, recent_step, &runs, &maintenance);

@@ -1,6 +1,7 @@
 // The refresh loop. Each refresh runs four stages:
 //   read      every source at once, each within its timeout, absences confirmed by a second
-//             read, then its jobs' checkpoints and run records (read_sources.h);
+//             read, then its jobs' checkpoints and run records; the reconciler's ledger
+//             (read_sources.h);
 //   observe   the reads and the ledger, per role and source (observe.h);
 //   classify  each role (core's Classify);
 //   publish   the exposition, rendered once and gzip-compressed, for scrapes and pages.
