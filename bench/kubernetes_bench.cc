@@ -94,6 +94,21 @@ schedwatch::Result<schedwatch::Spec> BenchSpec(const std::filesystem::path& dire
                                schedwatch::BuiltInCatalog());
 }
 
+// What the server changes: one Job every 0.5 s per 1,000 CronJobs, in steps of at least 0.05 s.
+struct Churn {
+  double interval = 0.5;  // seconds
+  int jobs = 1;           // each step
+};
+
+Churn ChurnOf(int cronjobs) {
+  Churn churn{0.5 * 1000.0 / std::max(cronjobs, 1), 1};
+  while (churn.interval < 0.05) {
+    churn.interval *= 2;
+    churn.jobs *= 2;
+  }
+  return churn;
+}
+
 }  // namespace
 
 // Counts the answer bytes a transport receives, streamed ones included, and its requests: of
@@ -141,19 +156,13 @@ int Shards(int argc, char** argv) {
   const char* token = "bench-token";
   char pattern[] = "/tmp/schedwatch-k8s-shards-XXXXXX";
   std::filesystem::path directory = mkdtemp(pattern);
-  // The bytes mode's churn: one Job changed every 0.5 s per 1,000 CronJobs.
-  double churn_interval = 0.5 * 1000.0 / std::max(cronjobs, 1);
-  int churn_jobs = 1;
-  while (churn_interval < 0.05) {
-    churn_interval *= 2;
-    churn_jobs *= 2;
-  }
+  const Churn churn = ChurnOf(cronjobs);
   testing::FakeApiServer server(
       directory / "server",
       {{"token", token},
        {"bookmark_interval", 10},
        {"watch_close_after", 20},
-       {"churn", {{"interval", churn_interval}, {"jobs", churn_jobs}}},
+       {"churn", {{"interval", churn.interval}, {"jobs", churn.jobs}}},
        {"synthetic",
         {{"cronjobs", cronjobs}, {"jobs_per_cronjob", jobs_per_cronjob}, {"namespaces", 20}}}});
   auto spec = BenchSpec(directory, server.url(), token, cronjobs, "");
@@ -164,7 +173,7 @@ int Shards(int argc, char** argv) {
   std::cout << fmt::format(
       "{} CronJobs with {} Jobs each over {} shards; list, then watch for {} s (a refresh every "
       "30 s, {:.0f} Job changes an hour); each reader a process of its own, all at once\n",
-      cronjobs, jobs_per_cronjob, shards, seconds, churn_jobs * 3600 / churn_interval);
+      cronjobs, jobs_per_cronjob, shards, seconds, churn.jobs * 3600 / churn.interval);
   std::cout << fmt::format("(every reader starts from this process: VmRSS {:.1f} MiB)\n",
                            bench::StatusMiB("VmRSS"));
   std::cout << fmt::format("{:<10} {:>6} {:>9} {:>7} {:>6} {:>9} {:>8} {:>10} {:>9} {:>9}\n",
@@ -219,17 +228,12 @@ int Bytes(int argc, char** argv) {
   const char* token = "bench-token";
   char pattern[] = "/tmp/schedwatch-k8s-bytes-XXXXXX";
   std::filesystem::path directory = mkdtemp(pattern);
-  double churn_interval = 0.5 * 1000.0 / std::max(cronjobs, 1);
-  int churn_jobs = 1;
-  while (churn_interval < 0.05) {
-    churn_interval *= 2;
-    churn_jobs *= 2;
-  }
+  const Churn churn = ChurnOf(cronjobs);
   testing::FakeApiServer server(directory / "server",
                                 {{"token", token},
                                  {"bookmark_interval", 10},
                                  {"watch_close_after", 20},
-                                 {"churn", {{"interval", churn_interval}, {"jobs", churn_jobs}}},
+                                 {"churn", {{"interval", churn.interval}, {"jobs", churn.jobs}}},
                                  {"synthetic",
                                   {{"cronjobs", cronjobs},
                                    {"jobs_per_cronjob", jobs_per_cronjob},
@@ -248,7 +252,7 @@ int Bytes(int argc, char** argv) {
   std::cout << fmt::format(
       "{} labelled CronJobs, {} of their Jobs, {} other Jobs; 30 s refresh; {:.0f} Job changes "
       "an hour\n",
-      cronjobs, cronjobs * jobs_per_cronjob, unrelated, churn_jobs * 3600 / churn_interval);
+      cronjobs, cronjobs * jobs_per_cronjob, unrelated, churn.jobs * 3600 / churn.interval);
 
   double before_per_hour = 0;
   {

@@ -108,6 +108,17 @@ class KubernetesWatchTest : public ::testing::Test {
         kRoles, [&] { return List(source); }, [] { return true; });
   }
 
+  // A Job that started at 00:30 on 3 May 2024 and succeeded at 00:39.
+  static void Succeed(Json& job) {
+    job["status"] = {{"startTime", "2024-05-03T00:30:02Z"},
+                     {"completionTime", "2024-05-03T00:39:00Z"},
+                     {"succeeded", 1},
+                     {"conditions",
+                      {{{"type", "Complete"},
+                        {"status", "True"},
+                        {"lastTransitionTime", "2024-05-03T00:39:00Z"}}}}};
+  }
+
   // Requests that were lists (not watches) of `path`, and watches of it.
   int Lists(const std::string& path) const { return CountRequests(path, false); }
   int Watches(const std::string& path) const { return CountRequests(path, true); }
@@ -296,13 +307,7 @@ TEST_F(KubernetesWatchTest, ANewJobsSuccessIsSeenWithinARefresh) {
   job["metadata"]["name"] = "db-backup-29000000";
   job["metadata"]["uid"] = "a1000000-0099-4000-8000-000000000099";
   job["metadata"]["creationTimestamp"] = "2024-05-03T00:30:00Z";
-  job["status"] = {{"startTime", "2024-05-03T00:30:02Z"},
-                   {"completionTime", "2024-05-03T00:39:00Z"},
-                   {"succeeded", 1},
-                   {"conditions",
-                    {{{"type", "Complete"},
-                      {"status", "True"},
-                      {"lastTransitionTime", "2024-05-03T00:39:00Z"}}}}};
+  Succeed(job);
   server_->Put("jobs", job);
   EXPECT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
     return snapshot.history.at("backup").last_success == ParseRfc3339("2024-05-03T00:39:00Z");
@@ -330,13 +335,7 @@ TEST_F(KubernetesWatchTest, AShardListsAgainTheJobsItDroppedOfACronJobNowItsOwn)
   job["metadata"]["name"] = "moved-29000000";
   job["metadata"]["uid"] = "a1000000-0098-4000-8000-000000000098";
   job["metadata"]["ownerReferences"][0]["uid"] = uid;
-  job["status"] = {{"startTime", "2024-05-03T00:30:02Z"},
-                   {"completionTime", "2024-05-03T00:39:00Z"},
-                   {"succeeded", 1},
-                   {"conditions",
-                    {{{"type", "Complete"},
-                      {"status", "True"},
-                      {"lastTransitionTime", "2024-05-03T00:39:00Z"}}}}};
+  Succeed(job);
   std::uint64_t bytes = ReportWatches(*source)->counts.bytes;
   server_->Put("jobs", job);
   // Its CronJob is none of the shard's yet: dropped as it comes.
