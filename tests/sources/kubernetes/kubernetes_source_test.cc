@@ -159,7 +159,7 @@ TEST_F(KubernetesSourceTest, AShardKeepsItsRolesCronJobsAndJobsOnly) {
     EXPECT_EQ(shards, whole) << (watch ? "watched" : "listed");
     EXPECT_EQ(history_roles, whole_history.size());
     // The readable Jobs of the labelled CronJobs (backup's 3, report's 2, cleanup's 3), each
-    // cached by its own shard only: not every CronJob's Jobs by every shard (2 x 9).
+    // cached by its own shard only: not every CronJob's Jobs in its namespaces by each (14).
     if (watch) {
       EXPECT_EQ(cached_jobs, 8u);
     }
