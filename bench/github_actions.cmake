@@ -2,5 +2,5 @@
 if(TARGET schedwatch_exporter_lib)
   add_executable(github_actions_bench ${CMAKE_SOURCE_DIR}/bench/github_actions_bench.cc)
   target_link_libraries(github_actions_bench PRIVATE schedwatch::exporter)
-  target_compile_definitions(github_actions_bench PRIVATE SCHEDWATCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  schedwatch_bench_paths(github_actions_bench)
 endif()

@@ -6,6 +6,9 @@
 // default settings (min_interval 60 s, a refresh every 30 s) against GitHub's limits.
 //
 //   github_actions_bench [--workflows N] [--runs N] [--reads N] [--hours H] [--refresh S]
+//
+// With --shards N instead: what each of N shards pays against one exporter of every workflow at
+// the default settings (a cold read, a warm one), each reader a process of its own.
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
@@ -13,14 +16,19 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 
+#include "bench/shard_readers.h"
+#include "schedwatch/platform/api_client.h"
+#include "schedwatch/shard.h"
 #include "sources/catalog.h"
 #include "sources/github_actions/github_actions_source.h"
 
@@ -97,12 +105,109 @@ struct Mode {
   schedwatch::GitHubActionsTuning tuning;
 };
 
+// Counts what a transport over libcurl sends and receives.
+struct Counted {
+  long requests = 0, not_modified = 0, bytes = 0;
+  long run_pages = 0;                 // the repository's scheduled runs (/actions/runs)
+  std::set<std::string> by_workflow;  // ids of the workflows whose runs were asked for alone
+};
+
+schedwatch::platform::HttpTransport CountingTransport(Counted& counted) {
+  auto inner = schedwatch::platform::TransportOver(std::make_shared<schedwatch::HttpClient>());
+  return [inner, &counted](const schedwatch::HttpRequest& request,
+                           const std::atomic<bool>* cancelled, schedwatch::HttpFailure* failure) {
+    ++counted.requests;
+    const std::string& url = request.url;
+    if (url.find("/actions/runs?") != std::string::npos) ++counted.run_pages;
+    std::size_t workflow = url.find("/actions/workflows/");
+    if (workflow != std::string::npos && url.find("/runs?") != std::string::npos) {
+      workflow += std::string_view("/actions/workflows/").size();
+      counted.by_workflow.insert(url.substr(workflow, url.find('/', workflow) - workflow));
+    }
+    auto response = inner(request, cancelled, failure);
+    if (response) {
+      counted.bytes += static_cast<long>(response->body.size());
+      counted.not_modified += response->status == 304;
+    }
+    return response;
+  };
+}
+
+// One exporter of every workflow, then each of `shards`, at the default settings: a cold read, and
+// a warm one an hour later, quiet (every answer a 304) or with every answer changed (conditional
+// requests off); an hour holds a read every `refresh` past the read floor.
+int Shards(const schedwatch::Spec& spec, std::uint32_t shards, int refresh) {
+  using namespace schedwatch;
+  fmt::print(
+      "{} workflows over {} shards, default settings, a refresh every {} s; each reader a process "
+      "of its own. Warm reads an hour: quiet (every answer a 304, free with a token) / every "
+      "answer changed\n",
+      spec.jobs.size(), shards, refresh);
+  fmt::print("{:<8} {:>5} {:>8} {:>7} {:>7} {:>5} {:>7} {:>8} {:>7} {:>10} {:>11} {:>6}\n",
+             "reader", "roles", "cold req", "cold MB", "run pgs", "alone", "foreign", "warm req",
+             "reads/h", "changed/h", "changed MB/h", "VmHWM");
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  auto read = [&](ShardAssignment shard) {
+    return bench::FinishReader(bench::StartReader([&] {
+      Spec own = shard.Sharded() ? SpecOfShard(spec, shard) : spec;
+      SourceOptions options;
+      options.spec = &own.sources.at("big");
+      for (const auto& job : own.jobs) options.jobs.push_back(&job);
+      options.shard = shard;
+      // A cold read and a warm one an hour later; what the warm one cost.
+      auto cold_and_warm = [&](bool conditional, Counted& cold, Counted& warm,
+                               std::int64_t& floor) -> Result<SourceSnapshot> {
+        Counted counted;
+        GitHubActionsTuning tuning;
+        tuning.send = CountingTransport(counted);
+        tuning.conditional_requests = conditional;
+        auto source = GitHubActionsSource::Create(options, tuning);
+        if (!source) return Error{source.error()};
+        auto snapshot = (*source)->List({now, nullptr});
+        if (!snapshot) return snapshot;
+        cold = counted;
+        counted = {};
+        auto again = (*source)->List({now + 3600, nullptr});
+        if (!again) return again;
+        warm = counted;
+        floor = (*source)->ReadFloor();
+        return snapshot;
+      };
+      Counted cold, quiet, ignored, changed;
+      std::int64_t floor = 0;
+      auto snapshot = cold_and_warm(true, cold, quiet, floor);
+      if (!snapshot) return "read failed: " + snapshot.error() + "\n";
+      auto unconditional = cold_and_warm(false, ignored, changed, floor);
+      if (!unconditional) return "read failed: " + unconditional.error() + "\n";
+      // Runs asked for alone of a workflow none of this reader's jobs names.
+      std::set<std::string> ids;
+      for (const auto& object : snapshot->objects) ids.insert(std::string(object.id()));
+      long foreign = 0;
+      for (const auto& id : cold.by_workflow) foreign += ids.count(id) == 0;
+      double reads = 3600.0 / (refresh * std::ceil(static_cast<double>(floor) / refresh));
+      return fmt::format(
+          "{:<8} {:>5} {:>8} {:>7.2f} {:>7} {:>5} {:>7} {:>8} {:>7.0f} {:>10.0f} {:>11.1f} "
+          "{:>6.1f}\n",
+          shard.Sharded() ? fmt::format("shard {}", shard.ordinal) : "all", own.jobs.size(),
+          cold.requests, cold.bytes / 1e6, cold.run_pages, cold.by_workflow.size(), foreign,
+          fmt::format("{} ({})", quiet.requests, quiet.not_modified), reads,
+          reads * changed.requests, reads * changed.bytes / 1e6, bench::StatusMiB("VmHWM"));
+    }));
+  };
+  fmt::print("{}", read(ShardAssignment{}));
+  for (std::uint32_t k = 0; k < shards; ++k) fmt::print("{}", read(ShardAssignment{k, shards}));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int workflows = 1000, runs = 50, reads = 3;
   double hours = 1;
   int refresh = 30;  // the exporter's default --refresh.interval
+  int shards = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
@@ -111,6 +216,7 @@ int main(int argc, char** argv) {
     if (flag == "--reads") reads = value;
     if (flag == "--hours") hours = std::atof(argv[i + 1]);
     if (flag == "--refresh") refresh = value;
+    if (flag == "--shards") shards = value;
   }
   // 304s are free of the primary limit only with a token.
   setenv("SCHEDWATCH_BENCH_GH_TOKEN", "ghp_benchTOKEN", 1);
@@ -132,6 +238,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}\n", every_read ? defaults.error() : every_read.error());
     return 1;
   }
+  if (shards > 0) return Shards(*defaults, static_cast<std::uint32_t>(shards), refresh);
   auto options_of = [](const schedwatch::Spec& spec) {
     schedwatch::SourceOptions options;
     options.spec = &spec.sources.at("big");

@@ -3,5 +3,5 @@
 if(TARGET schedwatch_exporter_lib)
   add_executable(kubernetes_bench ${CMAKE_SOURCE_DIR}/bench/kubernetes_bench.cc)
   target_link_libraries(kubernetes_bench PRIVATE schedwatch::exporter)
-  target_compile_definitions(kubernetes_bench PRIVATE SCHEDWATCH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  schedwatch_bench_paths(kubernetes_bench)
 endif()

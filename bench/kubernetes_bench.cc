@@ -9,6 +9,12 @@
 //
 //   kubernetes_bench bytes [cronjobs [jobs_per_cronjob [unrelated_jobs [seconds]]]]
 //
+// What each of N shards pays against one exporter of every role (defaults: 10,000 CronJobs with
+// 10 Jobs each, 10 shards, 30 s of watching): requests and bytes of the first list, watch bytes
+// an hour, the objects cached and peak memory, every reader a process of its own:
+//
+//   kubernetes_bench shards [cronjobs [jobs_per_cronjob [shards [seconds]]]]
+//
 // One answer of every CronJob (about 2 KiB each with a last-applied-configuration annotation:
 // 30,000 make 60 MiB; a server that ignores limit), listed once without watches: the peak
 // memory of reading one large answer.
@@ -31,7 +37,9 @@
 #include <iostream>
 #include <thread>
 
+#include "bench/shard_readers.h"
 #include "schedwatch/classify.h"
+#include "schedwatch/shard.h"
 #include "schedwatch/spec.h"
 #include "sources/catalog.h"
 #include "sources/kubernetes/kubernetes_source.h"
@@ -86,33 +94,130 @@ schedwatch::Result<schedwatch::Spec> BenchSpec(const std::filesystem::path& dire
                                schedwatch::BuiltInCatalog());
 }
 
+// What the server changes: one Job every 0.5 s per 1,000 CronJobs, in steps of at least 0.05 s.
+struct Churn {
+  double interval = 0.5;  // seconds
+  int jobs = 1;           // each step
+};
+
+Churn ChurnOf(int cronjobs) {
+  Churn churn{0.5 * 1000.0 / std::max(cronjobs, 1), 1};
+  while (churn.interval < 0.05) {
+    churn.interval *= 2;
+    churn.jobs *= 2;
+  }
+  return churn;
+}
+
 }  // namespace
 
-// Counts the answer bytes a transport receives, streamed ones included.
+// Counts the answer bytes a transport receives, streamed ones included, and its requests: of
+// watches (watch=1) apart.
 struct CountingTransport {
   std::shared_ptr<std::atomic<std::uint64_t>> bytes =
       std::make_shared<std::atomic<std::uint64_t>>(0);
+  std::shared_ptr<std::atomic<std::uint64_t>> watch_bytes =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
+  std::shared_ptr<std::atomic<std::uint64_t>> lists =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
   schedwatch::kubernetes::TransportFactory Factory() const {
-    auto counter = bytes;
-    return [counter](const schedwatch::TlsOptions& tls) -> schedwatch::platform::HttpTransport {
+    return [*this](const schedwatch::TlsOptions& tls) -> schedwatch::platform::HttpTransport {
       auto inner = schedwatch::kubernetes::RealTransport(tls);
-      return
-          [inner, counter](const schedwatch::HttpRequest& request,
-                           const std::atomic<bool>* cancelled, schedwatch::HttpFailure* failure) {
-            schedwatch::HttpRequest counted = request;
-            if (request.on_data) {
-              counted.on_data = [&request, counter](std::string_view data) {
-                *counter += data.size();
-                return request.on_data(data);
-              };
-            }
-            auto response = inner(counted, cancelled, failure);
-            if (response) *counter += response->body.size();
-            return response;
+      return [inner, counts = *this](const schedwatch::HttpRequest& request,
+                                     const std::atomic<bool>* cancelled,
+                                     schedwatch::HttpFailure* failure) {
+        const bool watch = request.url.find("watch=1") != std::string::npos;
+        if (!watch) ++*counts.lists;
+        schedwatch::HttpRequest counted = request;
+        if (request.on_data) {
+          counted.on_data = [&request, counts, watch](std::string_view data) {
+            *counts.bytes += data.size();
+            if (watch) *counts.watch_bytes += data.size();
+            return request.on_data(data);
           };
+        }
+        auto response = inner(counted, cancelled, failure);
+        if (response) *counts.bytes += response->body.size();
+        return response;
+      };
     };
   }
 };
+
+// What one reader of the cluster pays, all N shards and one exporter of every role at once, each
+// in a process of its own: the first list (requests, bytes), the watches' bytes an hour, the
+// objects its caches keep and its peak memory.
+int Shards(int argc, char** argv) {
+  using namespace schedwatch;
+  const int cronjobs = argc > 2 ? std::atoi(argv[2]) : 10000;
+  const int jobs_per_cronjob = argc > 3 ? std::atoi(argv[3]) : 10;
+  const auto shards = static_cast<std::uint32_t>(argc > 4 ? std::atoi(argv[4]) : 10);
+  const int seconds = argc > 5 ? std::atoi(argv[5]) : 30;
+  const char* token = "bench-token";
+  char pattern[] = "/tmp/schedwatch-k8s-shards-XXXXXX";
+  std::filesystem::path directory = mkdtemp(pattern);
+  const Churn churn = ChurnOf(cronjobs);
+  testing::FakeApiServer server(
+      directory / "server",
+      {{"token", token},
+       {"bookmark_interval", 10},
+       {"watch_close_after", 20},
+       {"churn", {{"interval", churn.interval}, {"jobs", churn.jobs}}},
+       {"synthetic",
+        {{"cronjobs", cronjobs}, {"jobs_per_cronjob", jobs_per_cronjob}, {"namespaces", 20}}}});
+  auto spec = BenchSpec(directory, server.url(), token, cronjobs, "");
+  if (!spec) {
+    std::cerr << spec.error() << "\n";
+    return 1;
+  }
+  std::cout << fmt::format(
+      "{} CronJobs with {} Jobs each over {} shards; list, then watch for {} s (a refresh every "
+      "30 s, {:.0f} Job changes an hour); each reader a process of its own, all at once\n",
+      cronjobs, jobs_per_cronjob, shards, seconds, churn.jobs * 3600 / churn.interval);
+  std::cout << fmt::format("(every reader starts from this process: VmRSS {:.1f} MiB)\n",
+                           bench::StatusMiB("VmRSS"));
+  std::cout << fmt::format("{:<10} {:>6} {:>9} {:>7} {:>6} {:>9} {:>8} {:>10} {:>9} {:>9}\n",
+                           "reader", "roles", "CronJobs", "Jobs", "lists", "list MB", "list CPU",
+                           "watch MB/h", "VmHWM MiB", "VmRSS MiB");
+  auto read = [&](ShardAssignment shard) {
+    return bench::StartReader([&, shard] {
+      Spec own = shard.Sharded() ? SpecOfShard(*spec, shard) : *spec;
+      SourceOptions options;
+      options.spec = &own.sources.at("prod");
+      for (const auto& job : own.jobs) options.jobs.push_back(&job);
+      options.shard = shard;
+      CountingTransport counting;
+      kubernetes::Tuning tuning;
+      tuning.transport = counting.Factory();
+      auto source = kubernetes::MakeTunedSource(options, tuning);
+      std::atomic<bool> cancelled{false};
+      double cpu = CpuSeconds();
+      auto first = (*source)->List({0, &cancelled});
+      cpu = CpuSeconds() - cpu;
+      if (!first) return "list failed: " + first.error() + "\n";
+      std::uint64_t list_bytes = counting.bytes->load() - counting.watch_bytes->load();
+      std::uint64_t lists = counting.lists->load(), watched = counting.watch_bytes->load();
+      auto start = Clock::now();
+      while (Seconds(start) < seconds) {
+        std::this_thread::sleep_for(std::chrono::seconds(std::min(30, seconds)));
+        auto snapshot = (*source)->List({0, &cancelled});
+        if (!snapshot) return "read failed: " + snapshot.error() + "\n";
+      }
+      double per_hour = (counting.watch_bytes->load() - watched) * 3600.0 / Seconds(start);
+      auto report = kubernetes::ReportWatches(**source);
+      return fmt::format(
+          "{:<10} {:>6} {:>9} {:>7} {:>6} {:>9.1f} {:>8.2f} {:>10.1f} {:>9.1f} {:>9.1f}\n",
+          shard.Sharded() ? fmt::format("shard {}", shard.ordinal) : "all", own.jobs.size(),
+          report->cronjobs, report->jobs, lists, list_bytes / 1e6, cpu, per_hour / 1e6,
+          bench::StatusMiB("VmHWM"), bench::StatusMiB("VmRSS"));
+    });
+  };
+  std::vector<bench::Reader> readers = {read(ShardAssignment{})};
+  for (std::uint32_t k = 0; k < shards; ++k) readers.push_back(read(ShardAssignment{k, shards}));
+  for (auto& reader : readers) std::cout << bench::FinishReader(reader);
+  std::filesystem::remove_all(directory);
+  return 0;
+}
 
 int Bytes(int argc, char** argv) {
   using namespace schedwatch;
@@ -123,17 +228,12 @@ int Bytes(int argc, char** argv) {
   const char* token = "bench-token";
   char pattern[] = "/tmp/schedwatch-k8s-bytes-XXXXXX";
   std::filesystem::path directory = mkdtemp(pattern);
-  double churn_interval = 0.5 * 1000.0 / std::max(cronjobs, 1);
-  int churn_jobs = 1;
-  while (churn_interval < 0.05) {
-    churn_interval *= 2;
-    churn_jobs *= 2;
-  }
+  const Churn churn = ChurnOf(cronjobs);
   testing::FakeApiServer server(directory / "server",
                                 {{"token", token},
                                  {"bookmark_interval", 10},
                                  {"watch_close_after", 20},
-                                 {"churn", {{"interval", churn_interval}, {"jobs", churn_jobs}}},
+                                 {"churn", {{"interval", churn.interval}, {"jobs", churn.jobs}}},
                                  {"synthetic",
                                   {{"cronjobs", cronjobs},
                                    {"jobs_per_cronjob", jobs_per_cronjob},
@@ -152,7 +252,7 @@ int Bytes(int argc, char** argv) {
   std::cout << fmt::format(
       "{} labelled CronJobs, {} of their Jobs, {} other Jobs; 30 s refresh; {:.0f} Job changes "
       "an hour\n",
-      cronjobs, cronjobs * jobs_per_cronjob, unrelated, churn_jobs * 3600 / churn_interval);
+      cronjobs, cronjobs * jobs_per_cronjob, unrelated, churn.jobs * 3600 / churn.interval);
 
   double before_per_hour = 0;
   {
@@ -275,6 +375,7 @@ int main(int argc, char** argv) {
   using namespace schedwatch;
   if (argc > 1 && std::string(argv[1]) == "bytes") return Bytes(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "onepage") return OnePage(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "shards") return Shards(argc, argv);
   const int cronjobs = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int jobs_per_cronjob = argc > 2 ? std::atoi(argv[2]) : 10;
   const int page_size = argc > 3 ? std::atoi(argv[3]) : 500;

@@ -86,6 +86,19 @@ std::string Informer<T>::last_failure() const {
 }
 
 template <typename T>
+void Informer<T>::Relist(std::string why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  synced_ = false;
+  last_failure_ = std::move(why);
+}
+
+template <typename T>
+std::size_t Informer<T>::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return objects_.size();
+}
+
+template <typename T>
 WatchCounts Informer<T>::counts() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
@@ -205,7 +218,10 @@ typename Informer<T>::Outcome Informer<T>::Handle(std::string_view line, std::ui
     return Outcome::kBroken;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (generation != generation_ || !synced_) return Outcome::kBroken;
+  if (generation != generation_ || !synced_) {
+    error = "the cache is to be listed again";
+    return Outcome::kBroken;
+  }
   Mapped<T>& object = event->object;
   switch (event->type) {
     case EventType::kAdded:
@@ -322,6 +338,8 @@ void Informer<T>::Run() {
           {{"path", path_}, {"kind", kind}});
       continue;
     }
+    // A newer list (Relist) replaced what this watched: no failure, watched again from it.
+    if (generation != generation_) continue;
     std::string why;
     if (!response) {
       why = client->Redact(response.error());

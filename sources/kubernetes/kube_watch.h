@@ -74,6 +74,11 @@ class Informer {
   bool synced() const;
   // Why the cache was last un-synced ("" if never).
   std::string last_failure() const;
+  // Un-syncs the cache: the next Sync lists again (a shard's Job cache dropped the Jobs of a
+  // CronJob that is now the shard's). The watch of the old list ends at its next event.
+  void Relist(std::string why);
+  // Objects the cache holds.
+  std::size_t size() const;
 
   // The cached objects, and the problems of those that could not be read (of a Job: only when
   // `ours` holds for its owner's uid, "" when it has none).

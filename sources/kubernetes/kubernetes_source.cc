@@ -110,6 +110,36 @@ PageStream StartEveryCronJob(std::function<void(Mapped<CronJob>)> on_item) {
   return StreamEveryCronJobList(std::move(on_item));
 }
 
+// The Jobs a shard's Job caches keep: those of its CronJobs at the last read (their uids). An
+// owner whose Jobs were dropped is remembered (a hash of its uid): when it becomes one of the
+// shard's CronJobs (its role label changed, or its Jobs came before it), the Jobs are listed
+// again, or its runs so far would stay unseen.
+class JobOwners {
+ public:
+  bool Keep(const Job& job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (owners_.count(job.owner_uid) > 0) return true;
+    dropped_.insert(std::hash<std::string>()(job.owner_uid));
+    return false;
+  }
+  // The shard's CronJobs now; true when Jobs of one of them were dropped (the caller lists the
+  // Jobs again, which drops the others' again).
+  bool Set(std::unordered_set<std::string> owners) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    owners_ = std::move(owners);
+    bool relist = std::any_of(owners_.begin(), owners_.end(), [this](const std::string& uid) {
+      return dropped_.count(std::hash<std::string>()(uid)) > 0;
+    });
+    if (relist) dropped_.clear();
+    return relist;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<std::string> owners_;
+  std::unordered_set<std::size_t> dropped_;
+};
+
 // What identifies a version of the kubeconfig file, to re-read it when it changes.
 struct FileStamp {
   dev_t device = 0;
@@ -236,6 +266,9 @@ class KubernetesSource : public Source {
     };
     add(cronjob_informers_);
     add(job_informers_);
+    for (const auto& [scope, informer] : cronjob_informers_) report.cronjobs += informer->size();
+    for (const auto& [scope, informer] : job_informers_) report.jobs += informer->size();
+    report.job_relists = job_relists_;
     return report;
   }
 
@@ -306,9 +339,23 @@ class KubernetesSource : public Source {
     owners.reserve(cronjobs.size());
     for (std::size_t i = 0; i < cronjobs.size(); ++i) owners.emplace(cronjobs[i].uid, i);
     auto ours = [&owners](const std::string& owner) { return owners.count(owner) > 0; };
+    if (settings_.shard.Sharded()) {
+      std::unordered_set<std::string> uids;
+      for (const auto& cronjob : cronjobs) uids.insert(cronjob.uid);
+      if (job_owners_->Set(std::move(uids))) {
+        ++job_relists_;
+        for (auto& [scope, informer] : job_informers_) {
+          informer->Relist("a CronJob whose Jobs this shard dropped is now its own");
+        }
+      }
+    }
     std::string jobs_error;
     for (const auto& scope : job_scopes) {
       auto& informer = InformerFor(job_informers_, scope, "jobs", "");
+      if (settings_.shard.Sharded() && !informer.synced()) {
+        // As kube-state-metrics' shards: the others' Jobs are dropped as they come.
+        informer.KeepOnly([owners = job_owners_](const Job& job) { return owners->Keep(job); });
+      }
       auto synced = informer.Sync(lister);
       if (!synced) {
         jobs_error = synced.error();
@@ -432,6 +479,9 @@ class KubernetesSource : public Source {
   const bool watch_;
   const WatchTuning watch_tuning_;
   bool confirm_pending_ = false;
+  // A shard's: the Jobs its Job caches keep (their watch threads ask).
+  std::shared_ptr<JobOwners> job_owners_ = std::make_shared<JobOwners>();
+  int job_relists_ = 0;
   std::mutex connection_mutex_;
   Connection connection_;  // what the watches use; guarded by connection_mutex_
   // Last: their watch threads use the members above until they are stopped and joined.

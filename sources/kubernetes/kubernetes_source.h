@@ -71,7 +71,9 @@ struct Tuning {
 // kubernetes one or does not watch.
 struct WatchReport {
   int caches = 0, synced = 0;
-  WatchCounts counts;  // summed
+  WatchCounts counts;                  // summed
+  std::size_t cronjobs = 0, jobs = 0;  // objects the caches hold
+  int job_relists = 0;                 // a shard's Jobs listed again for a CronJob now its own
 };
 std::optional<WatchReport> ReportWatches(Source& source);
 

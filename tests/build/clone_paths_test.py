@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""A test object compiles the same in every clone, so that ccache shares it between clones (a CI
-machine kept between runs, a second worktree): no -D flag of a test's compile command names the
-clone or the build directory. ccache takes the paths of -I, -include and the source file relative
-to the clone (scripts/configure), but a path inside a -D value is hashed as it is."""
+"""A test or benchmark object compiles the same in every clone, so that ccache shares it between
+clones (a CI machine kept between runs, a second worktree): no -D flag of a test's or benchmark's
+compile command names the clone or the build directory (benchmarks get the clone's path from
+bench/CMakeLists.txt's schedwatch_bench_paths). ccache takes the paths of -I, -include and the
+source file relative to the clone (scripts/configure), but a path inside a -D value is hashed as it
+is."""
 import argparse
 import json
 import os
@@ -24,15 +26,19 @@ def main():
     with open(commands_file) as f:
         commands = json.load(f)
     places = [os.path.realpath(args.source_dir), os.path.realpath(args.build_dir)]
-    tests = [c for c in commands
-             if os.path.realpath(c["file"]).startswith(os.path.join(places[0], "tests") + os.sep)]
+    def under(command, folder):
+        return os.path.realpath(command["file"]).startswith(os.path.join(places[0], folder) + os.sep)
+    tests = [c for c in commands if under(c, "tests")]
     check("the build compiles test files", len(tests) > 10, len(tests))
+    benches = [c for c in commands if under(c, "bench")]
+    check("the build compiles benchmark files", len(benches) > 5, len(benches))
+    tests += benches
     naming = []
     for command in tests:
         defines = [word for word in shlex.split(command["command"]) if word.startswith("-D")]
         naming += [f"{os.path.basename(command['file'])}: {word}" for word in defines
                    if any(place in word for place in places)]
-    check("no test file's -D flag names the clone or the build directory", not naming,
+    check("no test or benchmark file's -D flag names the clone or the build directory", not naming,
           "\n".join(naming[:10]))
     finish()
 

@@ -139,7 +139,7 @@ TEST_F(KubernetesSourceTest, AShardKeepsItsRolesCronJobsAndJobsOnly) {
       for (const auto& object : snapshot->objects) whole.insert(std::string(object.id()));
       for (const auto& [role, history] : snapshot->history) whole_history[role] = 1;
     }
-    std::size_t history_roles = 0;
+    std::size_t history_roles = 0, cached_jobs = 0;
     for (std::uint32_t k = 0; k < 2; ++k) {
       shard_ = ShardAssignment{k, 2};
       auto source = MakeWithKubeconfig();
@@ -153,10 +153,16 @@ TEST_F(KubernetesSourceTest, AShardKeepsItsRolesCronJobsAndJobsOnly) {
         EXPECT_TRUE(shard_.Owns(role)) << role;
         ++history_roles;
       }
+      if (watch) cached_jobs += ReportWatches(*source)->jobs;
     }
     EXPECT_EQ(whole.size(), 4u);
     EXPECT_EQ(shards, whole) << (watch ? "watched" : "listed");
     EXPECT_EQ(history_roles, whole_history.size());
+    // The readable Jobs of the labelled CronJobs (backup's 3, report's 2, cleanup's 3), each
+    // cached by its own shard only: not every CronJob's Jobs in its namespaces by each (14).
+    if (watch) {
+      EXPECT_EQ(cached_jobs, 8u);
+    }
   }
 }
 

@@ -84,7 +84,10 @@ class KubernetesWatchTest : public ::testing::Test {
   std::unique_ptr<Source> Make() {
     SourceOptions options;
     options.spec = &spec_;
-    for (const auto& job : job_specs_) options.jobs.push_back(&job);
+    options.shard = shard_;
+    for (const auto& job : job_specs_) {
+      if (shard_.Owns(job.role)) options.jobs.push_back(&job);
+    }
     Tuning tuning;
     tuning.transport = server_->Factory();
     tuning.clock = &clock_;
@@ -103,6 +106,17 @@ class KubernetesWatchTest : public ::testing::Test {
   AbsenceReads Refresh(Source& source) {
     return ConfirmAbsence(
         kRoles, [&] { return List(source); }, [] { return true; });
+  }
+
+  // A Job that started at 00:30 on 3 May 2024 and succeeded at 00:39.
+  static void Succeed(Json& job) {
+    job["status"] = {{"startTime", "2024-05-03T00:30:02Z"},
+                     {"completionTime", "2024-05-03T00:39:00Z"},
+                     {"succeeded", 1},
+                     {"conditions",
+                      {{{"type", "Complete"},
+                        {"status", "True"},
+                        {"lastTransitionTime", "2024-05-03T00:39:00Z"}}}}};
   }
 
   // Requests that were lists (not watches) of `path`, and watches of it.
@@ -149,6 +163,7 @@ class KubernetesWatchTest : public ::testing::Test {
   std::unique_ptr<FakeKubernetes> server_;
   SourceSpec spec_;
   std::vector<JobSpec> job_specs_;
+  ShardAssignment shard_;
 };
 
 TEST_F(KubernetesWatchTest, ListsOnceThenWatchesFromTheListsResourceVersion) {
@@ -292,18 +307,55 @@ TEST_F(KubernetesWatchTest, ANewJobsSuccessIsSeenWithinARefresh) {
   job["metadata"]["name"] = "db-backup-29000000";
   job["metadata"]["uid"] = "a1000000-0099-4000-8000-000000000099";
   job["metadata"]["creationTimestamp"] = "2024-05-03T00:30:00Z";
-  job["status"] = {{"startTime", "2024-05-03T00:30:02Z"},
-                   {"completionTime", "2024-05-03T00:39:00Z"},
-                   {"succeeded", 1},
-                   {"conditions",
-                    {{{"type", "Complete"},
-                      {"status", "True"},
-                      {"lastTransitionTime", "2024-05-03T00:39:00Z"}}}}};
+  Succeed(job);
   server_->Put("jobs", job);
   EXPECT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
     return snapshot.history.at("backup").last_success == ParseRfc3339("2024-05-03T00:39:00Z");
   }));
   EXPECT_EQ(Lists(kOpsJobs), 1);
+}
+
+// A shard's Job cache drops the Jobs of CronJobs that are not its own: a CronJob that becomes its
+// own after its Jobs were dropped (a new role label, or its Job's event came first) has its Jobs
+// listed again, or their runs would stay unseen.
+TEST_F(KubernetesWatchTest, AShardListsAgainTheJobsItDroppedOfACronJobNowItsOwn) {
+  shard_ = ShardAssignment{ShardAssignment::Of("backup", 2), 2};  // so it watches ops' Jobs
+  std::string role;
+  for (int i = 0; role.empty(); ++i) {
+    if (shard_.Owns("moved-" + std::to_string(i))) role = "moved-" + std::to_string(i);
+  }
+  auto source = Make();
+  auto first = List(*source);
+  ASSERT_TRUE(first.ok()) << first.error();
+  ASSERT_TRUE(WaitFor([&] { return server_->OpenWatches() >= 2; }));
+  const std::size_t cached = ReportWatches(*source)->jobs;
+
+  const std::string uid = "7c2d0000-0099-4000-8000-000000000099";
+  Json job = jobs_[0];
+  job["metadata"]["name"] = "moved-29000000";
+  job["metadata"]["uid"] = "a1000000-0098-4000-8000-000000000098";
+  job["metadata"]["ownerReferences"][0]["uid"] = uid;
+  Succeed(job);
+  std::uint64_t bytes = ReportWatches(*source)->counts.bytes;
+  server_->Put("jobs", job);
+  // Its CronJob is none of the shard's yet: dropped as it comes.
+  ASSERT_TRUE(WaitFor([&] { return ReportWatches(*source)->counts.bytes > bytes; }));
+  EXPECT_EQ(ReportWatches(*source)->jobs, cached);
+
+  Json cronjob = Find(cronjobs_, "cleanup");
+  cronjob["metadata"]["name"] = "moved";
+  cronjob["metadata"]["uid"] = uid;
+  cronjob["metadata"]["labels"]["schedwatch.io/role"] = role;
+  server_->Put("cronjobs", cronjob);
+  EXPECT_TRUE(ListUntil(*source, [&](const SourceSnapshot& snapshot) {
+    auto history = snapshot.history.find(role);
+    return history != snapshot.history.end() &&
+           history->second.last_success == ParseRfc3339("2024-05-03T00:39:00Z");
+  }));
+  EXPECT_EQ(ReportWatches(*source)->job_relists, 1);
+  EXPECT_EQ(ReportWatches(*source)->jobs, cached + 1);
+  EXPECT_EQ(Lists(kOpsJobs), 2);
+  EXPECT_EQ(ReportWatches(*source)->counts.failed, 0) << "listed again, not failed";
 }
 
 TEST_F(KubernetesWatchTest, AnExpiredWatchListsAgain) {
