@@ -119,6 +119,7 @@ class CrontabSource : public Source {
   class LoggedEntries {
    public:
     void Reserve(std::size_t entries, std::size_t bytes);
+    void ShrinkToFit();  // kept long: no room grown for more
     void Add(std::string_view user, std::string_view command, std::uint32_t object);
     // Each of `other`'s entries, its object `first_object` further on.
     void Append(const LoggedEntries& other, std::uint32_t first_object);
