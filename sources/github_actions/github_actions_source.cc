@@ -25,8 +25,9 @@ constexpr int kRepositoryRunsPerPage = 100;
 constexpr std::size_t kMaxFilteredResults = 1000;
 constexpr int kMaxRepositoryRunPages = 10;
 
-// GitHub's limits, of which a source spends at most kBudgetShare: the rest is for other clients
-// of the token, other sources and the re-read that confirms an absence.
+// GitHub's limits, of which a source spends at most kBudgetShare (its shard 1/N of it: the
+// shards of one spec read with one token): the rest is for other clients of the token, other
+// sources and the re-read that confirms an absence.
 constexpr std::int64_t kDefaultPrimaryLimit = 5000;      // requests an hour for a token
 constexpr std::int64_t kSecondaryPointsPerMinute = 900;  // REST; a GET costs one point
 constexpr double kBudgetShare = 0.5;
@@ -78,6 +79,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   source->conditional_requests_ = tuning.conditional_requests;
   source->repository_runs_ = tuning.repository_runs;
   source->budget_floor_ = tuning.budget_floor;
+  source->budget_share_ = kBudgetShare / std::max<std::uint32_t>(1, options.shard.total);
   if (settings->min_interval) source->min_interval_ = settings->min_interval->count();
   source->read_floor_ = source->min_interval_;
   auto request_timeout = settings->timeout.value_or(std::chrono::seconds(10));
@@ -113,7 +115,7 @@ std::int64_t GitHubActionsSource::ChargedByLastRead() const {
 }
 
 double GitHubActionsSource::HourlyShare() const {
-  return static_cast<double>(api_->quota_limit().value_or(kDefaultPrimaryLimit)) * kBudgetShare;
+  return static_cast<double>(api_->quota_limit().value_or(kDefaultPrimaryLimit)) * budget_share_;
 }
 
 void GitHubActionsSource::SpendBudget(std::int64_t now) {
@@ -137,7 +139,7 @@ std::int64_t GitHubActionsSource::ReadFloor() const {
   double primary = missing <= 0 ? 0 : missing * 3600 / share;
   // Secondary: the last read's points spread over minutes at our share of GitHub's rate.
   double secondary = static_cast<double>(last_read_stats_.requests) * 60 /
-                     (kSecondaryPointsPerMinute * kBudgetShare);
+                     (kSecondaryPointsPerMinute * budget_share_);
   auto derived = static_cast<std::int64_t>(std::ceil(std::max(primary, secondary) - 1e-6));
   return std::max(floor, std::min(derived, kMaxDerivedFloor));
 }

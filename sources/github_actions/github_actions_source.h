@@ -24,7 +24,8 @@
 //
 // Real reads are at least `min_interval` apart, and further when the last read's cost asks for
 // it: at most half of the primary limit (x-ratelimit-limit an hour, 5,000 when unsaid; 304s are
-// free with a token) and half of the secondary one (900 points a minute, one per GET).
+// free with a token) and half of the secondary one (900 points a minute, one per GET); a shard of
+// N, 1/N of those halves.
 #pragma once
 
 #include <atomic>
@@ -141,6 +142,7 @@ class GitHubActionsSource : public Source {
   bool conditional_requests_ = true;
   bool repository_runs_ = true;
   bool budget_floor_ = true;
+  double budget_share_ = 0;    // of GitHub's limits, this source's
   std::vector<JobSpec> jobs_;  // copies: a slow read may outlive a reloaded spec
   std::unique_ptr<github::Api> api_;
 

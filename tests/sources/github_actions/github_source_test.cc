@@ -82,7 +82,8 @@ class GitHubSourceTest : public ::testing::Test {
   // A source for acme/widgets with the nightly and cleanup roles (and `extra_jobs`).
   std::unique_ptr<GitHubActionsSource> Make(const std::string& extra_settings = "",
                                             const std::string& extra_jobs = "",
-                                            bool conditional = true) {
+                                            bool conditional = true,
+                                            std::uint32_t total_shards = 1) {
     std::string text =
         fmt::format(R"(version: 1
 sources:
@@ -103,6 +104,7 @@ sources:
     SourceOptions options;
     options.spec = &spec_->sources.at("ci");
     for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
+    options.shard.total = total_shards;
     auto source = GitHubActionsSource::Create(options, {fake_.Send(), conditional, &clock_});
     EXPECT_TRUE(source.ok()) << source.error();
     return std::move(*source);
@@ -897,20 +899,23 @@ TEST_F(GitHubSourceTest, ReadsAnswered304CostNoBudget) {
   EXPECT_EQ(source->last_read_stats().not_modified, source->last_read_stats().requests);
 }
 
-// Without x-ratelimit-limit the primary limit is taken as 5,000 an hour, half of it ours: 2,500
-// charged requests, and the refill of the seconds they took, go before the floor grows past
-// min_interval.
-TEST_F(GitHubSourceTest, AnUnstatedLimitIsTakenAsATokensFiveThousand) {
-  auto source = Make("    min_interval: 1s\n", "", /*conditional=*/false);
-  std::int64_t spent = 0;
-  int read = 0;
-  for (; read < 2000 && source->ReadFloor() <= 1; ++read) {
-    ASSERT_TRUE(List(*source, kNow + read).ok());
-    spent += source->last_read_stats().requests;
+// Without x-ratelimit-limit the primary limit is taken as 5,000 an hour, half of it ours: read
+// as often as the floor lets for two hours, a source spends its bucket (2,500) and two hours of
+// refill, no more. A shard of 4 (four exporters reading with one token) spends a quarter of that.
+TEST_F(GitHubSourceTest, AnUnstatedLimitIsTakenAsATokensFiveThousandSharedByTheShards) {
+  for (std::uint32_t shards : {1u, 4u}) {
+    auto source = Make("    min_interval: 1s\n", "", /*conditional=*/false, shards);
+    std::int64_t spent = 0;
+    for (std::int64_t now = kNow; now < kNow + 7200;
+         now += std::max<std::int64_t>(1, source->ReadFloor())) {
+      ASSERT_TRUE(List(*source, now).ok());
+      spent += source->last_read_stats().requests;
+    }
+    const double share = 2500.0 / shards;
+    EXPECT_LE(static_cast<double>(spent), 3 * share) << shards << " shards";
+    // Each floor rounded up to a whole second leaves some refill unspent.
+    EXPECT_GT(static_cast<double>(spent), 2 * share) << shards << " shards";
   }
-  double budget = 2500 + (read - 1) * 2500.0 / 3600;
-  EXPECT_GT(static_cast<double>(spent), budget - 2 * source->last_read_stats().requests);
-  EXPECT_LE(static_cast<double>(spent), budget);
 }
 }  // namespace
 }  // namespace schedwatch
