@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <stdexcept>
 
 #include "schedwatch/platform/file.h"
 #include "schedwatch/platform/log.h"
@@ -161,37 +162,44 @@ Result<bool> LogTail::Read(const Consume& consume, const Restart& restart,
   return Drain(consume, cancelled);
 }
 
-void CrontabSource::LoggedEntries::Reserve(std::size_t entries, std::size_t bytes) {
-  entries_.reserve(entries);
-  text_.reserve(bytes);
-}
-
 void CrontabSource::LoggedEntries::Add(std::string_view user, std::string_view command,
                                        std::uint32_t object) {
   Entry entry;
-  entry.offset = text_.size();
-  text_.append(user).append(1, '\0').append(command);
-  entry.size = static_cast<std::uint32_t>(text_.size() - entry.offset);
+  entry.name = adding_.size();
+  adding_.append(user).append(1, '\0').append(command);
+  entry.size = static_cast<std::uint32_t>(adding_.size() - entry.name);
   entry.object = object;
   entries_.push_back(entry);
 }
 
-void CrontabSource::LoggedEntries::ShrinkToFit() {
+void CrontabSource::LoggedEntries::Seal() {
+  if (sealed_ == entries_.size()) return;
+  SharedText text(adding_.size());
+  if (!adding_.empty()) std::memcpy(text.data(), adding_.data(), adding_.size());
+  for (std::size_t i = sealed_; i < entries_.size(); ++i) {
+    entries_[i].name += reinterpret_cast<std::uintptr_t>(text.data());
+  }
+  texts_.push_back(std::move(text));
+  adding_ = std::string();
+  sealed_ = entries_.size();
   entries_.shrink_to_fit();
-  text_.shrink_to_fit();
 }
 
 void CrontabSource::LoggedEntries::Append(const LoggedEntries& other, std::uint32_t first_object) {
-  std::size_t offset = text_.size();
-  text_ += other.text_;
+  if (other.sealed_ != other.entries_.size()) {
+    throw std::logic_error("LoggedEntries::Append: the entries appended are not sealed");
+  }
+  Seal();
+  texts_.insert(texts_.end(), other.texts_.begin(), other.texts_.end());
   for (Entry entry : other.entries_) {
-    entry.offset += offset;
     entry.object += first_object;
     entries_.push_back(entry);
   }
+  sealed_ = entries_.size();
 }
 
 void CrontabSource::LoggedEntries::Sort() {
+  Seal();
   std::sort(entries_.begin(), entries_.end(),
             [this](const Entry& a, const Entry& b) { return Name(a) < Name(b); });
 }
@@ -252,7 +260,7 @@ CrontabSource::ParsedFile CrontabSource::Parse(std::string_view text, const std:
                             entry.enabled});
   }
   file.objects.shrink_to_fit();
-  file.logged.ShrinkToFit();
+  file.logged.Seal();  // the lists made of it share its names
   return file;
 }
 
@@ -267,7 +275,7 @@ Result<CrontabSource::LoggedEntries> CrontabSource::ReadCrontabs(SourceSnapshot&
     }
   }
   LoggedEntries entries;
-  entries.Reserve(objects_last_, logged_bytes_last_);
+  entries.Reserve(objects_last_);
   // Files of the last list, taken whole or dropped: only this list's stay.
   std::map<std::string, ParsedFile> last_files;
   if (everything == nullptr) last_files.swap(parsed_files_);
@@ -560,7 +568,6 @@ Result<SourceSnapshot> CrontabSource::List(const ListContext& context) {
   auto entries = ReadCrontabs(snapshot);
   if (!entries) return Error{entries.error()};
   objects_last_ = snapshot.objects.size();
-  logged_bytes_last_ = entries->bytes();
   snapshot.news_read = ++reads_;
   auto read = ReadRuns(
       context, *entries, [&snapshot](std::uint32_t i) { return snapshot.objects[i].role(); }, news_,

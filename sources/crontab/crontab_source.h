@@ -114,32 +114,36 @@ class CrontabSource : public Source {
  private:
   // What cron log lines name, user and command as logged, each with the entry whose runs it can
   // be (an index: into the snapshot's objects for List, into entry ids for ListEverything). The
-  // names share one buffer: 16 bytes an entry besides its text (100,000 entries: 5 MB; a string
-  // each took 9 MB, beside the snapshot).
+  // names of the entries Added share one buffer, 16 bytes an entry besides its text (100,000
+  // entries: 5 MB; a string each took 9 MB); a list Appended from others shares their buffers,
+  // so a list made of cached files' lists copies no name.
   class LoggedEntries {
    public:
-    void Reserve(std::size_t entries, std::size_t bytes);
-    void ShrinkToFit();  // kept long: no room grown for more
+    void Reserve(std::size_t entries) { entries_.reserve(entries); }
     void Add(std::string_view user, std::string_view command, std::uint32_t object);
-    // Each of `other`'s entries, its object `first_object` further on.
+    void Seal();  // done adding: the names move into a shared text of their own
+    // Each of sealed `other`'s entries, its object `first_object` further on.
     void Append(const LoggedEntries& other, std::uint32_t first_object);
-    void Sort();  // once every entry is added, before ObjectsOf
+    void Sort();  // once every entry is added or appended, before ObjectsOf
     // The objects of the entries named so, in no order, into `objects`.
     void ObjectsOf(std::string_view user, std::string_view command,
                    std::vector<std::uint32_t>& objects) const;
     std::size_t size() const { return entries_.size(); }
-    std::size_t bytes() const { return text_.size(); }
 
    private:
+    // Where an entry's name is: an offset into `adding_` until Seal, then an address in one of
+    // `texts_`, which keep it alive.
     struct Entry {
-      std::size_t offset = 0;
+      std::uintptr_t name = 0;
       std::uint32_t size = 0;
       std::uint32_t object = 0;
     };
     std::string_view Name(const Entry& entry) const {
-      return std::string_view(text_).substr(entry.offset, entry.size);
+      return {reinterpret_cast<const char*>(entry.name), entry.size};
     }
-    std::string text_;  // each entry's user, '\0' and command
+    std::string adding_;      // each Added entry's user, '\0' and command, before Seal
+    std::size_t sealed_ = 0;  // entries before this one are sealed
+    std::vector<SharedText> texts_;
     std::vector<Entry> entries_;
   };
   // What one crontab file adds to a list, kept while its text and the users its parse looked
@@ -200,7 +204,6 @@ class CrontabSource : public Source {
   // Objects the last list found: the next list's room, reserved at once (grown by doubling, the
   // list of 100,000 objects was held twice while it moved, and up to half of it was spare).
   std::size_t objects_last_ = 0;
-  std::size_t logged_bytes_last_ = 0;               // and the logged names' buffer, likewise
   std::map<std::string, ParsedFile> parsed_files_;  // by path as shown: the last list's files
   ProblemSink log_problems_;                        // of the current refresh
   std::int64_t log_problems_now_ = -1;
