@@ -1194,6 +1194,9 @@ Result<Spec> ReadSpec(const SpecOpener& open, std::size_t size_hint, const std::
   }
   std::string problems = decoder.Problems();
   if (!problems.empty()) return Error{std::move(problems)};
+  // Grown by doubling as the jobs streamed in: up to half of it spare, for as long as the spec is
+  // served (100,000 jobs: 6.5 MB).
+  spec.jobs.shrink_to_fit();
   return spec;
 }
 
