@@ -1,5 +1,6 @@
 // Cron's log lines as syslog text and as `journalctl -o json` lines, each read in two parts (the
-// state one read hands the next) with tight limits, and whole with the defaults.
+// state one read hands the next) with tight limits, and whole with the defaults; the pending runs
+// and their index by start stay one set.
 #include "fuzz/fuzz_util.h"
 #include "schedwatch/schedule.h"
 #include "sources/crontab/cron_log.h"
@@ -16,6 +17,15 @@ void ReadInTwoParts(std::string_view text, const CronLogOptions& options, Parse 
   std::size_t consumed = parse(text.substr(0, text.size() / 2), options, state, batch);
   if (consumed > text.size() / 2) __builtin_trap();  // never more than it was given
   parse(text.substr(consumed), options, state, batch);
+  // The runs by start hold exactly the pending runs, and no more than the options allow.
+  if (state.pending.size() != state.pending_by_start.size() ||
+      state.pending.size() > options.max_pending) {
+    __builtin_trap();
+  }
+  for (const auto& [started, pid] : state.pending_by_start) {
+    auto run = state.pending.find(pid);
+    if (run == state.pending.end() || run->second.started != started) __builtin_trap();
+  }
 }
 
 }  // namespace

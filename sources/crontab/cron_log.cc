@@ -102,19 +102,19 @@ std::string_view TrimBlanks(std::string_view text) {
 
 void AddPending(long pid, CronRun run, const CronLogOptions& options, CronLogState& state,
                 CronLogBatch& batch) {
-  if (state.pending.count(pid)) {
+  if (auto same = state.pending.find(pid); same != state.pending.end()) {
     batch.problems.Add(Reason::kUnmatchedLine, [&] {
       return fmt::format("CRON[{}] started a run before its previous one ended", pid);
     });
-  } else if (state.pending.size() >= options.max_pending) {
-    auto oldest = std::min_element(
-        state.pending.begin(), state.pending.end(),
-        [](const auto& a, const auto& b) { return a.second.started < b.second.started; });
+    state.pending_by_start.erase({same->second.started, pid});
+  } else if (state.pending.size() >= options.max_pending && !state.pending_by_start.empty()) {
     batch.problems.Add(Reason::kPendingOverflow, [&] {
       return fmt::format("more than {} runs without END; forgot the oldest", options.max_pending);
     });
-    state.pending.erase(oldest);
+    state.pending.erase(state.pending_by_start.begin()->second);
+    state.pending_by_start.erase(state.pending_by_start.begin());
   }
+  state.pending_by_start.emplace(run.started, pid);
   state.pending[pid] = std::move(run);
 }
 
@@ -190,6 +190,7 @@ void ApplyCronMessage(const CronMessage& message, const CronLogOptions& options,
     return;
   }
   it->second.finished = message.time;
+  state.pending_by_start.erase({it->second.started, it->first});
   batch.finished.push_back(std::move(it->second));
   state.pending.erase(it);
 }

@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <utility>
 
 #include "schedwatch/timefmt.h"
 #include "tests/test_util.h"
@@ -171,6 +173,34 @@ TEST(CronLogTest, PendingRunsAreBounded) {
   EXPECT_EQ(parsed.state.pending.count(109), 1u);  // the oldest were forgotten
   EXPECT_EQ(parsed.state.pending.count(100), 0u);
   EXPECT_EQ(parsed.batch.problems.Count(Reason::kPendingOverflow), 6u);
+}
+
+// The runs by start (which finds the oldest to forget) hold exactly the pending runs, through
+// starts, a PID started again before its END, ends and forgetting.
+TEST(CronLogTest, PendingRunsByStartFollowThePendingRuns) {
+  std::string text;
+  auto line = [&text](int minute, int pid, const char* word, int job) {
+    text += fmt::format("2026-11-30T10:{:02}:00+00:00 vm CRON[{}]: (root) {} ([{}] /bin/job)\n",
+                        minute, pid, word, job);
+  };
+  line(1, 100, "CMD", 1100);
+  line(2, 101, "CMD", 1101);
+  line(3, 100, "CMD", 1102);  // started again: the run of minute 1 is gone
+  line(4, 102, "CMD", 1103);
+  line(5, 103, "CMD", 1104);  // the fourth: the oldest (101, minute 2) is forgotten
+  line(6, 102, "END", 1103);
+  line(7, 104, "CMD", 1105);
+  CronLogOptions options;
+  options.max_pending = 3;
+  Parsed parsed = ParseText(text, options);
+  std::set<std::pair<std::int64_t, long>> expected;
+  for (const auto& [pid, run] : parsed.state.pending) expected.emplace(run.started, pid);
+  EXPECT_EQ(parsed.state.pending_by_start, expected);
+  EXPECT_EQ(parsed.state.pending.count(101), 0u);
+  EXPECT_EQ(parsed.state.pending.at(100).started, Time("2026-11-30T10:03:00Z"));
+  EXPECT_EQ(parsed.state.pending.size(), 3u);  // 100, 103, 104
+  EXPECT_EQ(parsed.batch.problems.Count(Reason::kPendingOverflow), 1u);
+  ASSERT_EQ(parsed.batch.finished.size(), 1u);
 }
 
 TEST(CronLogTest, ErrorLineMustNameTheRunsJob) {
