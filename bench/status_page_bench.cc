@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       role.objects = std::move(observation.objects);
       result.roles.push_back(std::move(role));
     }
-    store.Finish(result);
+    store.Finish(result, RoleOrder(*result.spec));
   }
   std::size_t runs = 0;
   std::vector<RoleRuns> copies;  // to put the runs back after measuring

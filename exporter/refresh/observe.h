@@ -49,14 +49,15 @@ using EachObservation =
 // Keeps the skipped records already counted across refreshes. One refresh at a time.
 class Observer {
  public:
-  // `desired_since`: when each role was first desired; `published`: the last refresh's roles,
-  // sorted by role, whose object lists are shared where unchanged; `kept`: the runs kept, which
-  // complete the reads (for thresholds judged from runs, and reads that bring only news);
-  // `ledger`: the reconciler's, read with the sources. The reads' snapshots are consumed.
+  // `desired_since`: when each role was first desired; `by_role`: the spec's jobs in role
+  // order; `published`: the last refresh's roles, sorted by role, whose object lists are shared
+  // where unchanged; `kept`: the runs kept, which complete the reads (for thresholds judged from
+  // runs, and reads that bring only news); `ledger`: the reconciler's, read with the sources.
+  // The reads' snapshots are consumed.
   Observed Observe(const Spec& spec, std::vector<SourceRead>& reads,
                    const DesiredSinceList& desired_since, std::int64_t now,
-                   const RoleList& published, const RunHistoryStore& kept, const LedgerIds& ledger,
-                   const EachObservation& each);
+                   const RoleOrder& by_role, const RoleList& published, const RunHistoryStore& kept,
+                   const LedgerIds& ledger, const EachObservation& each);
 
  private:
   // `objects`: the role's, from every read (kept only when the job's source was read); `files`:

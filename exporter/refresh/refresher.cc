@@ -63,6 +63,7 @@ Result<std::shared_ptr<Refresher::Config>> Refresher::Build(std::shared_ptr<cons
   if (options_.shard.Sharded() && !spec->whole_spec_roles)
     spec = std::make_shared<const Spec>(SpecOfShard(*spec, options_.shard));
   config->spec = spec;
+  config->by_role = RoleOrder(*spec);
   for (const auto& [name, source_spec] : spec->sources) {
     SourceOptions source_options;
     source_options.spec = &source_spec;
@@ -174,7 +175,7 @@ void Refresher::RefreshOnce() {
   const RoleList& before = last->result.roles;
   MaintenanceMemo maintenance;  // roles sharing windows (the defaults') walk them once
   Observed observed = observer_.Observe(
-      *config->spec, reads, desired_since_, now, before, run_history_, ledger,
+      *config->spec, reads, desired_since_, now, config->by_role, before, run_history_, ledger,
       [&](RoleObservation& observation, RoleResult& role, const RunSummary* carried) {
         std::vector<Run> runs;
         role.status = Classify(*role.job, observation, now, recent_step, &runs, &maintenance);
@@ -189,10 +190,10 @@ void Refresher::RefreshOnce() {
     }
   }
   reads.clear();  // the snapshots' rest: objects of no role, the history of roles not desired
-  RefreshResult result = ClassifyRoles(observed, config->spec, now, recent_step);
+  RefreshResult result = ClassifyRoles(observed, *config, now, recent_step);
   result.shard = options_.shard;
   result.spec_roles = config->spec_roles;
-  run_history_.Finish(result);
+  run_history_.Finish(result, config->by_role);
   LogChanges(result);
   self_metrics_.Update(result, observed.problems, observed.new_duplicates_prevented);
   std::size_t role_count = result.roles.size();
@@ -209,11 +210,10 @@ void Refresher::RefreshOnce() {
        {"publish_cpu_seconds", Seconds(ThreadCpuSeconds() - cpu_before_publish)}});
 }
 
-RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
-                                       std::int64_t now,
+RefreshResult Refresher::ClassifyRoles(Observed& observed, const Config& config, std::int64_t now,
                                        const std::optional<ClockStep>& recent_step) {
   RefreshResult result;
-  result.spec = std::move(spec);
+  result.spec = config.spec;
   result.time = now;
   result.complete = true;
   result.clock_step = recent_step;
@@ -225,7 +225,7 @@ RefreshResult Refresher::ClassifyRoles(Observed& observed, std::shared_ptr<const
   future_counted_ = std::move(future_counted);  // roles whose future times went are forgotten
   for (auto& source : observed.sources) source.problems = CapProblems(std::move(source.problems));
   result.sources = std::move(observed.sources);
-  result.roles.SortByRole();
+  result.roles.SortByRole(config.by_role);
   std::sort(result.sources.begin(), result.sources.end(),
             [](const SourceStatus& a, const SourceStatus& b) { return a.name < b.name; });
   return result;

@@ -94,6 +94,7 @@ class Refresher {
  private:
   struct Config {
     std::shared_ptr<const Spec> spec;  // this shard's roles
+    RoleOrder by_role;                 // its jobs
     std::vector<std::shared_ptr<SourceRunner>> runners;
     std::size_t spec_roles = 0;  // in the whole spec
   };
@@ -101,8 +102,8 @@ class Refresher {
   Result<std::shared_ptr<Config>> Build(std::shared_ptr<const Spec> spec);
   std::int64_t Now() const;
   // The stages after reading.
-  RefreshResult ClassifyRoles(Observed& observed, std::shared_ptr<const Spec> spec,
-                              std::int64_t now, const std::optional<ClockStep>& recent_step);
+  RefreshResult ClassifyRoles(Observed& observed, const Config& config, std::int64_t now,
+                              const std::optional<ClockStep>& recent_step);
   void LogChanges(const RefreshResult& result);
   void Publish(RefreshResult result);
   void ApplyPendingConfig();

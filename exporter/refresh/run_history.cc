@@ -36,9 +36,10 @@ auto Find(List& list, const JobSpec& job) -> decltype(&*list.begin()) {
 }
 
 template <typename Entry>
-void SortByRole(std::vector<Entry>& list) {
-  std::sort(list.begin(), list.end(),
-            [](const Entry& a, const Entry& b) { return a.job->role < b.job->role; });
+void SortByRole(std::vector<Entry>& list, const RoleOrder& order) {
+  std::sort(list.begin(), list.end(), [&order](const Entry& a, const Entry& b) {
+    return order.Rank(*a.job) < order.Rank(*b.job);
+  });
 }
 
 }  // namespace
@@ -191,10 +192,10 @@ void RunHistoryStore::Add(RoleResult& role, const std::vector<Run>& read,
   adding_.push_back({role.job, std::move(slot), counts});
 }
 
-void RunHistoryStore::Finish(RefreshResult& result) {
+void RunHistoryStore::Finish(RefreshResult& result, const RoleOrder& order) {
   // Roles that left the spec are forgotten: they were not added.
-  SortByRole(adding_);
-  SortByRole(adding_durations_);
+  SortByRole(adding_, order);
+  SortByRole(adding_durations_, order);
   kept_ = std::move(adding_);
   adding_.clear();
   // The first refresh grew its list by doubling (nothing told its size): not kept at up to
@@ -203,7 +204,7 @@ void RunHistoryStore::Finish(RefreshResult& result) {
   durations_ = std::move(adding_durations_);
   adding_durations_.clear();
   result.durations = durations_;
-  SortByRole(adding_exemplars_);
+  SortByRole(adding_exemplars_, order);
   result.exemplars = std::move(adding_exemplars_);
   adding_exemplars_.clear();
   spec_ = result.spec;

@@ -59,8 +59,8 @@ class RunHistoryStore {
   // summaries Add kept, so that the read is judged as a read of the whole history would be.
   void AddKept(const JobSpec& job, RunHistory& history) const;
   // Once every role of the refresh was added: forgets the roles that were not (they left the
-  // spec) and sets RefreshResult::durations.
-  void Finish(RefreshResult& result);
+  // spec) and sets RefreshResult::durations. `order`: of the refresh's spec.
+  void Finish(RefreshResult& result, const RoleOrder& order);
 
   std::size_t roles() const { return kept_.size(); }
 

@@ -139,7 +139,7 @@ jobs:
       result.roles.push_back(std::move(role));
     }
     result.roles.SortByRole();
-    store.Finish(result);
+    store.Finish(result, RoleOrder(*result.spec));
   }
 
   const RoleResult& Role(const std::string& name) const {

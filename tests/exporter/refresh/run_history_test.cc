@@ -101,7 +101,7 @@ TEST(RunHistoryStoreTest, KeepsTheNewestNamedRunOfEachOutcome) {
       store.Add(role, i == 0 ? runs : std::vector<schedwatch::Run>{Finished(100, 110)});
       result.roles.push_back(std::move(role));
     }
-    store.Finish(result);
+    store.Finish(result, RoleOrder(*result.spec));
     return result;
   };
   RefreshResult first = refresh({named(Finished(100, 130), "j1"), named(Finished(200, 205), "j2"),
@@ -137,7 +137,7 @@ TEST(RunHistoryStoreTest, SharesUnchangedListsKeepsThemWhileUnknownAndForgetsRem
       store.Add(role, runs);
       result.roles.push_back(std::move(role));
     }
-    store.Finish(result);
+    store.Finish(result, RoleOrder(*result.spec));
     return result;
   };
   RefreshResult first = refresh(true, {Finished(100, 110)});
@@ -207,7 +207,7 @@ jobs:
     role.status = Classify(job, observation, start + 60, std::nullopt, &runs);
     store.Add(role, runs);
     result.roles.push_back(std::move(role));
-    store.Finish(result);
+    store.Finish(result, RoleOrder(*result.spec));
     kept = result.roles[0].runs;
     seen.push_back(result.roles[0].status.ConditionList() + " / " +
                    FailingHistoryText(result.roles[0]));
@@ -246,7 +246,7 @@ jobs:
       store_.Add(role, up && &job == &spec->jobs[0] ? runs : std::vector<schedwatch::Run>{});
       result.roles.push_back(std::move(role));
     }
-    store_.Finish(result);
+    store_.Finish(result, RoleOrder(*result.spec));
     return result;
   }
   static std::pair<std::uint32_t, std::uint32_t> Counts(const RefreshResult& result) {
