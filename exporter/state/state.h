@@ -261,25 +261,24 @@ class RoleList {
     std::sort(items_.begin(), items_.end(),
               [](const Item& a, const Item& b) { return a->job->role < b->job->role; });
   }
-  // The same, for roles of `order`'s spec: each put in its place when they are one per job (as a
-  // refresh observes them), else sorted by rank; no name is compared.
+  // The same, for roles of `order`'s spec: when they are one per job (as a refresh observes
+  // them) each is swapped into its place, in place; else sorted by rank. No name is compared.
   void SortByRole(const RoleOrder& order) {
-    if (items_.size() == order.jobs().size()) {
-      std::vector<Item> placed(items_.size());
-      bool one_per_job = true;
-      for (Item& item : items_) {
-        Item& slot = placed[order.Rank(*item->job)];
-        one_per_job = one_per_job && slot == nullptr;
-        slot = item;
-      }
-      if (one_per_job) {
-        items_ = std::move(placed);
-        return;
+    auto rank = [&order](const Item& item) { return order.Rank(*item->job); };
+    bool one_per_job = items_.size() == order.jobs().size();
+    for (std::size_t i = 0; one_per_job && i < items_.size(); ++i) {
+      while (rank(items_[i]) != i) {
+        Item& place = items_[rank(items_[i])];
+        if (rank(place) == rank(items_[i])) {  // the same job twice
+          one_per_job = false;
+          break;
+        }
+        std::swap(items_[i], place);
       }
     }
-    std::sort(items_.begin(), items_.end(), [&order](const Item& a, const Item& b) {
-      return order.Rank(*a->job) < order.Rank(*b->job);
-    });
+    if (one_per_job) return;
+    std::sort(items_.begin(), items_.end(),
+              [&rank](const Item& a, const Item& b) { return rank(a) < rank(b); });
   }
 
  private:
