@@ -19,6 +19,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--benches", action="store_true",
+                        help="the build has the benchmarks (not a sanitizer build)")
     args = parser.parse_args()
     commands_file = os.path.join(args.build_dir, "compile_commands.json")
     if not os.path.exists(commands_file):
@@ -30,9 +32,10 @@ def main():
         return os.path.realpath(command["file"]).startswith(os.path.join(places[0], folder) + os.sep)
     tests = [c for c in commands if under(c, "tests")]
     check("the build compiles test files", len(tests) > 10, len(tests))
-    benches = [c for c in commands if under(c, "bench")]
-    check("the build compiles benchmark files", len(benches) > 5, len(benches))
-    tests += benches
+    if args.benches:
+        benches = [c for c in commands if under(c, "bench")]
+        check("the build compiles benchmark files", len(benches) > 5, len(benches))
+        tests += benches
     naming = []
     for command in tests:
         defines = [word for word in shlex.split(command["command"]) if word.startswith("-D")]
