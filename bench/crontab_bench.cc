@@ -101,6 +101,16 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
+// The source over `root`: its cron.d and a syslog at its top.
+schedwatch::crontab::CrontabSourceOptions OptionsUnder(const std::filesystem::path& root) {
+  schedwatch::crontab::CrontabSourceOptions options;
+  options.root = root.string();
+  options.paths = {"/etc/cron.d"};
+  options.syslog = "/syslog";
+  options.trusted_uid = static_cast<long>(geteuid());
+  return options;
+}
+
 // The crontabs of bench/gen_roles.py --type crontab: `files` cron.d files of 1,000 marked
 // entries each, no log.
 bool ListCrontabs(const std::filesystem::path& root, int files, int lists) {
@@ -115,12 +125,7 @@ bool ListCrontabs(const std::filesystem::path& root, int files, int lists) {
     std::ofstream(root / fmt::format("etc/cron.d/app{:03}", file)) << text;
   };
   for (int file = 0; file < files; ++file) write(file, "");
-  schedwatch::crontab::CrontabSourceOptions options;
-  options.root = root.string();
-  options.paths = {"/etc/cron.d"};
-  options.syslog = "/syslog";
-  options.trusted_uid = static_cast<long>(geteuid());
-  schedwatch::crontab::CrontabSource source(options);
+  schedwatch::crontab::CrontabSource source(OptionsUnder(root));
   std::vector<double> seconds;
   bool ok = true;
   for (int list = 0; list <= lists; ++list) {
@@ -164,12 +169,7 @@ int main(int argc, char** argv) {
   std::ofstream(root / "etc/cron.d/app") << "# schedwatch: role=retry spec_version=7\n"
                                             "*/10 * * * * root /usr/local/bin/retry --queue main\n";
   std::ofstream(root / "syslog", std::ios::binary) << text;
-  schedwatch::crontab::CrontabSourceOptions source_options;
-  source_options.root = root.string();
-  source_options.paths = {"/etc/cron.d"};
-  source_options.syslog = "/syslog";
-  source_options.trusted_uid = static_cast<long>(geteuid());
-  schedwatch::crontab::CrontabSource source(source_options);
+  schedwatch::crontab::CrontabSource source(OptionsUnder(root));
   schedwatch::ListContext context{kStart + 86400, nullptr};
 
   start = std::chrono::steady_clock::now();
