@@ -23,6 +23,7 @@ CHECK is one of:
 Prints one line per check and a final `N passed, N failed`; exits non-zero on any failure.
 """
 import argparse
+import concurrent.futures
 import copy
 import filecmp
 import glob
@@ -165,10 +166,41 @@ def check_static_mixin(args, tmp, update):
           have == generated, "regenerate with SCHEDWATCH_UPDATE_GOLDEN=1 ctest -R RulegenGolden")
 
 
-def promtool_ok(argv, cwd, name):
+def promtool_result(argv, cwd, name):
+    """A check's (name, passed, detail) for a promtool command that must print SUCCESS."""
     result = run([PROMTOOL, *argv], cwd=cwd)
-    return check(name, result.returncode == 0 and "SUCCESS" in result.stdout + result.stderr,
-                 result.stdout[-6000:] + result.stderr[-2000:])
+    return (name, result.returncode == 0 and "SUCCESS" in result.stdout + result.stderr,
+            result.stdout[-6000:] + result.stderr[-2000:])
+
+
+def promtool_ok(argv, cwd, name):
+    return check(*promtool_result(argv, cwd, name))
+
+
+def judged_by_promtool(args, tmp, spec, mode, extra, boundary):
+    """One spec's rules generated and judged by promtool: the checks, as (name, passed, detail)."""
+    suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window", SHARDS: "-shards",
+              SHARDS_IDENTITY: "-shards-identity"}[extra]
+    out = os.path.join(tmp, spec_name(spec) + suffix, mode)
+    generated = run([args.rulegen, "--config.file", spec, "--out", out, "--mode", mode, *extra])
+    checks = [(f"rulegen {spec_name(spec)} --mode {mode} exits 0", generated.returncode == 0,
+               generated.stderr)]
+    if generated.returncode != 0:
+        return checks
+    label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
+    result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml",
+                  "schedwatch-global.rules.yml"], cwd=out)
+    checks.append((f"promtool check rules ({label}), no lint findings",
+                   result.returncode == 0 and "SUCCESS" in result.stdout
+                   and "duplicate" not in result.stdout + result.stderr,
+                   result.stdout + result.stderr))
+    checks.append(promtool_result(["test", "rules", "schedwatch.rules.test.yml"], out,
+                                  f"promtool test rules: generated tests ({label})"))
+    if spec_name(spec) == "spec" and not extra:
+        shutil.copy(boundary, out)
+        checks.append(promtool_result(["test", "rules", "boundary.test.yml"], out,
+                                      f"promtool test rules: hand-written boundary tests ({label})"))
+    return checks
 
 
 def check_promtool(args, tmp):
@@ -183,25 +215,12 @@ def check_promtool(args, tmp):
     runs += [(specs[-2], mode, RATIO_WINDOW) for mode in MODES]
     runs += [(specs[-2], mode, SHARDS) for mode in MODES]
     runs += [(specs[-1], "joined", SHARDS_IDENTITY)]
-    for spec, mode, extra in runs:
-        suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window", SHARDS: "-shards",
-                  SHARDS_IDENTITY: "-shards-identity"}[extra]
-        out = os.path.join(tmp, spec_name(spec) + suffix, mode)
-        if not generate(args, spec, mode, out, extra):
-            continue
-        label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
-        result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml",
-                      "schedwatch-global.rules.yml"], cwd=out)
-        check(f"promtool check rules ({label}), no lint findings",
-              result.returncode == 0 and "SUCCESS" in result.stdout
-              and "duplicate" not in result.stdout + result.stderr,
-              result.stdout + result.stderr)
-        promtool_ok(["test", "rules", "schedwatch.rules.test.yml"], out,
-                    f"promtool test rules: generated tests ({label})")
-        if spec_name(spec) == "spec" and not extra:
-            shutil.copy(boundary, out)
-            promtool_ok(["test", "rules", "boundary.test.yml"], out,
-                        f"promtool test rules: hand-written boundary tests ({label})")
+    # Each run in a directory of its own: promtool's evaluations, the slow part, side by side.
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        judged = pool.map(lambda r: judged_by_promtool(args, tmp, *r, boundary), runs)
+        for checks in judged:
+            for one in checks:
+                check(*one)
     # A broken rule must make the generated tests fail: they test something.
     fails_when_changed(os.path.join(tmp, "spec", "joined"), "schedwatch.rules.yml",
                        " and on(job, instance) up{job=\"schedwatch\"} == 1", "",

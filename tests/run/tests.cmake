@@ -7,8 +7,8 @@ schedwatch_script_test(NAME run_wrapper_e2e LABELS integration TIMEOUT 120
 schedwatch_script_test(NAME run_lease_e2e LABELS integration TIMEOUT 120
   COMMAND ${TESTS}/run/run_lease_test.py --run ${RUN})
 foreach(level 15 1)
-  # It starts cron and owns /dev/log: nothing else may run beside it (as crontab_real_cron).
-  schedwatch_script_test(NAME run_real_cron_L${level} LABELS needs-root TIMEOUT 240 SERIAL
+  # Its cron, /dev/log and /etc/cron.d are its own (as crontab_real_cron's).
+  schedwatch_script_test(NAME run_real_cron_L${level} LABELS needs-root TIMEOUT 240 OWN_CRON_HOST
     COMMAND ${TESTS}/run/run_real_cron_test.py --run ${RUN} --exporter ${EXPORTER}
             --log-level ${level})
 endforeach()

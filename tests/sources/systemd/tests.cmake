@@ -13,7 +13,8 @@ target_link_libraries(systemd_capture PRIVATE schedwatch::sources)
 
 # Against a real systemd booted in a Debian root with systemd-nspawn (needs root; the root is
 # built once a day with mmdebstrap and reused, under /var/tmp).
-schedwatch_script_test(NAME systemd_real_systemd LABELS needs-root peer TIMEOUT 600 SERIAL
+schedwatch_script_test(NAME systemd_real_systemd LABELS needs-root peer TIMEOUT 600
+  RESOURCE_LOCK nspawn
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/real_systemd_test.py --exporter ${EXPORTER}
           --capture $<TARGET_FILE:systemd_capture>)
 
