@@ -74,11 +74,15 @@ def spec_name(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def generate(args, spec, mode, out, extra=()):
+def generation(args, spec, mode, out, extra=()):
+    """rulegen run into `out`, as a check's (name, passed, detail)."""
     result = run([args.rulegen, "--config.file", spec, "--out", out, "--mode", mode, *extra])
-    check(f"rulegen {spec_name(spec)} --mode {mode} exits 0", result.returncode == 0,
-          result.stderr)
-    return result.returncode == 0
+    return (f"rulegen {spec_name(spec)} --mode {mode} exits 0", result.returncode == 0,
+            result.stderr)
+
+
+def generate(args, spec, mode, out, extra=()):
+    return check(*generation(args, spec, mode, out, extra))
 
 
 def check_golden(args, tmp):
@@ -182,10 +186,8 @@ def judged_by_promtool(args, tmp, spec, mode, extra, boundary):
     suffix = {(): "", IDENTITY: "-identity", RATIO_WINDOW: "-window", SHARDS: "-shards",
               SHARDS_IDENTITY: "-shards-identity"}[extra]
     out = os.path.join(tmp, spec_name(spec) + suffix, mode)
-    generated = run([args.rulegen, "--config.file", spec, "--out", out, "--mode", mode, *extra])
-    checks = [(f"rulegen {spec_name(spec)} --mode {mode} exits 0", generated.returncode == 0,
-               generated.stderr)]
-    if generated.returncode != 0:
+    checks = [generation(args, spec, mode, out, extra)]
+    if not checks[0][1]:
         return checks
     label = f"{spec_name(spec)} --mode {mode} {' '.join(extra)}".strip()
     result = run([PROMTOOL, "check", "rules", "schedwatch.rules.yml",
