@@ -1,12 +1,19 @@
 #!/bin/sh
 # own_cron_host.sh COMMAND...: runs COMMAND as the only cron host there is, so that tests of the
-# real cron daemon run beside each other and beside the rest of the suite. ctest starts it as
-#   unshare --mount --pid --fork --kill-child --mount-proc --propagation private own_cron_host.sh
-# (root). In that mount namespace /run, /dev (so /dev/log, which the test's rsyslogd takes),
-# /etc/cron.d and the crontab spool are empty tmpfs and /etc/crontab an empty file; in that PID
-# namespace the test's cron is the only one. This shell stays PID 1 (no exec): it reaps what
-# cron's jobs leave behind, and its end ends every process of the namespace.
+# real cron daemon run beside each other and beside the rest of the suite (root). It enters new
+# mount and PID namespaces, where /run, /dev (so /dev/log, which the test's rsyslogd takes),
+# /etc/cron.d and the crontab spool are empty tmpfs and /etc/crontab an empty file, and where the
+# test's cron is the only one. This shell stays PID 1 there (no exec): it reaps what cron's jobs
+# leave behind, and its end ends every process of the namespace.
 set -eu
+if [ "${OWN_CRON_HOST:-}" != inside ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "own_cron_host.sh: must run as root: it mounts and starts cron (CI runs as root)" >&2
+    exit 1
+  fi
+  OWN_CRON_HOST=inside exec unshare --mount --pid --fork --kill-child --mount-proc \
+    --propagation private "$0" "$@"
+fi
 mount -t tmpfs -o mode=0755 own-run /run
 mkdir /run/host-dev
 mount --rbind /dev /run/host-dev
