@@ -90,10 +90,8 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
     if (known && std::equal(at, end, before->objects.begin(), before->objects.end(), equal)) {
       by_job[job] = before->objects;
     } else {
-      std::vector<LiveObject> list;
-      list.reserve(static_cast<std::size_t>(end - at));
-      for (auto it = at; it != end; ++it) list.push_back(std::move(**it));
-      by_job[job] = RoleObjects(std::move(list));
+      by_job[job] = RoleObjects(static_cast<std::size_t>(end - at),
+                                [at](std::size_t i) { return std::move(*at[i]); });
     }
     at = end;
   }
@@ -199,7 +197,7 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
   observation.source_up = read.reads.snapshot.ok();
   if (observation.source_up) {
     SourceSnapshot& snapshot = *read.reads.snapshot;
-    observation.objects = objects.list();
+    observation.objects.assign(objects.begin(), objects.end());
     role.objects = std::move(objects);
     observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
     observation.history_up = snapshot.history_error.empty();

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedwatch/classify.h"
@@ -110,30 +113,66 @@ struct RoleDurations {
 };
 
 // A role's live objects, read-only. Shared with the previous refresh while they are unchanged
-// (the common case), so the published refresh and the one being built hold them once.
+// (the common case), so the published refresh and the one being built hold them once. One heap
+// block holds the count, the references and the objects: a shared vector took two blocks, 96
+// bytes of heap for one object, 64 now (1,000,000 roles: about 30 MiB less at the peak).
 class RoleObjects {
  public:
   RoleObjects() = default;
   RoleObjects(std::vector<LiveObject> objects)  // NOLINT: a role's list, as observed
-      : list_(objects.empty()
-                  ? nullptr
-                  : std::make_shared<const std::vector<LiveObject>>(std::move(objects))) {}
+      : RoleObjects(objects.size(), [&objects](std::size_t i) { return std::move(objects[i]); }) {}
+  // `count` objects, the i-th `make(i)`.
+  template <typename Make>
+  RoleObjects(std::size_t count, Make make) {
+    if (count == 0) return;
+    void* memory = ::operator new(sizeof(Block) + count * sizeof(LiveObject));
+    block_ = new (memory) Block;
+    std::size_t made = 0;
+    try {
+      for (; made < count; ++made) new (&block_->objects()[made]) LiveObject(make(made));
+    } catch (...) {
+      block_->size = static_cast<std::uint32_t>(made);
+      Release();
+      throw;
+    }
+    block_->size = static_cast<std::uint32_t>(count);
+  }
+  RoleObjects(const RoleObjects& other) noexcept : block_(other.block_) {
+    if (block_ != nullptr) block_->references.fetch_add(1, std::memory_order_relaxed);
+  }
+  RoleObjects(RoleObjects&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
+  RoleObjects& operator=(RoleObjects other) noexcept {
+    std::swap(block_, other.block_);
+    return *this;
+  }
+  ~RoleObjects() { Release(); }
 
-  const std::vector<LiveObject>& list() const { return list_ ? *list_ : None(); }
+  // A copy, as a vector.
+  std::vector<LiveObject> list() const { return {begin(), end()}; }
   // The same list, not only an equal one (an unchanged list is shared).
-  bool SameList(const RoleObjects& other) const { return list_ == other.list_; }
-  std::vector<LiveObject>::const_iterator begin() const { return list().begin(); }
-  std::vector<LiveObject>::const_iterator end() const { return list().end(); }
-  bool empty() const { return list().empty(); }
-  std::size_t size() const { return list().size(); }
-  const LiveObject& operator[](std::size_t i) const { return list()[i]; }
+  bool SameList(const RoleObjects& other) const { return block_ == other.block_; }
+  const LiveObject* begin() const { return block_ != nullptr ? block_->objects() : nullptr; }
+  const LiveObject* end() const { return begin() + size(); }
+  bool empty() const { return size() == 0; }
+  std::size_t size() const { return block_ != nullptr ? block_->size : 0; }
+  const LiveObject& operator[](std::size_t i) const { return begin()[i]; }
 
  private:
-  static const std::vector<LiveObject>& None() {
-    static const std::vector<LiveObject> none;
-    return none;
+  // Followed by `size` objects.
+  struct alignas(LiveObject) Block {
+    std::atomic<std::uint32_t> references{1};
+    std::uint32_t size = 0;
+    LiveObject* objects() { return std::launder(reinterpret_cast<LiveObject*>(this + 1)); }
+  };
+  void Release() {
+    if (block_ == nullptr || block_->references.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+      return;
+    }
+    for (std::uint32_t i = 0; i < block_->size; ++i) block_->objects()[i].~LiveObject();
+    block_->~Block();
+    ::operator delete(block_);
   }
-  std::shared_ptr<const std::vector<LiveObject>> list_;
+  Block* block_ = nullptr;
 };
 
 // What schedwatch_run's records said of a role (jobs with runs_dir).

@@ -272,8 +272,8 @@ jobs:
   refresher->RefreshOnce();
   const std::shared_ptr<const Published> second = refresher->Current();
   ASSERT_EQ(Role(*second, "a").objects.size(), 1u);
-  EXPECT_EQ(&Role(*second, "a").objects.list(), &Role(*first, "a").objects.list());
-  EXPECT_NE(&Role(*second, "b").objects.list(), &Role(*first, "b").objects.list());
+  EXPECT_EQ(&Role(*second, "a").objects[0], &Role(*first, "a").objects[0]);
+  EXPECT_NE(&Role(*second, "b").objects[0], &Role(*first, "b").objects[0]);
   EXPECT_EQ(Role(*first, "b").objects[0].spec_version(), "1");
   EXPECT_EQ(Role(*second, "b").objects[0].spec_version(), "2");
   EXPECT_TRUE(Role(*second, "b").status.Has(Condition::kDrift));
