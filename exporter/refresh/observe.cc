@@ -104,14 +104,6 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
 
 }  // namespace
 
-std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role) {
-  auto it = std::lower_bound(list.begin(), list.end(), role,
-                             [](const std::pair<std::string, std::int64_t>& entry,
-                                std::string_view wanted) { return entry.first < wanted; });
-  if (it == list.end() || it->first != role) return std::nullopt;
-  return it->second;
-}
-
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
                            const RoleOrder& by_role, const RoleList& published,
@@ -130,24 +122,17 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   // with this, 113–122 MiB without).
   malloc_trim(0);
 
-  // Each job's role in the published refresh and in desired_since, found in one walk of the three
-  // in role order: a search per job compared about 20 names a role.
+  // Each job's role in the published refresh, found in one walk of both in role order: a search
+  // per job compared about 20 names a role.
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> published_at(spec.jobs.size(), kNone);
-  std::vector<std::uint32_t> desired_at(spec.jobs.size(), kNone);
-  std::size_t next_published = 0, next_desired = 0;
+  std::size_t next_published = 0;
   for (std::uint32_t job : by_role.jobs()) {
     const std::string& role = spec.jobs[job].role;
     auto published_role = [&] { return std::string_view(published[next_published].job->role); };
     while (next_published < published.size() && published_role() < role) ++next_published;
     if (next_published < published.size() && published_role() == role) {
       published_at[job] = static_cast<std::uint32_t>(next_published);
-    }
-    while (next_desired < desired_since.size() && desired_since[next_desired].first < role) {
-      ++next_desired;
-    }
-    if (next_desired < desired_since.size() && desired_since[next_desired].first == role) {
-      desired_at[job] = static_cast<std::uint32_t>(next_desired);
     }
   }
 
@@ -158,7 +143,7 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     RoleObservation observation;  // one role's at a time: handed to `each`, then dropped
     RoleResult role;
     role.job = &job;
-    observation.desired_since = desired_at[i] != kNone ? desired_since[desired_at[i]].second : now;
+    observation.desired_since = i < desired_since.size() ? desired_since[i] : now;
     const bool known = published_at[i] != kNone;
     auto before = known ? published.begin() + published_at[i] : published.end();
     JobFilesRead* files = nullptr;

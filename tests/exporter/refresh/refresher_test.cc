@@ -433,6 +433,56 @@ runs:
             std::string::npos);
 }
 
+// When each role was first desired is kept by role across a reload that reorders the jobs, a
+// new role is desired from the reload, and a step of the wall clock moves them all.
+TEST(RefresherTest, AReloadKeepsWhenEachRoleWasFirstDesired) {
+  TempDir dir;
+  auto spec = [&dir](std::initializer_list<const char*> roles) {
+    std::string text = "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs:\n";
+    for (const char* role : roles) {
+      text += fmt::format(
+          "  - {{role: {}, source: s, schedule: \"*/5 * * * *\", spec_version: \"1\"}}\n", role);
+    }
+    WriteFile(dir.path() / "spec.yaml", text);
+  };
+  spec({"a", "b", "c"});
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  platform::FakeClock clock;
+  auto loaded = LoadSpecFile((dir.path() / "spec.yaml").string());
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  RefresherOptions options;
+  options.config_file = (dir.path() / "spec.yaml").string();
+  options.confirm_delay = std::chrono::milliseconds(1);
+  options.time = &clock;
+  auto made = Refresher::Create(options, std::make_shared<const Spec>(std::move(*loaded)));
+  ASSERT_TRUE(made.ok()) << made.error();
+  Refresher& refresher = **made;
+  const std::int64_t created = clock.UnixSeconds();
+  refresher.RefreshOnce();
+  for (const char* role : {"a", "b", "c"}) {
+    EXPECT_EQ(Role(*refresher.Current(), role).status.desired_since, created) << role;
+  }
+
+  clock.Advance(std::chrono::minutes(10));
+  const std::int64_t reloaded = clock.UnixSeconds();
+  spec({"d", "c", "aa", "a"});  // b leaves; aa and d come; the rest move
+  ASSERT_TRUE(refresher.Reload().ok());
+  refresher.RefreshOnce();
+  auto published = refresher.Current();
+  ASSERT_EQ(published->result.roles.size(), 4u);
+  EXPECT_EQ(Role(*published, "a").status.desired_since, created);
+  EXPECT_EQ(Role(*published, "c").status.desired_since, created);
+  EXPECT_EQ(Role(*published, "aa").status.desired_since, reloaded);
+  EXPECT_EQ(Role(*published, "d").status.desired_since, reloaded);
+
+  clock.Advance(std::chrono::seconds(30));
+  clock.StepWallClock(std::chrono::hours(1));
+  refresher.RefreshOnce();
+  published = refresher.Current();
+  EXPECT_EQ(Role(*published, "a").status.desired_since, created + 3600);
+  EXPECT_EQ(Role(*published, "d").status.desired_since, reloaded + 3600);
+}
+
 TEST(RefresherTest, BadReloadKeepsTheLastGoodSpecAndSaysSo) {
   TempDir dir;
   fs::path spec = dir.path() / "spec.yaml";
