@@ -69,6 +69,11 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
                                       std::vector<SourceRead>& reads, const RoleList& published) {
   // Every list's objects sorted by role (a role's in the order read): pointers, no map.
   std::vector<LiveObject*> objects;
+  std::size_t count = 0;
+  for (const auto& read : reads) {
+    if (read.reads.snapshot) count += read.reads.snapshot->objects.size();
+  }
+  objects.reserve(count);
   for (auto& read : reads) {
     if (!read.reads.snapshot) continue;
     for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
