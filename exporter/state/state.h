@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "schedwatch/classify.h"
+#include "schedwatch/counted.h"
 #include "schedwatch/shard.h"
 #include "schedwatch/spec.h"
 #include "sources/source.h"
@@ -126,35 +127,21 @@ class RoleObjects {
   RoleObjects(std::size_t count, Make make) {
     if (count == 0) return;
     void* memory = ::operator new(sizeof(Block) + count * sizeof(LiveObject));
-    block_ = new (memory) Block;
-    std::size_t made = 0;
-    try {
-      for (; made < count; ++made) new (&block_->objects()[made]) LiveObject(make(made));
-    } catch (...) {
-      block_->size = static_cast<std::uint32_t>(made);
-      Release();
-      throw;
+    Counted<Block> block(new (memory) Block);  // frees the objects made if `make` throws
+    for (; block->size < count; ++block->size) {
+      new (&block->objects()[block->size]) LiveObject(make(block->size));
     }
-    block_->size = static_cast<std::uint32_t>(count);
+    block_ = std::move(block);
   }
-  RoleObjects(const RoleObjects& other) noexcept : block_(other.block_) {
-    if (block_ != nullptr) block_->references.fetch_add(1, std::memory_order_relaxed);
-  }
-  RoleObjects(RoleObjects&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
-  RoleObjects& operator=(RoleObjects other) noexcept {
-    std::swap(block_, other.block_);
-    return *this;
-  }
-  ~RoleObjects() { Release(); }
 
   // A copy, as a vector.
   std::vector<LiveObject> list() const { return {begin(), end()}; }
   // The same list, not only an equal one (an unchanged list is shared).
-  bool SameList(const RoleObjects& other) const { return block_ == other.block_; }
-  const LiveObject* begin() const { return block_ != nullptr ? block_->objects() : nullptr; }
+  bool SameList(const RoleObjects& other) const { return block_.get() == other.block_.get(); }
+  const LiveObject* begin() const { return block_ ? block_->objects() : nullptr; }
   const LiveObject* end() const { return begin() + size(); }
   bool empty() const { return size() == 0; }
-  std::size_t size() const { return block_ != nullptr ? block_->size : 0; }
+  std::size_t size() const { return block_ ? block_->size : 0; }
   const LiveObject& operator[](std::size_t i) const { return begin()[i]; }
 
  private:
@@ -163,16 +150,13 @@ class RoleObjects {
     std::atomic<std::uint32_t> references{1};
     std::uint32_t size = 0;
     LiveObject* objects() { return std::launder(reinterpret_cast<LiveObject*>(this + 1)); }
-  };
-  void Release() {
-    if (block_ == nullptr || block_->references.fetch_sub(1, std::memory_order_acq_rel) != 1) {
-      return;
+    static void Free(Block* block) {
+      for (std::uint32_t i = 0; i < block->size; ++i) block->objects()[i].~LiveObject();
+      block->~Block();
+      ::operator delete(block);
     }
-    for (std::uint32_t i = 0; i < block_->size; ++i) block_->objects()[i].~LiveObject();
-    block_->~Block();
-    ::operator delete(block_);
-  }
-  Block* block_ = nullptr;
+  };
+  Counted<Block> block_;
 };
 
 // What schedwatch_run's records said of a role (jobs with runs_dir).
@@ -253,31 +237,19 @@ class RoleList {
    public:
     Item() = default;
     explicit Item(RoleResult role) : node_(new Node(std::move(role))) {}
-    Item(const Item& other) noexcept : node_(other.node_) {
-      if (node_ != nullptr) node_->holders.fetch_add(1, std::memory_order_relaxed);
-    }
-    Item(Item&& other) noexcept : node_(std::exchange(other.node_, nullptr)) {}
-    Item& operator=(Item other) noexcept {
-      std::swap(node_, other.node_);
-      return *this;
-    }
-    ~Item() {
-      if (node_ != nullptr && node_->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        delete node_;
-      }
-    }
-    RoleResult* get() const { return node_ != nullptr ? &node_->role : nullptr; }
+    RoleResult* get() const { return node_ ? &node_->role : nullptr; }
     RoleResult& operator*() const { return node_->role; }
     RoleResult* operator->() const { return &node_->role; }
-    bool Shared() const { return node_->holders.load(std::memory_order_acquire) > 1; }
+    bool Shared() const { return node_.Shared(); }
 
    private:
     struct Node {
       explicit Node(RoleResult held) : role(std::move(held)) {}
-      std::atomic<std::uint32_t> holders{1};
+      static void Free(Node* node) { delete node; }
+      std::atomic<std::uint32_t> references{1};
       RoleResult role;
     };
-    Node* node_ = nullptr;
+    Counted<Node> node_;
   };
   class const_iterator {
    public:

@@ -55,6 +55,19 @@ std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
   return std::move(*refresher);
 }
 
+// A refresher of `config_file` on `clock`, whose wall clock a test may step.
+std::unique_ptr<Refresher> MakeRefresherOn(const fs::path& config_file, platform::Clock& clock) {
+  auto spec = LoadSpecFile(config_file.string());
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  RefresherOptions options;
+  options.config_file = config_file.string();
+  options.confirm_delay = std::chrono::milliseconds(1);
+  options.time = &clock;
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  EXPECT_TRUE(refresher.ok()) << refresher.error();
+  return std::move(*refresher);
+}
+
 // The lines that change from build to build or run to run.
 std::string Normalize(std::string metrics) {
   for (const char* label : {"revision", "branch", "compiler", "platform"}) {
@@ -448,15 +461,8 @@ TEST(RefresherTest, AReloadKeepsWhenEachRoleWasFirstDesired) {
   spec({"a", "b", "c"});
   WriteFile(dir.path() / "live.yaml", "objects: []\n");
   platform::FakeClock clock;
-  auto loaded = LoadSpecFile((dir.path() / "spec.yaml").string());
-  ASSERT_TRUE(loaded.ok()) << loaded.error();
-  RefresherOptions options;
-  options.config_file = (dir.path() / "spec.yaml").string();
-  options.confirm_delay = std::chrono::milliseconds(1);
-  options.time = &clock;
-  auto made = Refresher::Create(options, std::make_shared<const Spec>(std::move(*loaded)));
-  ASSERT_TRUE(made.ok()) << made.error();
-  Refresher& refresher = **made;
+  auto made = MakeRefresherOn(dir.path() / "spec.yaml", clock);
+  Refresher& refresher = *made;
   const std::int64_t created = clock.UnixSeconds();
   refresher.RefreshOnce();
   for (const char* role : {"a", "b", "c"}) {
@@ -598,15 +604,7 @@ jobs:
     WriteSnapshot("  - {role: tick, started: " + FormatRfc3339(now - 180) +
                   ", finished: " + FormatRfc3339(now - 120) + ", result: success}\n" +
                   "  - {role: tick, started: " + FormatRfc3339(now - 60) + ", result: running}\n");
-    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
-    ASSERT_TRUE(spec.ok()) << spec.error();
-    RefresherOptions options;
-    options.config_file = (dir_.path() / "spec.yaml").string();
-    options.confirm_delay = std::chrono::milliseconds(1);
-    options.time = &clock_;
-    auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
-    ASSERT_TRUE(refresher.ok()) << refresher.error();
-    refresher_ = std::move(*refresher);
+    refresher_ = MakeRefresherOn(dir_.path() / "spec.yaml", clock_);
   }
 
   void WriteSnapshot(const std::string& runs) {
