@@ -11,14 +11,13 @@ SharedText::SharedText(std::size_t size) {
   if (size > std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("SharedText: longer than 4 GiB");
   }
-  block_ = new (::operator new(sizeof(Block) + size)) Block{{1}, static_cast<std::uint32_t>(size)};
+  block_ = Counted<Block>(new (::operator new(sizeof(Block) + size))
+                              Block{{1}, static_cast<std::uint32_t>(size)});
 }
 
-void SharedText::Release() noexcept {
-  if (block_ == nullptr || block_->references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  block_->~Block();
-  ::operator delete(block_);
-  block_ = nullptr;
+void SharedText::Block::Free(Block* block) noexcept {
+  block->~Block();
+  ::operator delete(block);
 }
 
 }  // namespace schedwatch

@@ -15,7 +15,7 @@ std::string Ago(std::int64_t time, std::int64_t now) {
   return time <= now ? FormatDuration(now - time) + " ago" : "in " + FormatDuration(time - now);
 }
 
-std::string Ids(const std::vector<LiveObject>& objects, bool (*pick)(const LiveObject&)) {
+std::string Ids(const RoleObjects& objects, bool (*pick)(const LiveObject&)) {
   std::string out;
   for (const auto& object : objects) {
     if (!pick(object)) continue;
@@ -84,7 +84,7 @@ std::vector<ConditionReason> ExplainConditions(const RoleResult& role, const Sou
   const JobSpec& job = *role.job;
   const RoleStatus& status = role.status;
   const RunSummary& history = status.history;
-  const std::vector<LiveObject>& objects = role.objects.list();
+  const RoleObjects& objects = role.objects;
   std::vector<ConditionReason> reasons;
   auto add = [&](Condition condition, std::string text, const char* action, const char* alert) {
     reasons.push_back({condition, std::move(text), action, alert});

@@ -69,6 +69,11 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
                                       std::vector<SourceRead>& reads, const RoleList& published) {
   // Every list's objects sorted by role (a role's in the order read): pointers, no map.
   std::vector<LiveObject*> objects;
+  std::size_t count = 0;
+  for (const auto& read : reads) {
+    if (read.reads.snapshot) count += read.reads.snapshot->objects.size();
+  }
+  objects.reserve(count);
   for (auto& read : reads) {
     if (!read.reads.snapshot) continue;
     for (auto& object : read.reads.snapshot->objects) objects.push_back(&object);
@@ -90,10 +95,8 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
     if (known && std::equal(at, end, before->objects.begin(), before->objects.end(), equal)) {
       by_job[job] = before->objects;
     } else {
-      std::vector<LiveObject> list;
-      list.reserve(static_cast<std::size_t>(end - at));
-      for (auto it = at; it != end; ++it) list.push_back(std::move(**it));
-      by_job[job] = RoleObjects(std::move(list));
+      by_job[job] = RoleObjects(static_cast<std::size_t>(end - at),
+                                [at](std::size_t i) { return std::move(*at[i]); });
     }
     at = end;
   }
@@ -105,14 +108,6 @@ std::vector<RoleObjects> ObjectsByJob(const Spec& spec, const RoleOrder& by_role
 }
 
 }  // namespace
-
-std::optional<std::int64_t> DesiredSince(const DesiredSinceList& list, std::string_view role) {
-  auto it = std::lower_bound(list.begin(), list.end(), role,
-                             [](const std::pair<std::string, std::int64_t>& entry,
-                                std::string_view wanted) { return entry.first < wanted; });
-  if (it == list.end() || it->first != role) return std::nullopt;
-  return it->second;
-}
 
 Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
                            const DesiredSinceList& desired_since, std::int64_t now,
@@ -132,24 +127,17 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
   // with this, 113–122 MiB without).
   malloc_trim(0);
 
-  // Each job's role in the published refresh and in desired_since, found in one walk of the three
-  // in role order: a search per job compared about 20 names a role.
+  // Each job's role in the published refresh, found in one walk of both in role order: a search
+  // per job compared about 20 names a role.
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> published_at(spec.jobs.size(), kNone);
-  std::vector<std::uint32_t> desired_at(spec.jobs.size(), kNone);
-  std::size_t next_published = 0, next_desired = 0;
+  std::size_t next_published = 0;
   for (std::uint32_t job : by_role.jobs()) {
     const std::string& role = spec.jobs[job].role;
     auto published_role = [&] { return std::string_view(published[next_published].job->role); };
     while (next_published < published.size() && published_role() < role) ++next_published;
     if (next_published < published.size() && published_role() == role) {
       published_at[job] = static_cast<std::uint32_t>(next_published);
-    }
-    while (next_desired < desired_since.size() && desired_since[next_desired].first < role) {
-      ++next_desired;
-    }
-    if (next_desired < desired_since.size() && desired_since[next_desired].first == role) {
-      desired_at[job] = static_cast<std::uint32_t>(next_desired);
     }
   }
 
@@ -160,7 +148,7 @@ Observed Observer::Observe(const Spec& spec, std::vector<SourceRead>& reads,
     RoleObservation observation;  // one role's at a time: handed to `each`, then dropped
     RoleResult role;
     role.job = &job;
-    observation.desired_since = desired_at[i] != kNone ? desired_since[desired_at[i]].second : now;
+    observation.desired_since = i < desired_since.size() ? desired_since[i] : now;
     const bool known = published_at[i] != kNone;
     auto before = known ? published.begin() + published_at[i] : published.end();
     JobFilesRead* files = nullptr;
@@ -199,7 +187,7 @@ void Observer::ObserveRole(const JobSpec& job, RoleObjects objects, std::vector<
   observation.source_up = read.reads.snapshot.ok();
   if (observation.source_up) {
     SourceSnapshot& snapshot = *read.reads.snapshot;
-    observation.objects = objects.list();
+    observation.objects.assign(objects.begin(), objects.end());
     role.objects = std::move(objects);
     observation.absence_confirmed = read.reads.confirmed_absent.count(job.role) > 0;
     observation.history_up = snapshot.history_error.empty();

@@ -101,6 +101,10 @@ class Refresher {
   explicit Refresher(RefresherOptions options);
   Result<std::shared_ptr<Config>> Build(std::shared_ptr<const Spec> spec);
   std::int64_t Now() const;
+  // When each job of `to` was first desired: as in `from` (with `since`) for a role both hold,
+  // else `now`. Both are walked in role order.
+  static DesiredSinceList CarryDesiredSince(const Config* from, const DesiredSinceList& since,
+                                            const Config& to, std::int64_t now);
   // The stages after reading.
   RefreshResult ClassifyRoles(Observed& observed, const Config& config, std::int64_t now,
                               const std::optional<ClockStep>& recent_step);

@@ -180,7 +180,7 @@ void CrontabSource::LoggedEntries::Seal() {
     entries_[i].name += reinterpret_cast<std::uintptr_t>(text.data());
   }
   texts_.push_back(std::move(text));
-  adding_ = std::string();
+  std::string().swap(adding_);  // freed: assigning an empty string would keep its capacity
   sealed_ = entries_.size();
   entries_.shrink_to_fit();
 }

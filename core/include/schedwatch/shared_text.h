@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <utility>
+
+#include "schedwatch/counted.h"
 
 namespace schedwatch {
 
@@ -16,24 +17,15 @@ class SharedText {
   SharedText() = default;
   // `size` bytes to fill through data() before the text is first copied; 4 GiB at most.
   explicit SharedText(std::size_t size);
-  SharedText(const SharedText& other) noexcept : block_(other.block_) {
-    if (block_ != nullptr) block_->references.fetch_add(1, std::memory_order_relaxed);
-  }
-  SharedText(SharedText&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
-  SharedText& operator=(SharedText other) noexcept {
-    std::swap(block_, other.block_);
-    return *this;
-  }
-  ~SharedText() { Release(); }
 
-  std::size_t size() const { return block_ == nullptr ? 0 : block_->size; }
-  const char* data() const { return block_ == nullptr ? nullptr : Bytes(block_); }
-  char* data() { return block_ == nullptr ? nullptr : Bytes(block_); }
+  std::size_t size() const { return block_ ? block_->size : 0; }
+  const char* data() const { return block_ ? Bytes(block_.get()) : nullptr; }
+  char* data() { return block_ ? Bytes(block_.get()) : nullptr; }
   std::string_view view() const { return {data(), size()}; }
 
   // One buffer is equal to itself without a look at its bytes.
   friend bool operator==(const SharedText& a, const SharedText& b) {
-    return a.block_ == b.block_ || a.view() == b.view();
+    return a.block_.get() == b.block_.get() || a.view() == b.view();
   }
 
  private:
@@ -41,11 +33,11 @@ class SharedText {
   struct Block {
     std::atomic<std::uint32_t> references;
     std::uint32_t size;
+    static void Free(Block* block) noexcept;
   };
   static char* Bytes(Block* block) { return reinterpret_cast<char*>(block + 1); }
-  void Release() noexcept;
 
-  Block* block_ = nullptr;
+  Counted<Block> block_;
 };
 
 }  // namespace schedwatch

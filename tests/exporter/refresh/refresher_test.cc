@@ -55,6 +55,19 @@ std::unique_ptr<Refresher> MakeRefresher(const std::string& config_file,
   return std::move(*refresher);
 }
 
+// A refresher of `config_file` on `clock`, whose wall clock a test may step.
+std::unique_ptr<Refresher> MakeRefresherOn(const fs::path& config_file, platform::Clock& clock) {
+  auto spec = LoadSpecFile(config_file.string());
+  EXPECT_TRUE(spec.ok()) << spec.error();
+  RefresherOptions options;
+  options.config_file = config_file.string();
+  options.confirm_delay = std::chrono::milliseconds(1);
+  options.time = &clock;
+  auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
+  EXPECT_TRUE(refresher.ok()) << refresher.error();
+  return std::move(*refresher);
+}
+
 // The lines that change from build to build or run to run.
 std::string Normalize(std::string metrics) {
   for (const char* label : {"revision", "branch", "compiler", "platform"}) {
@@ -272,8 +285,8 @@ jobs:
   refresher->RefreshOnce();
   const std::shared_ptr<const Published> second = refresher->Current();
   ASSERT_EQ(Role(*second, "a").objects.size(), 1u);
-  EXPECT_EQ(&Role(*second, "a").objects.list(), &Role(*first, "a").objects.list());
-  EXPECT_NE(&Role(*second, "b").objects.list(), &Role(*first, "b").objects.list());
+  EXPECT_EQ(&Role(*second, "a").objects[0], &Role(*first, "a").objects[0]);
+  EXPECT_NE(&Role(*second, "b").objects[0], &Role(*first, "b").objects[0]);
   EXPECT_EQ(Role(*first, "b").objects[0].spec_version(), "1");
   EXPECT_EQ(Role(*second, "b").objects[0].spec_version(), "2");
   EXPECT_TRUE(Role(*second, "b").status.Has(Condition::kDrift));
@@ -433,6 +446,49 @@ runs:
             std::string::npos);
 }
 
+// When each role was first desired is kept by role across a reload that reorders the jobs, a
+// new role is desired from the reload, and a step of the wall clock moves them all.
+TEST(RefresherTest, AReloadKeepsWhenEachRoleWasFirstDesired) {
+  TempDir dir;
+  auto spec = [&dir](std::initializer_list<const char*> roles) {
+    std::string text = "version: 1\nsources: {s: {type: file, path: live.yaml}}\njobs:\n";
+    for (const char* role : roles) {
+      text += fmt::format(
+          "  - {{role: {}, source: s, schedule: \"*/5 * * * *\", spec_version: \"1\"}}\n", role);
+    }
+    WriteFile(dir.path() / "spec.yaml", text);
+  };
+  spec({"a", "b", "c"});
+  WriteFile(dir.path() / "live.yaml", "objects: []\n");
+  platform::FakeClock clock;
+  auto made = MakeRefresherOn(dir.path() / "spec.yaml", clock);
+  Refresher& refresher = *made;
+  const std::int64_t created = clock.UnixSeconds();
+  refresher.RefreshOnce();
+  for (const char* role : {"a", "b", "c"}) {
+    EXPECT_EQ(Role(*refresher.Current(), role).status.desired_since, created) << role;
+  }
+
+  clock.Advance(std::chrono::minutes(10));
+  const std::int64_t reloaded = clock.UnixSeconds();
+  spec({"d", "c", "aa", "a"});  // b leaves; aa and d come; the rest move
+  ASSERT_TRUE(refresher.Reload().ok());
+  refresher.RefreshOnce();
+  auto published = refresher.Current();
+  ASSERT_EQ(published->result.roles.size(), 4u);
+  EXPECT_EQ(Role(*published, "a").status.desired_since, created);
+  EXPECT_EQ(Role(*published, "c").status.desired_since, created);
+  EXPECT_EQ(Role(*published, "aa").status.desired_since, reloaded);
+  EXPECT_EQ(Role(*published, "d").status.desired_since, reloaded);
+
+  clock.Advance(std::chrono::seconds(30));
+  clock.StepWallClock(std::chrono::hours(1));
+  refresher.RefreshOnce();
+  published = refresher.Current();
+  EXPECT_EQ(Role(*published, "a").status.desired_since, created + 3600);
+  EXPECT_EQ(Role(*published, "d").status.desired_since, reloaded + 3600);
+}
+
 TEST(RefresherTest, BadReloadKeepsTheLastGoodSpecAndSaysSo) {
   TempDir dir;
   fs::path spec = dir.path() / "spec.yaml";
@@ -548,15 +604,7 @@ jobs:
     WriteSnapshot("  - {role: tick, started: " + FormatRfc3339(now - 180) +
                   ", finished: " + FormatRfc3339(now - 120) + ", result: success}\n" +
                   "  - {role: tick, started: " + FormatRfc3339(now - 60) + ", result: running}\n");
-    auto spec = LoadSpecFile((dir_.path() / "spec.yaml").string());
-    ASSERT_TRUE(spec.ok()) << spec.error();
-    RefresherOptions options;
-    options.config_file = (dir_.path() / "spec.yaml").string();
-    options.confirm_delay = std::chrono::milliseconds(1);
-    options.time = &clock_;
-    auto refresher = Refresher::Create(options, std::make_shared<const Spec>(std::move(*spec)));
-    ASSERT_TRUE(refresher.ok()) << refresher.error();
-    refresher_ = std::move(*refresher);
+    refresher_ = MakeRefresherOn(dir_.path() / "spec.yaml", clock_);
   }
 
   void WriteSnapshot(const std::string& runs) {

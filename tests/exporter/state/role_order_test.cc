@@ -1,9 +1,10 @@
 // RoleOrder: a spec's jobs in role order, found once; RoleList::SortByRole(order) puts a refresh's
 // roles in that order without comparing names, and still sorts a list that is not one role per
-// job.
+// job. RoleObjects and RoleList's items: counted blocks shared by their copies.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,57 @@ TEST(RoleOrderTest, ARefreshsRolesArePlacedAndOthersSorted) {
   RoleList by_name = ListOf(*spec, {0, 1, 2, 3});
   by_name.SortByRole();
   EXPECT_EQ(Roles(by_name), sorted);
+}
+
+LiveObject Object(const std::string& id) { return LiveObject(id, "nightly", "0 3 * * *", "", "1"); }
+
+TEST(RoleObjectsTest, CopiesShareOneListThatOutlivesTheFirst) {
+  RoleObjects copy;
+  EXPECT_TRUE(copy.empty());
+  EXPECT_EQ(copy.begin(), copy.end());
+  EXPECT_TRUE(copy.SameList(RoleObjects(std::vector<LiveObject>{})));  // none is none
+  {
+    RoleObjects first(std::vector<LiveObject>{Object("a"), Object("b")});
+    copy = first;
+    EXPECT_TRUE(copy.SameList(first));
+    EXPECT_EQ(&copy[1], &first[1]);
+    RoleObjects equal(std::vector<LiveObject>{Object("a"), Object("b")});
+    EXPECT_FALSE(equal.SameList(first)) << "equal, but not the same list";
+    RoleObjects moved = std::move(first);
+    EXPECT_TRUE(moved.SameList(copy));
+  }
+  ASSERT_EQ(copy.size(), 2u);
+  EXPECT_EQ(copy[0].id(), "a");
+  EXPECT_EQ(copy.list()[1].id(), "b");
+}
+
+// A list whose making fails part way frees what it made (ASan's leak check says so) and is not
+// made.
+TEST(RoleObjectsTest, AFailedMakingFreesTheObjectsMade) {
+  auto make = [](std::size_t i) {
+    if (i == 2) throw std::runtime_error("no third");
+    return Object(std::string(100, static_cast<char>('a' + i)));  // texts of their own
+  };
+  EXPECT_THROW(RoleObjects(3, make), std::runtime_error);
+  RoleObjects two(2, make);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].id(), std::string(100, 'b'));
+}
+
+TEST(RoleListTest, MutableCopiesARoleOnlyWhileItIsShared) {
+  auto spec = SpecOf({"nightly", "backup"});
+  RoleList published = ListOf(*spec, {0, 1});
+  RoleList next;
+  for (auto it = published.begin(); it != published.end(); ++it) next.push_back(it.item());
+  EXPECT_EQ(&next[0], &published[0]);
+  next.Mutable(0).status.desired_since = 7;  // shared: copied first
+  EXPECT_NE(&next[0], &published[0]);
+  EXPECT_EQ(published[0].status.desired_since, 0);
+  const RoleResult* own = &next[0];
+  next.Mutable(0).status.desired_since = 8;  // its own now: edited in place
+  EXPECT_EQ(&next[0], own);
+  EXPECT_EQ(next[0].status.desired_since, 8);
+  EXPECT_EQ(next[1].job->role, "backup");
 }
 
 }  // namespace
