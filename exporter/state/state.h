@@ -134,8 +134,6 @@ class RoleObjects {
     block_ = std::move(block);
   }
 
-  // A copy, as a vector.
-  std::vector<LiveObject> list() const { return {begin(), end()}; }
   // The same list, not only an equal one (an unchanged list is shared).
   bool SameList(const RoleObjects& other) const { return block_.get() == other.block_.get(); }
   const LiveObject* begin() const { return block_ ? block_->objects() : nullptr; }

@@ -342,7 +342,7 @@ TEST(StatusPageTest, EscapesEveryFieldThatCameFromOutside) {
   }
   for (std::size_t i = 0; i < fixture.result.roles.size(); ++i) {
     RoleResult& role = fixture.result.roles.Mutable(i);
-    std::vector<LiveObject> objects = role.objects.list();
+    std::vector<LiveObject> objects(role.objects.begin(), role.objects.end());
     for (auto& object : objects) {
       object.set_id(evil + std::string(object.id()));
       object.set_schedule(evil);

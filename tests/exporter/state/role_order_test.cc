@@ -93,7 +93,7 @@ TEST(RoleObjectsTest, CopiesShareOneListThatOutlivesTheFirst) {
   }
   ASSERT_EQ(copy.size(), 2u);
   EXPECT_EQ(copy[0].id(), "a");
-  EXPECT_EQ(copy.list()[1].id(), "b");
+  EXPECT_EQ(copy[1].id(), "b");
 }
 
 // A list whose making fails part way frees what it made (ASan's leak check says so) and is not
