@@ -3,7 +3,9 @@
 served by a schedwatch_exporter binary. Prints, per binary:
 
   - ready: seconds from start to the first complete refresh (/-/ready answers 200);
-  - refresh: wall seconds (from the exporter's debug log) and CPU seconds per refresh;
+  - refresh: wall seconds and the refresh thread's CPU seconds in classify and in publish (both
+    from the exporter's debug line), and the whole process' CPU over an interval holding one
+    refresh (which also counts the reads' threads, and varies with what else the machine runs);
   - /metrics right after each refresh, as Prometheus asks (gzip) and plain: time, bytes, and
     whether every answer was whole (its Content-Length arrived and the gzip member is complete);
   - /metrics from the same refresh afterwards (median of --scrapes);
@@ -73,8 +75,10 @@ def run(binary, spec, args):
         stderr=log, stdout=subprocess.DEVNULL)
 
     def refreshes():
+        """The exporter's 'refresh done' debug lines, each as {field: seconds}."""
         log.seek(0)
-        return [float(m) for m in re.findall(r'msg="refresh done".*?seconds=([0-9.]+)', log.read())]
+        return [{key: float(value) for key, value in re.findall(r' ([a-z_]+)=([0-9.]+)', line)}
+                for line in log.read().splitlines() if 'msg="refresh done"' in line]
 
     try:
         deadline = time.monotonic() + 600
@@ -106,7 +110,12 @@ def run(binary, spec, args):
         connection.close()
         hwm = proc_status_kib(process.pid, "VmHWM") / 1024
         rss = proc_status_kib(process.pid, "VmRSS") / 1024
-        walls = refreshes()
+        done = refreshes()
+        walls = [refresh["seconds"] for refresh in done]
+        # The first refresh finds every role new; the rest are the quiet refreshes asked about.
+        quiet = done[1:] or done
+        classify = statistics.median(refresh["classify_cpu_seconds"] for refresh in quiet)
+        publish = statistics.median(refresh["publish_cpu_seconds"] for refresh in quiet)
         log.seek(0)
         failed_reads = log.read().count('msg="list failed"')
 
@@ -119,8 +128,10 @@ def run(binary, spec, args):
         print(f"{binary}:\n  ready after {ready_seconds:.2f} s\n"
               f"  refresh median {statistics.median(walls[1:] or walls):.3f} s wall "
               f"(first {walls[0]:.3f} s, {len(walls)} refreshes), "
-              f"{statistics.median(cpu):.2f} s CPU (interval containing one refresh), "
-              f"{failed_reads} failed reads")
+              f"{failed_reads} failed reads\n"
+              f"  refresh thread CPU median: classify {classify:.3f} s + publish {publish:.3f} s"
+              f" = {classify + publish:.3f} s; whole process {statistics.median(cpu):.2f} s CPU "
+              f"(interval containing one refresh)")
         print("  last read: " + ", ".join(f"{name} {float(seconds):.3f} s" for name, seconds in reads))
         print(line("gzip right after a refresh", after_gzip))
         print(line("plain right after a refresh", after_plain))
