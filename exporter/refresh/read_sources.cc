@@ -52,7 +52,7 @@ AbsenceReads Read(SourceRunner& runner, const ListContext& context,
       [&] {
         Result<SourceSnapshot> snapshot = runner.source->List(context);
         // GitHub and GitLab shards read their own jobs' workflow files and pipelines: their
-        // problems are their own.
+        // problems are their own (the sources leave their shared lists' to shard 0 themselves).
         if (snapshot && runner.shard.Sharded()) {
           KeepShardOf(*snapshot, runner.shard,
                       runner.type != "github_actions" && runner.type != "gitlab");
@@ -110,7 +110,7 @@ void KeepShardOf(SourceSnapshot& snapshot, const ShardAssignment& shard, bool sh
   };
   drop_roles(snapshot.history);
   drop_roles(snapshot.progress);
-  if (shard.ordinal == 0 || !shared_problems) return;
+  if (shard.CountsSharedReads() || !shared_problems) return;
   // What the host holds is read by every shard: counted once, by shard 0. The shard's own
   // requests (retries, timeouts) are its own.
   static const std::set<std::string_view> kHostData = {

@@ -80,6 +80,7 @@ Result<std::unique_ptr<GitHubActionsSource>> GitHubActionsSource::Create(
   source->repository_runs_ = tuning.repository_runs;
   source->budget_floor_ = tuning.budget_floor;
   source->budget_share_ = kBudgetShare / std::max<std::uint32_t>(1, options.shard.total);
+  source->counts_shared_reads_ = options.shard.CountsSharedReads();
   if (settings->min_interval) source->min_interval_ = settings->min_interval->count();
   source->read_floor_ = source->min_interval_;
   auto request_timeout = settings->timeout.value_or(std::chrono::seconds(10));
@@ -272,8 +273,11 @@ Result<std::vector<Workflow>> GitHubActionsSource::Workflows(Reading& reading) {
   }
   auto readable = github::SomethingReadable(listed, item_problems, "workflows");
   if (!readable) return Error{"GET " + UrlPathForMessages(first_url) + ": " + readable.error()};
-  reading.snapshot.problems.insert(reading.snapshot.problems.end(), item_problems.begin(),
-                                   item_problems.end());
+  // Every shard reads the repository's whole list of workflows.
+  if (counts_shared_reads_) {
+    reading.snapshot.problems.insert(reading.snapshot.problems.end(), item_problems.begin(),
+                                     item_problems.end());
+  }
   return workflows;
 }
 

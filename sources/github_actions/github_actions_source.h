@@ -142,8 +142,9 @@ class GitHubActionsSource : public Source {
   bool conditional_requests_ = true;
   bool repository_runs_ = true;
   bool budget_floor_ = true;
-  double budget_share_ = 0;    // of GitHub's limits, this source's
-  std::vector<JobSpec> jobs_;  // copies: a slow read may outlive a reloaded spec
+  double budget_share_ = 0;          // of GitHub's limits, this source's
+  bool counts_shared_reads_ = true;  // ShardAssignment::CountsSharedReads
+  std::vector<JobSpec> jobs_;        // copies: a slow read may outlive a reloaded spec
   std::unique_ptr<github::Api> api_;
 
   std::string token_;  // the token the cached answers were obtained with

@@ -40,6 +40,7 @@ Result<std::unique_ptr<GitLabSource>> GitLabSource::Create(const SourceOptions& 
     source->jobs_.push_back(*job);
     source->desired_refs_.push_back(gitlab::DesiredRef(*job, *settings));
   }
+  source->counts_shared_reads_ = options.shard.CountsSharedReads();
   return source;
 }
 
@@ -113,7 +114,10 @@ Result<std::vector<gitlab::PipelineSchedule>> GitLabSource::Schedules(
     return Error{fmt::format("GET {}: none of the {} pipeline schedules can be read ({})",
                              UrlPathForMessages(first), listed, listed_problems.front().message)};
   }
-  problems.insert(problems.end(), listed_problems.begin(), listed_problems.end());
+  // Every shard reads the project's whole list of schedules.
+  if (counts_shared_reads_) {
+    problems.insert(problems.end(), listed_problems.begin(), listed_problems.end());
+  }
   return schedules;
 }
 
@@ -155,9 +159,12 @@ Result<SourceSnapshot> GitLabSource::List(const ListContext& context) {
   for (const auto& schedule : *schedules) {
     if (!schedule.marker) continue;  // not schedwatch's
     if (!*schedule.marker) {
-      snapshot.problems.push_back(MakeProblem(
-          Reason::kMalformedMarker,
-          fmt::format("pipeline schedule {}: {}", schedule.id, schedule.marker->error())));
+      // Whose role it is cannot be told: a problem of the list every shard reads.
+      if (counts_shared_reads_) {
+        snapshot.problems.push_back(MakeProblem(
+            Reason::kMalformedMarker,
+            fmt::format("pipeline schedule {}: {}", schedule.id, schedule.marker->error())));
+      }
       continue;
     }
     const Marker& marker = **schedule.marker;

@@ -71,6 +71,7 @@ class GitLabSource : public Source {
   std::string token_;
   // Inactive schedules reported before: their problem stays listed but is counted once.
   std::set<std::int64_t> reported_inactive_;
+  bool counts_shared_reads_ = true;  // ShardAssignment::CountsSharedReads
 };
 
 Result<std::unique_ptr<Source>> MakeGitLabSource(const SourceOptions& options);

@@ -35,6 +35,9 @@ struct ShardAssignment {
   bool Owns(std::string_view role) const {
     return Of(role, spare_of != 0 ? spare_of : total) == ordinal;
   }
+  // What every shard reads whole (a host's crontabs and logs, a repository's list of workflows,
+  // a project's pipeline schedules): its problems are counted by shard 0 only, once in the fleet.
+  bool CountsSharedReads() const { return ordinal == 0; }
 };
 
 // The shard of `role` among `total_shards` (rulegen's form of ShardAssignment::Of).

@@ -82,8 +82,8 @@ class GitHubSourceTest : public ::testing::Test {
   // A source for acme/widgets with the nightly and cleanup roles (and `extra_jobs`).
   std::unique_ptr<GitHubActionsSource> Make(const std::string& extra_settings = "",
                                             const std::string& extra_jobs = "",
-                                            bool conditional = true,
-                                            std::uint32_t total_shards = 1) {
+                                            bool conditional = true, std::uint32_t total_shards = 1,
+                                            std::uint32_t shard_ordinal = 0) {
     std::string text =
         fmt::format(R"(version: 1
 sources:
@@ -105,6 +105,7 @@ sources:
     options.spec = &spec_->sources.at("ci");
     for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
     options.shard.total = total_shards;
+    options.shard.ordinal = shard_ordinal;
     auto source = GitHubActionsSource::Create(options, {fake_.Send(), conditional, &clock_});
     EXPECT_TRUE(source.ok()) << source.error();
     return std::move(*source);
@@ -557,6 +558,15 @@ TEST_F(GitHubSourceTest, AWorkflowListOfNothingReadableFailsTheRead) {
   // malformed runs of nightly, which no longer is listed, are none of this spec's business.
   ASSERT_EQ(partly->problems.size(), 2u);
   EXPECT_EQ(partly->problems[1].message, "scheduled runs page 1: workflow_runs[9]: not an object");
+  // Every shard of a spec reads the whole list of workflows: its unreadable items are counted by
+  // shard 0 alone, once in the fleet. The runs pages are read for the shard's own workflows.
+  auto second_shard = List(*Make("", "", true, 2, 1), kNow);
+  ASSERT_TRUE(second_shard.ok()) << second_shard.error();
+  ASSERT_EQ(second_shard->problems.size(), 1u);
+  EXPECT_EQ(second_shard->problems[0].message, partly->problems[1].message);
+  auto first_shard = List(*Make("", "", true, 2, 0), kNow);
+  ASSERT_TRUE(first_shard.ok()) << first_shard.error();
+  EXPECT_EQ(first_shard->problems.size(), 2u);
 }
 
 TEST_F(GitHubSourceTest, NextLinkToAnotherOriginIsRefused) {

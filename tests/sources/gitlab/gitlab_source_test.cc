@@ -48,7 +48,8 @@ class GitLabSourceTest : public ::testing::Test {
     fake_.routes[Pipelines(21)] = {200, "[]", {}};
   }
 
-  std::unique_ptr<GitLabSource> Make(const std::string& extra_settings = "") {
+  std::unique_ptr<GitLabSource> Make(const std::string& extra_settings = "",
+                                     ShardAssignment shard = {}) {
     std::string text = fmt::format(R"(version: 1
 sources:
   ci:
@@ -71,6 +72,7 @@ sources:
     SourceOptions options;
     options.spec = &spec_->sources.at("ci");
     for (const auto& job : spec_->jobs) options.jobs.push_back(&job);
+    options.shard = shard;
     auto source = GitLabSource::Create(options, {fake_.Send(), &clock_});
     EXPECT_TRUE(source.ok()) << source.error();
     return std::move(*source);
@@ -228,6 +230,25 @@ TEST_F(GitLabSourceTest, MalformedItemsAndMarkersAreProblemsNotFailures) {
       << problems;
   EXPECT_NE(problems.find("pipeline 9002 has an unknown status \"teleported\""), std::string::npos)
       << problems;
+}
+
+// Every shard of a spec reads the project's whole list of schedules: its unreadable items and
+// markers are counted by shard 0 alone, once in the fleet. A schedule's pipelines are read by the
+// shard of its role, whose problems they are.
+TEST_F(GitLabSourceTest, TheSharedListsProblemsAreCountedByShardZeroOnly) {
+  for (std::uint32_t ordinal : {0u, 1u}) {
+    auto snapshot = List(*Make("", ShardAssignment{ordinal, 2}));
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error();
+    std::string problems = Problems(*snapshot);
+    EXPECT_EQ(problems.find("malformed_marker: pipeline schedule 22") != std::string::npos,
+              ordinal == 0)
+        << ordinal << ": " << problems;
+    EXPECT_EQ(problems.find("malformed_object: schedules page 2") != std::string::npos,
+              ordinal == 0)
+        << ordinal << ": " << problems;
+    EXPECT_NE(problems.find("pipeline 9002 has an unknown status"), std::string::npos)
+        << ordinal << ": " << problems;
+  }
 }
 
 TEST_F(GitLabSourceTest, AListOfNothingReadableIsUnknownNotEmpty) {
