@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -32,6 +34,12 @@ namespace schedwatch {
 namespace {
 
 constexpr int kExitBadInput = 2;
+
+// A read stuck in the kernel (a job's file on a hung NFS or FUSE mount) ignores being cancelled.
+// Stopping waits this long for the reads and the refresh (one refresh of 1,000,000 roles takes
+// about 5 s), then exits without them: the exporter keeps no state on disk, and reconcile's
+// writes survive being cut at any point.
+constexpr std::chrono::seconds kStopGrace{10};
 
 // A wait of the exporter's own loop: at most a day (kMaxWaitSeconds); `positive` refuses 0s.
 std::chrono::milliseconds ToMillis(const std::string& flag, const std::string& text,
@@ -129,7 +137,13 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
     break;
   }
   server->reset();
-  (*refresher)->Stop();
+  auto stopping = std::async(std::launch::async, [&refresher] { (*refresher)->Stop(); });
+  if (stopping.wait_for(kStopGrace) != std::future_status::ready) {
+    Log(LogLevel::kWarn, "exiting without a source read that has not returned",
+        {{"waited", fmt::format("{}s", kStopGrace.count())},
+         {"hint", "a file on a hung mount? the read is stuck in the kernel"}});
+    std::_Exit(0);  // returning would wait for the stuck read, in `stopping` and in the readers
+  }
   return 0;
 }
 

@@ -1,15 +1,8 @@
 // A job's own file whose read never returns (a checkpoint on a FUSE mount that stopped
 // answering, as a hung NFS server does): the read is its source's, so the source's timeout cuts
 // it; the refresh goes on with the source's roles unknown, never missing. Needs root (mount).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <linux/fuse.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/mount.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <future>
 #include <thread>
 
@@ -17,6 +10,7 @@
 #include "sources/catalog.h"
 #include "sources/run_record.h"
 #include "tests/exporter/refresh/published_util.h"
+#include "tests/fixtures/silent_fuse.h"
 #include "tests/test_util.h"
 
 namespace schedwatch {
@@ -24,78 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::Role;
+using testing::SilentFuse;
 using testing::Source;
 using testing::TempDir;
 using testing::WriteFile;
 
 constexpr std::int64_t kNow = 1796040000;  // 2026-11-30T12:00:00Z
-
-// A FUSE file system that answers the kernel's INIT and nothing else: every look-up in it waits
-// until Stop, which aborts the connection (the waiting calls then fail with ENOTCONN).
-class SilentFuse {
- public:
-  explicit SilentFuse(const fs::path& at) : at_(at) {
-    fd_ = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-    std::string options = "fd=" + std::to_string(fd_) + ",rootmode=40000,user_id=0,group_id=0";
-    if (fd_ < 0 || mount("schedwatch-silent", at.c_str(), "fuse", MS_NOSUID | MS_NODEV,
-                         options.c_str()) != 0) {
-      error_ = std::string("cannot mount FUSE (needs root and /dev/fuse): ") + strerror(errno);
-      return;
-    }
-    stop_ = eventfd(0, EFD_CLOEXEC);
-    server_ = std::thread([this] { Serve(); });
-  }
-  ~SilentFuse() { Stop(); }
-  const std::string& error() const { return error_; }
-  bool Asked() const { return asked_.load(); }  // a request other than INIT came
-
-  void Stop() {
-    if (server_.joinable()) {
-      std::uint64_t one = 1;
-      EXPECT_EQ(write(stop_, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
-      server_.join();
-    }
-    if (fd_ >= 0) close(fd_);  // aborts the connection
-    fd_ = -1;
-    umount2(at_.c_str(), MNT_DETACH);
-    if (stop_ >= 0) close(stop_);
-    stop_ = -1;
-  }
-
- private:
-  void Serve() {
-    std::vector<char> buffer(FUSE_MIN_READ_BUFFER + (1 << 20));
-    for (;;) {
-      pollfd ready[2] = {{fd_, POLLIN, 0}, {stop_, POLLIN, 0}};
-      if (poll(ready, 2, -1) < 0 || (ready[1].revents & POLLIN) != 0) return;
-      ssize_t got = read(fd_, buffer.data(), buffer.size());
-      if (got < static_cast<ssize_t>(sizeof(fuse_in_header))) continue;
-      fuse_in_header in{};
-      memcpy(&in, buffer.data(), sizeof(in));
-      if (in.opcode != FUSE_INIT) {
-        asked_ = true;  // left unanswered
-        continue;
-      }
-      struct {
-        fuse_out_header header;
-        fuse_init_out init;
-      } reply{};
-      reply.header.len = sizeof(reply);
-      reply.header.unique = in.unique;
-      reply.init.major = FUSE_KERNEL_VERSION;
-      reply.init.minor = FUSE_KERNEL_MINOR_VERSION;
-      reply.init.max_write = 4096;
-      EXPECT_EQ(write(fd_, &reply, sizeof(reply)), static_cast<ssize_t>(sizeof(reply)));
-    }
-  }
-
-  fs::path at_;
-  int fd_ = -1;
-  int stop_ = -1;
-  std::string error_;
-  std::atomic<bool> asked_{false};
-  std::thread server_;
-};
 
 TEST(JobFilesReadTest, AHungCheckpointReadIsCutByTheSourceTimeoutAndNothingTurnsMissing) {
   TempDir dir;
