@@ -139,9 +139,9 @@ int Serve(const std::string& config_file, const std::string& web_config_file,
   server->reset();
   auto stopping = std::async(std::launch::async, [&refresher] { (*refresher)->Stop(); });
   if (stopping.wait_for(kStopGrace) != std::future_status::ready) {
-    Log(LogLevel::kWarn, "exiting without a source read that has not returned",
+    Log(LogLevel::kWarn, "exiting without waiting for the refresh to stop",
         {{"waited", fmt::format("{}s", kStopGrace.count())},
-         {"hint", "a file on a hung mount? the read is stuck in the kernel"}});
+         {"hint", "a source read stuck in the kernel (a job's file on a hung mount?)"}});
     std::_Exit(0);  // returning would wait for the stuck read, in `stopping` and in the readers
   }
   return 0;

@@ -76,7 +76,7 @@ jobs:
   }
   EXPECT_EQ(status, 0) << ReadFile(log);
   std::string logged = ReadFile(log);
-  EXPECT_NE(logged.find("msg=\"exiting without a source read that has not returned\""),
+  EXPECT_NE(logged.find("msg=\"exiting without waiting for the refresh to stop\""),
             std::string::npos)
       << logged;
 }
