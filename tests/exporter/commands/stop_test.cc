@@ -14,6 +14,8 @@
 #include "tests/fixtures/silent_fuse.h"
 #include "tests/test_util.h"
 
+extern const char kSchedwatchExporter[];  // tests/CMakeLists.txt writes it
+
 namespace schedwatch {
 namespace {
 
@@ -53,7 +55,7 @@ jobs:
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     freopen(log.c_str(), "w", stderr);
-    execl(SCHEDWATCH_EXPORTER, SCHEDWATCH_EXPORTER, "--config.file",
+    execl(kSchedwatchExporter, kSchedwatchExporter, "--config.file",
           (dir.path() / "spec.yaml").c_str(), "--web.listen-address", "127.0.0.1:0",
           "--refresh.interval", "1s", static_cast<char*>(nullptr));
     _exit(127);
