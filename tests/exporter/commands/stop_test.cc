@@ -14,8 +14,6 @@
 #include "tests/fixtures/silent_fuse.h"
 #include "tests/test_util.h"
 
-extern const char kSchedwatchExporter[];  // tests/CMakeLists.txt writes it
-
 namespace schedwatch {
 namespace {
 
