@@ -12,13 +12,14 @@ namespace {
 
 constexpr std::int64_t kNow = 1796040000;
 
-// A source that answers at once, or, while `hang` is set, only once its read is cancelled.
+// A source that answers at once, or, while `hang` is set, only once its read is cancelled and
+// it is not `deaf` to that.
 class FakeSource : public Source {
  public:
   Result<SourceSnapshot> List(const ListContext& context) override {
     ++lists;
     running = true;
-    while (hang.load() && !context.cancelled->load()) {
+    while (hang.load() && (deaf.load() || !context.cancelled->load())) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     bool cancelled = context.cancelled->load();
@@ -36,6 +37,7 @@ class FakeSource : public Source {
   }
 
   std::atomic<bool> hang{false};
+  std::atomic<bool> deaf{false};
   std::atomic<bool> running{false};
   std::atomic<int> lists{0};
   std::atomic<int> returned{0};
@@ -130,13 +132,15 @@ TEST(ReadSourcesTest, AReadStillRunningIsReportedNotStartedAgain) {
 TEST(ReadSourcesTest, ShutdownCancelsAndJoinsAReadNobodyWaitsFor) {
   auto stuck = std::make_shared<FakeSource>();
   stuck->hang = true;
+  stuck->deaf = true;  // a read slow to notice that the refresh cancelled it
   {
     SourceReaders readers;
     auto reads = readers.ReadAll({Runner("stuck", stuck, {"retry"}, std::chrono::milliseconds(50))},
                                  kNow, std::chrono::milliseconds(1));
     EXPECT_TRUE(reads[0].timed_out);
-    // Still inside List: the refresh gave up on it, the read goes on until cancelled.
+    // Still inside List: the refresh gave up on it, the read goes on.
     EXPECT_EQ(stuck->returned.load(), 0);
+    stuck->deaf = false;
   }
   // The destructor cancelled the read and joined its worker: List has returned (a detached
   // thread could still be inside it).
